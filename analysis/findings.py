@@ -1,0 +1,114 @@
+"""What a rule reports: editor-free value types shared by the CLI, the server and the compiler rules.
+
+Positions are 0-based (line, column) with columns counted in Unicode code points of the line,
+like Python's own str indexing; the CLI converts to 1-based, the server to the client's encoding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    HINT = "hint"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, order=True)
+class Range:
+    start: Position
+    end: Position
+
+    @classmethod
+    def of(cls, sl: int, sc: int, el: int, ec: int) -> "Range":
+        return cls(Position(sl, sc), Position(el, ec))
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace `range` of the analyzed text with `new_text`."""
+
+    range: Range
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str  # e.g. "accumulate in float32"; the server prefixes "tritonlens (TL005): "
+    edits: tuple[TextEdit, ...]
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another place that explains the finding, e.g. the launch that gave BLOCK_SIZE=4."""
+
+    range: Range
+    message: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: Severity
+    message: str
+    range: Range
+    kernel: str | None = None
+    fix: Fix | None = None
+    related: tuple[Related, ...] = ()
+    # Anything else a consumer may need (values seen, configuration names). JSON-serializable.
+    data: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def to_json(self, path: str | None = None) -> dict:
+        """The CLI's JSON contract: 1-based lines and columns."""
+        out = {
+            "path": path,
+            "line": self.range.start.line + 1,
+            "column": self.range.start.column + 1,
+            "end_line": self.range.end.line + 1,
+            "end_column": self.range.end.column + 1,
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "kernel": self.kernel,
+        }
+        return out
+
+    def as_dict(self) -> dict:
+        """Full structured form (0-based) for the server and other tools."""
+        d = asdict(self)
+        d["severity"] = self.severity.value
+        return d
+
+
+def apply_edits(text: str, edits: list[TextEdit] | tuple[TextEdit, ...]) -> str:
+    """Apply non-overlapping edits to `text`; overlapping later edits are dropped."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for ln in lines:
+        offsets.append(offsets[-1] + len(ln))
+
+    def off(p: Position) -> int:
+        if p.line >= len(lines):
+            return len(text)
+        line = lines[p.line].rstrip("\r\n")
+        return offsets[p.line] + min(p.column, len(line))
+
+    spans = sorted(((off(e.range.start), off(e.range.end), e.new_text) for e in edits), key=lambda s: (s[0], s[1]))
+    out, pos = [], 0
+    for start, end, new in spans:
+        if start < pos:
+            continue  # overlaps an edit already applied
+        out.append(text[pos:start])
+        out.append(new)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)

@@ -1,0 +1,1 @@
+"""Profiling: harness discovery, a killable worker process, roofline, backends local / ssh / ray."""

@@ -1,0 +1,1 @@
+"""Verified rewrites: proposers → verifier → edits."""

@@ -1,0 +1,3 @@
+from tritonlens.cli import main
+
+raise SystemExit(main())
