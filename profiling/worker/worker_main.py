@@ -1,0 +1,121 @@
+"""Worker process entry: one JSON job per stdin line, one JSON reply per line on a private channel.
+
+Standalone on purpose: this folder is copied as plain files to whatever interpreter runs the
+kernels (local project venv, a host reached over ssh, a Ray node), where tritonlens is not
+installed. Only the stdlib here; job modules may import torch and triton.
+
+Protocol (version 1)
+  start   worker writes {"hello": {"protocol": 1, "pid", "python", "cwd"}}
+  job     {"id": str, "kind": str, ...}  -> module job_<kind>.py in this folder, handle(job) -> dict
+  reply   {"id", "ok": true, "result": {...}}
+          {"id", "ok": false, "error": {"type", "message", "traceback"}, "fatal"?: true}
+  types   exception | oom | cuda | bad_job   (the supervisor adds timeout | crash | cancelled | spawn)
+A "cuda" error leaves the CUDA context unusable: the worker replies, then exits, so the supervisor
+starts a fresh process for the next job.
+
+The reply channel is a private duplicate of the original stdout; fd 1 itself is pointed at stderr
+so that a user's print() or a C library writing to stdout cannot corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import sys
+import traceback
+
+PROTOCOL = 1
+_KIND = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _open_channel():
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+
+
+def _json_default(obj):
+    # numpy / torch scalars and anything odd a job returns must not kill the reply.
+    for attr in ("item", "tolist"):
+        if hasattr(obj, attr):
+            try:
+                return getattr(obj, attr)()
+            except Exception:
+                pass
+    return repr(obj)
+
+
+def classify(exc: BaseException) -> str:
+    """Map an exception to an error type the client can act on."""
+    name = type(exc).__name__
+    text = str(exc)
+    if name == "OutOfMemoryError" or isinstance(exc, MemoryError) or "out of memory" in text.lower():
+        return "oom"
+    if "CUDA error" in text or "cudaError" in text or name in ("AcceleratorError", "CudaError"):
+        return "cuda"
+    return "exception"
+
+
+def handle_line(line: str) -> tuple[dict, bool]:
+    """Run one job line; returns (reply, must_exit)."""
+    try:
+        job = json.loads(line)
+    except ValueError as exc:
+        return {"id": None, "ok": False, "error": {"type": "bad_job", "message": f"not JSON: {exc}"}}, False
+    if not isinstance(job, dict):
+        return {"id": None, "ok": False, "error": {"type": "bad_job", "message": "a job is a JSON object"}}, False
+    job_id = job.get("id")
+    kind = job.get("kind")
+    if not isinstance(kind, str) or not _KIND.match(kind):
+        return {"id": job_id, "ok": False, "error": {"type": "bad_job", "message": f"bad job kind {kind!r}"}}, False
+    if not os.path.exists(os.path.join(HERE, f"job_{kind}.py")):
+        return {"id": job_id, "ok": False,
+                "error": {"type": "bad_job", "message": f"unknown job kind {kind!r}"}}, False
+    try:
+        module = importlib.import_module(f"job_{kind}")
+        result = module.handle(job)
+        return {"id": job_id, "ok": True, "result": result}, False
+    except BaseException as exc:  # noqa: BLE001 - SystemExit from user code is an error too
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        etype = classify(exc)
+        reply = {"id": job_id, "ok": False,
+                 "error": {"type": etype, "message": f"{type(exc).__name__}: {exc}",
+                           "traceback": traceback.format_exc(limit=30)}}
+        if etype == "cuda":
+            reply["fatal"] = True
+        return reply, etype == "cuda"
+
+
+def main() -> int:
+    channel = _open_channel()
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+
+    def send(obj: dict) -> None:
+        channel.write(json.dumps(obj, default=_json_default) + "\n")
+        channel.flush()
+
+    send({"hello": {"protocol": PROTOCOL, "pid": os.getpid(), "python": sys.executable,
+                    "version": sys.version.split()[0], "cwd": os.getcwd()}})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        reply, must_exit = handle_line(line)
+        try:
+            send(reply)
+        except (TypeError, ValueError) as exc:
+            send({"id": reply.get("id"), "ok": False,
+                  "error": {"type": "exception", "message": f"result is not JSON-serialisable: {exc}"}})
+        if must_exit:
+            sys.stderr.flush()
+            os._exit(3)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
