@@ -1,0 +1,145 @@
+"""`tritonlens check`, `tritonlens rules`, `tritonlens rule ID`.
+
+Exit codes (a contract other tools rely on): 0 nothing found, 1 findings, 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .engine import Analyzer
+from .findings import apply_edits
+from .report import to_json, to_sarif, to_text
+from .rules import RULES
+
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", ".mypy_cache"}
+MAX_FIX_PASSES = 5
+
+
+def register(sub) -> None:
+    p = sub.add_parser("check", help="analyze Triton kernels in files or folders")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    p.add_argument("--select", default="", help="comma-separated rule ids or prefixes (default: all)")
+    p.add_argument("--ignore", default="", help="comma-separated rule ids or prefixes to skip")
+    p.add_argument("--fix", action="store_true", help="apply the deterministic fixes in place")
+    p.set_defaults(func=run_check)
+
+    r = sub.add_parser("rules", help="list the rules")
+    r.add_argument("--format", choices=("text", "json"), default="text")
+    r.set_defaults(func=run_rules)
+
+    d = sub.add_parser("rule", help="print the documentation of one rule")
+    d.add_argument("code", metavar="ID")
+    d.set_defaults(func=run_rule)
+
+
+def _codes(text: str) -> list[str]:
+    return [c.strip().upper() for c in text.split(",") if c.strip()]
+
+
+def _validate(codes: list[str], flag: str) -> None:
+    for c in codes:
+        if not any(r.startswith(c) for r in RULES):
+            raise SystemExit(f"tritonlens check: error: {flag} names unknown rule {c!r} (see `tritonlens rules`)")
+
+
+def iter_python_files(paths: list[str], errors: list[str]):
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for f in sorted(p.rglob("*.py")):
+                if not any(part in _SKIP_DIRS for part in f.relative_to(p).parts[:-1]):
+                    yield f
+        elif p.is_file():
+            if p.suffix not in (".py", ".pyi"):
+                errors.append(f"{raw}: not a Python file, skipped")
+                continue
+            yield p
+        else:
+            errors.append(f"{raw}: no such file or directory")
+
+
+def run_check(args: argparse.Namespace) -> int:
+    select, ignore = _codes(args.select), _codes(args.ignore)
+    try:
+        _validate(select, "--select")
+        _validate(ignore, "--ignore")
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    analyzer = Analyzer()
+    errors: list[str] = []
+    results = []
+    analyzed = 0
+    for path in iter_python_files(args.paths, errors):
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            errors.append(f"{path}: not UTF-8 text, skipped")
+            continue
+        except OSError as exc:
+            errors.append(f"{path}: cannot read ({exc.strerror or exc}), skipped")
+            continue
+        analyzed += 1
+        result = analyzer.analyze(text, path=str(path), select=select, ignore=ignore)
+        if args.fix:
+            fixed = text
+            for _ in range(MAX_FIX_PASSES):
+                edits = [e for f in result.findings if f.fix for e in f.fix.edits]
+                if not edits:
+                    break
+                fixed = apply_edits(fixed, edits)
+                result = analyzer.analyze(fixed, path=str(path), select=select, ignore=ignore)
+            if fixed != text:
+                try:
+                    path.write_text(fixed, encoding="utf-8", newline="")
+                    print(f"fixed {path}", file=sys.stderr)
+                except OSError as exc:
+                    errors.append(f"{path}: cannot write fixes ({exc.strerror or exc})")
+        for e in result.errors:
+            errors.append(f"{path}: internal error: {e}")
+        results.append((str(path), result.findings))
+    for e in errors:
+        print(f"tritonlens: {e}", file=sys.stderr)
+    if args.format == "json":
+        print(to_json(results))
+    elif args.format == "sarif":
+        print(to_sarif(results, root=Path.cwd()))
+    else:
+        out = to_text(results)
+        if out:
+            print(out)
+        n = sum(len(f) for _, f in results)
+        print(f"{n} finding{'s' if n != 1 else ''} in {analyzed} file{'s' if analyzed != 1 else ''}", file=sys.stderr)
+    if analyzed == 0 and errors:
+        return 2
+    return 1 if any(f for _, f in results) else 0
+
+
+def run_rules(args: argparse.Namespace) -> int:
+    if args.format == "json":
+        import json
+
+        print(json.dumps([{"id": r.id, "name": r.name, "severity": r.severity.value, "summary": r.summary,
+                           "fix": r.fix_title, "doc": r.help_uri} for r in RULES.values()], indent=2))
+        return 0
+    for r in RULES.values():
+        fix = "  (fix)" if r.fix_title else ""
+        print(f"{r.id}  {r.severity.value:<7}  {r.name:<34} {r.summary}{fix}")
+    return 0
+
+
+def run_rule(args: argparse.Namespace) -> int:
+    code = args.code.strip().upper()
+    info = RULES.get(code)
+    if info is None:
+        print(f"tritonlens rule: unknown rule {args.code!r}; known: {', '.join(RULES)}", file=sys.stderr)
+        return 2
+    try:
+        print(info.doc_path.read_text(encoding="utf-8"))
+    except OSError:
+        print(f"{info.id} {info.name}: {info.summary}")
+    return 0

@@ -1,0 +1,91 @@
+"""Render findings: text for people, JSON for tools, SARIF 2.1.0 for code scanning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tritonlens import __version__
+
+from .findings import Finding
+from .rules import RULES
+
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
+
+
+def to_text(results: list[tuple[str, list[Finding]]]) -> str:
+    lines = []
+    for path, findings in results:
+        for f in findings:
+            kernel = f" [{f.kernel}]" if f.kernel else ""
+            lines.append(f"{path}:{f.range.start.line + 1}:{f.range.start.column + 1}: {f.code} {f.severity.value}{kernel}: {f.message}")
+    return "\n".join(lines)
+
+
+def to_json(results: list[tuple[str, list[Finding]]]) -> str:
+    return json.dumps([f.to_json(path) for path, findings in results for f in findings], indent=2)
+
+
+def to_sarif(results: list[tuple[str, list[Finding]]], root: Path | None = None) -> str:
+    codes = sorted({f.code for _, fs in results for f in fs} | set(RULES))
+    rules_meta = []
+    index = {}
+    for code in codes:
+        info = RULES.get(code)
+        index[code] = len(rules_meta)
+        meta = {
+            "id": code,
+            "name": (info.name if info else code).replace("-", " ").title().replace(" ", ""),
+            "shortDescription": {"text": info.summary if info else code},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity.value] if info else "warning"},
+        }
+        if info:
+            meta["helpUri"] = info.help_uri
+            try:
+                meta["help"] = {"text": info.summary, "markdown": info.doc_path.read_text(encoding="utf-8")}
+            except OSError:
+                meta["help"] = {"text": info.summary}
+        rules_meta.append(meta)
+    sarif_results = []
+    for path, findings in results:
+        uri = Path(path).as_posix()
+        if root is not None:
+            try:
+                uri = Path(path).resolve().relative_to(root.resolve()).as_posix()
+            except ValueError:
+                pass
+        for f in findings:
+            r = f.range
+            sarif_results.append({
+                "ruleId": f.code,
+                "ruleIndex": index[f.code],
+                "level": _SARIF_LEVEL[f.severity.value],
+                "message": {"text": f.message},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": uri, **({"uriBaseId": "%SRCROOT%"} if root is not None else {})},
+                        "region": {
+                            "startLine": r.start.line + 1,
+                            "startColumn": r.start.column + 1,
+                            "endLine": r.end.line + 1,
+                            "endColumn": r.end.column + 1,
+                        },
+                    }
+                }],
+                **({"properties": {"kernel": f.kernel}} if f.kernel else {}),
+            })
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "tritonlens",
+                "version": __version__,
+                "informationUri": "https://github.com/tritonlens/tritonlens",
+                "rules": rules_meta,
+            }},
+            "results": sarif_results,
+            **({"originalUriBaseIds": {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}}} if root is not None else {}),
+        }],
+    }
+    return json.dumps(doc, indent=2)

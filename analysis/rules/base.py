@@ -1,0 +1,185 @@
+"""What every rule module provides and what it gets to look at.
+
+A rule module defines `RULE = RuleInfo(...)` and `check(ctx: KernelContext) -> Iterable[Finding]`.
+The context answers the questions rules share: what values a name can take in each
+configuration, what an expression depends on, where a value came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..findings import Finding, Fix, Related, Severity, TextEdit, Range
+from ..model import Config, Kernel, Module, TlCall
+from ..source import walk
+from ..values import UNKNOWN, Scope, Value, evaluate, fmt
+
+DOCS_URL_BASE = "https://github.com/tritonlens/tritonlens/blob/main/docs/rules/"
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    id: str
+    name: str  # short kebab-case name, e.g. "arange-not-power-of-two"
+    severity: Severity
+    summary: str  # one line: what it finds
+    fix_title: str | None = None  # set when the rule offers a deterministic fix
+
+    @property
+    def doc_path(self) -> Path:
+        from importlib.resources import files
+
+        return Path(str(files("tritonlens.docs").joinpath("rules", f"{self.id}.md")))
+
+    @property
+    def help_uri(self) -> str:
+        return DOCS_URL_BASE + f"{self.id}.md"
+
+
+class KernelContext:
+    """One kernel of one module, seen by one rule."""
+
+    def __init__(self, module: Module, kernel: Kernel, rule: RuleInfo):
+        self.module = module
+        self.kernel = kernel
+        self.rule = rule
+        self.src = kernel.src or module.src  # a cached kernel keeps the text it was built from
+
+    # -- values -------------------------------------------------------------------------------
+
+    def scope(self, config: Config | None) -> Scope:
+        k, src = self.kernel, self.src
+        scope = Scope(lookup=lambda n: None)
+
+        def lookup(name: str):
+            if config is not None and name in config.values:
+                return [config.values[name]]
+            if config is not None and name in config.scalars:
+                return [config.scalars[name]]
+            p = k.param(name)
+            if p is not None:
+                return [Value(UNKNOWN)]
+            defs = k.assignments.get(name)
+            if defs:
+                if len(defs) != 1 or defs[0].value is None or defs[0].augmented:
+                    return [Value(UNKNOWN)]
+                scope.seen.add(name)
+                scope.depth += 1
+                try:
+                    return [Value(v) for v in evaluate(defs[0].value, src, scope)]
+                finally:
+                    scope.seen.discard(name)
+                    scope.depth -= 1
+            if name in self.module.constants:
+                scope.seen.add(name)
+                try:
+                    return [Value(v) for v in evaluate(self.module.constants[name][-1], src, scope)]
+                finally:
+                    scope.seen.discard(name)
+            return None
+
+        scope.lookup = lookup
+        return scope
+
+    def values(self, node, config: Config | None) -> list[Any]:
+        return evaluate(node, self.src, self.scope(config))
+
+    def each_value(self, node) -> Iterable[tuple[Config, Any]]:
+        """(config, value) for every configuration and every value the expression can take there."""
+        for config in self.kernel.configs or [None]:
+            for v in self.values(node, config):
+                yield config, v
+
+    def origin_of(self, node, config: Config | None) -> tuple[str, Range | None]:
+        """Where the value of `node` comes from in `config`: the constexpr it names, if any."""
+        names = self.names_in(node)
+        if config is not None:
+            for n in names:
+                if n in config.values:
+                    v = config.values[n]
+                    return f"{n}={fmt(v.value)} from {v.origin or config.label}", v.range
+        return "", None
+
+    # -- dependencies -------------------------------------------------------------------------
+
+    def names_in(self, node) -> list[str]:
+        if node is None:
+            return []
+        nodes = [node] + list(walk(node))
+        out = []
+        for n in nodes:
+            if n.type == "identifier":
+                parent = n.parent
+                if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == n:
+                    continue
+                if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == n:
+                    continue
+                t = self.src.text_of(n)
+                if t not in out:
+                    out.append(t)
+        return out
+
+    def depends_on(self, node, _seen: set | None = None) -> set[str]:
+        """Transitive closure of the names `node` reads through the kernel's local assignments."""
+        seen = _seen if _seen is not None else set()
+        out: set[str] = set()
+        for n in self.names_in(node):
+            if n in seen:
+                continue
+            seen.add(n)
+            out.add(n)
+            for a in self.kernel.assignments.get(n, []):
+                if a.value is not None:
+                    out |= self.depends_on(a.value, seen)
+                elif a.node is not None and a.node.type == "for_statement":
+                    out.add("<loop:" + n + ">")
+                elif a.node is not None:
+                    right = a.node.child_by_field_name("right")
+                    out |= self.depends_on(right, seen)
+        return out
+
+    def calls_in(self, node, *names: str) -> list[TlCall]:
+        """The recorded tl calls that sit inside `node` (the node itself included)."""
+        out = []
+        for c in self.kernel.calls:
+            if c.name in names and node.start_byte <= c.node.start_byte and c.node.end_byte <= node.end_byte:
+                out.append(c)
+        return out
+
+    def definition_calls(self, node, *names: str, _seen: set | None = None) -> list[TlCall]:
+        """tl calls named `names` that feed `node`, directly or through local assignments."""
+        seen = _seen if _seen is not None else set()
+        out = list(self.calls_in(node, *names))
+        for n in self.names_in(node):
+            if n in seen:
+                continue
+            seen.add(n)
+            for a in self.kernel.assignments.get(n, []):
+                src_node = a.value if a.value is not None else (a.node.child_by_field_name("right") if a.node is not None and a.node.type != "for_statement" else None)
+                if src_node is not None:
+                    out.extend(c for c in self.definition_calls(src_node, *names, _seen=seen) if c not in out)
+        return out
+
+    # -- reporting ----------------------------------------------------------------------------
+
+    def finding(self, range: Range, message: str, *, severity: Severity | None = None, fix: list[TextEdit] | None = None,
+                related: list[Related] | None = None, data: dict | None = None) -> Finding:
+        return Finding(
+            code=self.rule.id,
+            severity=severity or self.rule.severity,
+            message=message,
+            range=range,
+            kernel=self.kernel.name,
+            fix=Fix(self.rule.fix_title or "apply fix", tuple(fix)) if fix else None,
+            related=tuple(related or ()),
+            data=dict(data or {}),
+        )
+
+    def related_for(self, config: Config | None, rng: Range | None, what: str) -> list[Related]:
+        if rng is None:
+            if config is not None and config.launch is not None:
+                return [Related(config.launch.range, f"{what}: {config.label}")]
+            return []
+        return [Related(rng, what)]

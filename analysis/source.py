@@ -1,0 +1,110 @@
+"""Parsing and position bookkeeping: tree-sitter trees over UTF-8 bytes, ranges in code points."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import tree_sitter
+import tree_sitter_python
+
+from .findings import Position, Range
+
+
+@lru_cache(maxsize=1)
+def _language() -> tree_sitter.Language:
+    return tree_sitter.Language(tree_sitter_python.language())
+
+
+def new_parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(_language())
+
+
+class Source:
+    """A document: its text, its bytes and its tree, with byte→code-point conversion.
+
+    tree-sitter reports byte columns; editors and our findings count code points, so every
+    position goes through `pos`.
+    """
+
+    def __init__(self, text: str, tree: tree_sitter.Tree | None = None, parser: tree_sitter.Parser | None = None):
+        # Lone surrogates (from broken clients) cannot be encoded: keep positions by replacing them.
+        self.text = text
+        self.data = text.encode("utf-8", errors="surrogatepass")
+        self.tree = tree if tree is not None else (parser or new_parser()).parse(self.data)
+        self._line_starts: list[int] | None = None
+        self._ascii = len(self.data) == len(text)
+
+    @property
+    def root(self) -> tree_sitter.Node:
+        return self.tree.root_node
+
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            find = self.data.find
+            i = find(b"\n")
+            while i != -1:
+                starts.append(i + 1)
+                i = find(b"\n", i + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def line_bytes(self, line: int) -> bytes:
+        starts = self.line_starts()
+        if line >= len(starts):
+            return b""
+        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self.data)
+        return self.data[starts[line]:end]
+
+    def line_text(self, line: int) -> str:
+        return self.line_bytes(line).decode("utf-8", errors="replace").rstrip("\r")
+
+    def pos(self, point) -> Position:
+        row, col = point
+        if self._ascii or col == 0:
+            return Position(row, col)
+        prefix = self.line_bytes(row)[:col]
+        return Position(row, len(prefix.decode("utf-8", errors="replace")))
+
+    def range(self, node) -> Range:
+        return Range(self.pos(node.start_point), self.pos(node.end_point))
+
+    def span(self, first, last) -> Range:
+        return Range(self.pos(first.start_point), self.pos(last.end_point))
+
+    def text_of(self, node) -> str:
+        if node is None:
+            return ""
+        return self.data[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+    def line_range(self, line: int) -> Range:
+        text = self.line_text(line)
+        indent = len(text) - len(text.lstrip())
+        return Range(Position(line, indent), Position(line, len(text)))
+
+
+def children_of_type(node, *types: str):
+    return [c for c in node.named_children if c.type in types]
+
+
+def walk(node, stop_at: tuple[str, ...] = ()):
+    """Pre-order walk of named descendants (the node itself excluded), not entering `stop_at` types."""
+    stack = list(reversed(node.named_children))
+    while stack:
+        n = stack.pop()
+        yield n
+        if n.type not in stop_at:
+            stack.extend(reversed(n.named_children))
+
+
+def dotted_name(node, src: Source) -> str | None:
+    """`tl.math.exp` → "tl.math.exp"; None for anything that is not a plain attribute chain."""
+    parts = []
+    while node is not None and node.type == "attribute":
+        attr = node.child_by_field_name("attribute")
+        parts.append(src.text_of(attr))
+        node = node.child_by_field_name("object")
+    if node is None or node.type != "identifier":
+        return None
+    parts.append(src.text_of(node))
+    return ".".join(reversed(parts))
