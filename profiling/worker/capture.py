@@ -1,0 +1,513 @@
+"""Launch capture and replay for the kernels of one user file. Standalone (torch + triton only).
+
+A launch hook wraps `run` of JITFunction (compiled path) and of InterpretedFunction (the
+TRITON_INTERPRET=1 path). `kernel[grid](...)`, Autotuner.run and Heuristics.run all end in one
+of those, so plain, heuristic and autotuned kernels are seen alike; launches made by the
+autotuner while it benchmarks its configs are not recorded (Autotuner._bench is wrapped to
+mute the hook), only the launch with the chosen config.
+
+Captured-launch descriptor (JSON; also documented in README.md):
+
+    {"kernel": "add_kernel", "file": "/abs/path.py", "def_line": 19, "key": "9c1e...",
+     "mode": "gpu" | "interpreter", "autotuned": false, "count": 3, "case": 0,
+     "grid": [16384, 1, 1], "num_warps": 4, "num_stages": 3,
+     "constexprs": {"BLOCK_SIZE": 64},
+     "options": {"num_warps": 4},             # launch keyword options as the caller passed them
+     "args": [
+        {"name": "x_ptr", "kind": "tensor", "dtype": "float32", "shape": [1024], "strides": [1],
+         "storage_offset": 0, "device": "cuda:0", "alias_of": null, "written": false},
+        {"name": "n_elements", "kind": "scalar", "type": "int", "value": 1024},
+        {"name": "BLOCK_SIZE", "kind": "constexpr", "value": 64},
+        {"name": "bias_ptr", "kind": "none"}],
+     "written": ["out_ptr"], "written_by": {"out_ptr": ["compare", "static"]},
+     "bytes": {"read": 8192, "written": 4096}}
+
+`written` = tensors whose contents changed across the first launch of this signature (compared
+on a copy made just before it) united with tensors named as the target of tl.store / tl.atomic_*
+in the kernel source (a kernel that stores values equal to what was there is still a writer).
+`key` identifies the launch signature (kernel, layouts, scalar values, constexprs, grid, options);
+identical launches are counted, not repeated. `case` is the harness case (0 = performance case)
+or the zero-config entry point that first made the launch.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import json
+import os
+import textwrap
+import threading
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # must precede the user's `import triton` effects
+
+import triton  # noqa: E402
+from triton.runtime import autotuner as _autotuner  # noqa: E402
+from triton.runtime import jit as _jit  # noqa: E402
+
+try:
+    from triton.runtime.interpreter import InterpretedFunction as _Interpreted
+except Exception:  # pragma: no cover - interpreter always ships, but never let it break capture
+    _Interpreted = None
+
+MAX_SIGNATURES_PER_KERNEL = 32
+_STORE_FUNCS = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
+                "atomic_xchg", "atomic_cas"}
+_DEFAULTS = {"num_warps": 4, "num_stages": 3}
+
+
+def interpreter_mode() -> bool:
+    return os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available()
+
+
+def _dtype_name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _is_tensor(value) -> bool:
+    return isinstance(value, torch.Tensor) or (hasattr(value, "data_ptr") and hasattr(value, "dtype")
+                                               and hasattr(value, "base"))
+
+
+def _unwrap(value):
+    # triton.reinterpret wraps tensors in TensorWrapper(base, dtype)
+    return value.base if not isinstance(value, torch.Tensor) and hasattr(value, "base") else value
+
+
+def _python_fn(kernel):
+    return getattr(kernel, "fn", None)
+
+
+def _arg_names(kernel) -> list[str]:
+    if hasattr(kernel, "arg_names"):
+        return list(kernel.arg_names)
+    return list(inspect.signature(_python_fn(kernel)).parameters)
+
+
+def _constexpr_names(kernel) -> set[str]:
+    params = getattr(kernel, "params", None)
+    if params:
+        return {p.name for p in params if getattr(p, "is_constexpr", False)}
+    fn = _python_fn(kernel)
+    names = set()
+    for name, ann in getattr(fn, "__annotations__", {}).items():
+        if "constexpr" in (ann if isinstance(ann, str) else repr(ann)):
+            names.add(name)
+    return names
+
+
+_static_cache: dict = {}
+
+
+def static_written(kernel) -> set[str]:
+    """Parameter names used in the pointer argument of tl.store / tl.atomic_* (source scan)."""
+    fn = _python_fn(kernel)
+    if fn in _static_cache:
+        return _static_cache[fn]
+    names: set[str] = set()
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        params = set(inspect.signature(fn).parameters)
+        aliases: dict[str, set[str]] = {}
+        # one level of local aliasing: `ptrs = out_ptr + offs` then tl.store(ptrs, ...)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        aliases.setdefault(target.id, set()).update(used)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in _STORE_FUNCS and node.args):
+                used = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+                for _ in range(3):
+                    used |= {a for u in list(used) for a in aliases.get(u, ())}
+                names |= used & params
+    except (OSError, TypeError, SyntaxError):
+        pass
+    _static_cache[fn] = names
+    return names
+
+
+def _scalar(value):
+    if isinstance(value, bool):
+        return "bool", value
+    if isinstance(value, int):
+        return "int", value
+    if isinstance(value, float):
+        return "float", value
+    return None, None
+
+
+def _constexpr_value(value):
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if hasattr(value, "value"):  # tl.constexpr
+        return _constexpr_value(value.value)
+    if isinstance(value, torch.dtype) or type(value).__module__.startswith("triton"):
+        return str(value)
+    return repr(value)
+
+
+def _resolve_grid(grid, meta: dict) -> list[int]:
+    if callable(grid):
+        grid = grid(meta)
+    grid = tuple(int(g) for g in grid)
+    return list(grid + (1,) * (3 - len(grid)))
+
+
+class LaunchRecord:
+    """One distinct launch: its JSON descriptor plus what an in-process replay needs."""
+
+    def __init__(self, kernel, descriptor: dict, snapshots: dict):
+        self.kernel = kernel  # the JITFunction / InterpretedFunction whose run() was called
+        self.descriptor = descriptor
+        self.snapshots = snapshots  # integer tensors' values (indices must stay in range)
+
+
+class Capture:
+    """Context manager recording launches of kernels defined in `file` (all files if None)."""
+
+    def __init__(self, file: str | None = None, detect_writes: bool = True):
+        self.file = os.path.realpath(file) if file else None
+        self.detect_writes = detect_writes
+        self.records: dict[str, LaunchRecord] = {}
+        self.order: list[str] = []
+        self.case = None
+        self.errors: list[str] = []
+        self._saved = []
+        self._local = threading.local()
+        self.total_launches = 0
+
+    # -- patching ----------------------------------------------------------------------
+    def __enter__(self):
+        capture = self
+
+        def wrap_run(cls):
+            original = cls.run
+
+            def run(kernel, *args, grid, warmup, **kwargs):
+                if warmup or getattr(capture._local, "muted", 0) or not capture._wants(kernel):
+                    return original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
+                return capture._launch(original, kernel, args, grid, kwargs)
+
+            self._saved.append((cls, "run", original))
+            cls.run = run
+
+        wrap_run(_jit.JITFunction)
+        if _Interpreted is not None:
+            wrap_run(_Interpreted)
+
+        bench = getattr(_autotuner.Autotuner, "_bench", None)
+        if bench is not None:
+            def muted_bench(tuner, *args, **kwargs):
+                capture._local.muted = getattr(capture._local, "muted", 0) + 1
+                try:
+                    return bench(tuner, *args, **kwargs)
+                finally:
+                    capture._local.muted -= 1
+
+            self._saved.append((_autotuner.Autotuner, "_bench", bench))
+            _autotuner.Autotuner._bench = muted_bench
+
+        tuner_run = _autotuner.Autotuner.run
+
+        def autotuner_run(tuner, *args, **kwargs):
+            capture._local.autotuned = getattr(capture._local, "autotuned", 0) + 1
+            try:
+                return tuner_run(tuner, *args, **kwargs)
+            finally:
+                capture._local.autotuned -= 1
+
+        self._saved.append((_autotuner.Autotuner, "run", tuner_run))
+        _autotuner.Autotuner.run = autotuner_run
+        return self
+
+    def __exit__(self, *exc):
+        for cls, name, original in reversed(self._saved):
+            setattr(cls, name, original)
+        self._saved.clear()
+
+    def _wants(self, kernel) -> bool:
+        fn = _python_fn(kernel)
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return False
+        return self.file is None or os.path.realpath(code.co_filename) == self.file
+
+    # -- recording ---------------------------------------------------------------------
+    def _launch(self, original, kernel, args, grid, kwargs):
+        self.total_launches += 1
+        fn = _python_fn(kernel)
+        names = _arg_names(kernel)
+        constexpr_names = _constexpr_names(kernel)
+        bound = dict(zip(names, args))
+        params = inspect.signature(fn).parameters
+        for name, value in kwargs.items():
+            if name in params:
+                bound[name] = value
+        for name, p in params.items():
+            if name not in bound and p.default is not inspect.Parameter.empty:
+                bound[name] = p.default
+        options = {k: v for k, v in kwargs.items() if k not in params}
+        try:
+            meta = dict(bound)
+            meta.update(options)
+            grid_list = _resolve_grid(grid, meta)
+        except Exception as exc:  # the launch itself will raise the real error
+            self.errors.append(f"{fn.__name__}: cannot evaluate grid: {exc}")
+            return original(kernel, *args, grid=grid, warmup=False, **kwargs)
+
+        arg_desc = []
+        storages: dict[int, int] = {}
+        tensors = {}
+        for index, name in enumerate(names):
+            if name not in bound:
+                arg_desc.append({"name": name, "kind": "missing"})
+                continue
+            value = bound[name]
+            if name in constexpr_names:
+                arg_desc.append({"name": name, "kind": "constexpr", "value": _constexpr_value(value)})
+            elif value is None:
+                arg_desc.append({"name": name, "kind": "none"})
+            elif _is_tensor(value):
+                t = _unwrap(value)
+                sptr = t.untyped_storage().data_ptr()
+                alias = storages.get(sptr)
+                storages.setdefault(sptr, index)
+                d = {"name": name, "kind": "tensor", "dtype": _dtype_name(getattr(value, "dtype", t.dtype)),
+                     "shape": list(t.shape), "strides": list(t.stride()), "storage_offset": t.storage_offset(),
+                     "device": str(t.device), "alias_of": names[alias] if alias is not None else None,
+                     "written": False}
+                if d["dtype"] != _dtype_name(t.dtype):
+                    d["storage_dtype"] = _dtype_name(t.dtype)
+                arg_desc.append(d)
+                tensors[name] = t
+            else:
+                kind, val = _scalar(value)
+                if kind is None:
+                    arg_desc.append({"name": name, "kind": "other", "repr": repr(value)[:200]})
+                else:
+                    arg_desc.append({"name": name, "kind": "scalar", "type": kind, "value": val})
+        constexprs = {d["name"]: d["value"] for d in arg_desc if d["kind"] == "constexpr"}
+        sig = {"kernel": fn.__qualname__, "file": os.path.realpath(fn.__code__.co_filename),
+               "args": arg_desc, "grid": grid_list,
+               "options": {k: _constexpr_value(v) for k, v in sorted(options.items())}}
+        key = hashlib.sha256(json.dumps(sig, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        record = self.records.get(key)
+        if record is not None:
+            record.descriptor["count"] += 1
+            return original(kernel, *args, grid=grid, warmup=False, **kwargs)
+
+        per_kernel = sum(1 for r in self.records.values() if r.descriptor["kernel"] == fn.__name__)
+        track = per_kernel < MAX_SIGNATURES_PER_KERNEL
+        before = {}
+        if track and self.detect_writes:
+            with torch.no_grad():
+                before = {n: t.clone() for n, t in tensors.items()}
+        snapshots = {n: t.clone() for n, t in tensors.items()
+                     if track and not (t.dtype.is_floating_point or t.dtype.is_complex)}
+
+        result = original(kernel, *args, grid=grid, warmup=False, **kwargs)
+        if not track:
+            return result
+
+        written_by: dict[str, list[str]] = {}
+        for n, t in before.items():
+            if _changed(t, tensors[n]):
+                written_by.setdefault(n, []).append("compare")
+        for n in static_written(kernel):
+            if n in tensors:
+                written_by.setdefault(n, []).append("static")
+        for d in arg_desc:
+            if d["kind"] == "tensor":
+                d["written"] = d["name"] in written_by
+
+        num_warps, num_stages = options.get("num_warps"), options.get("num_stages")
+        metadata = getattr(result, "metadata", None)
+        if metadata is not None:
+            num_warps = getattr(metadata, "num_warps", num_warps)
+            num_stages = getattr(metadata, "num_stages", num_stages)
+        read_bytes = written_bytes = 0
+        for d in arg_desc:
+            if d["kind"] == "tensor":
+                nbytes = tensors[d["name"]].numel() * tensors[d["name"]].element_size()
+                # an output-only buffer is not read; one that is read-modify-written is both
+                if not d["written"] or "load" in _loaded_names(kernel, d["name"]):
+                    read_bytes += nbytes
+                if d["written"]:
+                    written_bytes += nbytes
+        descriptor = {
+            "kernel": fn.__name__, "qualname": fn.__qualname__, "file": sig["file"],
+            "def_line": _def_line(fn), "key": key,
+            "mode": "interpreter" if interpreter_mode() else "gpu",
+            "autotuned": bool(getattr(self._local, "autotuned", 0)), "count": 1, "case": self.case,
+            "grid": grid_list,
+            "num_warps": int(num_warps if num_warps is not None else _DEFAULTS["num_warps"]),
+            "num_stages": int(num_stages if num_stages is not None else _DEFAULTS["num_stages"]),
+            "constexprs": constexprs, "options": sig["options"], "args": arg_desc,
+            "written": sorted(written_by), "written_by": written_by,
+            "bytes": {"read": read_bytes, "written": written_bytes},
+        }
+        self.records[key] = LaunchRecord(kernel, descriptor, snapshots)
+        self.order.append(key)
+        return result
+
+    def descriptors(self) -> list[dict]:
+        return [self.records[k].descriptor for k in self.order]
+
+
+def _changed(before: torch.Tensor, after: torch.Tensor) -> bool:
+    if before.shape != after.shape:
+        return True
+    if before.dtype.is_floating_point:
+        both_nan = before.isnan() & after.isnan()
+        return bool(((before != after) & ~both_nan).any())
+    return not torch.equal(before, after)
+
+
+_loads_cache: dict = {}
+
+
+def _loaded_names(kernel, name: str) -> set[str]:
+    """{"load"} if the kernel source loads through parameter `name` (for read-byte counting)."""
+    fn = _python_fn(kernel)
+    if fn not in _loads_cache:
+        loaded: set[str] = set()
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+            aliases: dict[str, set[str]] = {}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign):
+                    used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            aliases.setdefault(target.id, set()).update(used)
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and (node.func.attr == "load" or node.func.attr.startswith("atomic_")) and node.args):
+                    used = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+                    for _ in range(3):
+                        used |= {a for u in list(used) for a in aliases.get(u, ())}
+                    loaded |= used
+        except (OSError, TypeError, SyntaxError):
+            loaded = None
+        _loads_cache[fn] = loaded
+    loaded = _loads_cache[fn]
+    return {"load"} if loaded is None or name in loaded else set()
+
+
+def _def_line(fn) -> int | None:
+    """1-based line of the `def` (co_firstlineno points at the first decorator)."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    for offset, line in enumerate(lines):
+        if line.lstrip().startswith(("def ", "async def ")):
+            return start + offset
+    return start
+
+
+# -- replay ----------------------------------------------------------------------------
+def _torch_dtype(name: str):
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"unknown dtype {name!r}")
+    return dtype
+
+
+def _needed_elements(shape, strides, offset) -> int:
+    if any(s == 0 for s in shape):
+        return offset
+    return offset + sum((s - 1) * st for s, st in zip(shape, strides)) + 1
+
+
+def _fill(buf: torch.Tensor, generator) -> None:
+    if buf.dtype.is_floating_point:
+        if buf.element_size() == 1:  # fp8 types: no randn; draw in fp32 and convert
+            buf.copy_(torch.randn(buf.shape, generator=generator, device=buf.device).to(buf.dtype))
+        else:
+            buf.normal_(generator=generator)
+    elif buf.dtype == torch.bool:
+        buf.copy_(torch.randint(0, 2, buf.shape, generator=generator, device=buf.device).bool())
+    elif buf.dtype.is_complex:
+        buf.normal_(generator=generator)
+    else:
+        buf.copy_(torch.randint(0, 64, buf.shape, generator=generator, device=buf.device).to(buf.dtype))
+
+
+def build_args(record: LaunchRecord, device: str | None = None, seed: int = 0) -> dict:
+    """Fresh tensors with the captured layout (shapes, strides, offsets, aliasing, dtypes).
+
+    Floating-point data is drawn at random; integer tensors get the values seen at capture,
+    because they are usually indices or offsets that must stay in range.
+    """
+    desc = record.descriptor
+    values: dict = {}
+    bases: dict = {}
+    gen_device = None
+    for d in desc["args"]:
+        kind = d["kind"]
+        name = d["name"]
+        if kind in ("constexpr", "scalar"):
+            values[name] = d["value"]
+        elif kind == "none":
+            values[name] = None
+        elif kind == "tensor":
+            dev = device or d["device"]
+            dtype = _torch_dtype(d.get("storage_dtype", d["dtype"]))
+            need = _needed_elements(d["shape"], d["strides"], d["storage_offset"])
+            alias = d.get("alias_of")
+            if alias is not None and alias in bases and bases[alias].dtype == dtype:
+                base = bases[alias]
+                if base.numel() < need:
+                    raise ValueError(f"aliased buffer {name} outgrows {alias}")
+            else:
+                # one allocation spanning every view of this storage
+                span = max([need] + [_needed_elements(o["shape"], o["strides"], o["storage_offset"])
+                                     for o in desc["args"] if o.get("alias_of") == name])
+                base = torch.empty(span, dtype=dtype, device=dev)
+                if gen_device != base.device:
+                    generator = torch.Generator(device=base.device).manual_seed(seed)
+                    gen_device = base.device
+                _fill(base, generator)
+            bases[name] = base
+            t = base.as_strided(d["shape"], d["strides"], d["storage_offset"])
+            snap = record.snapshots.get(name)
+            if snap is not None and snap.shape == t.shape:
+                t.copy_(snap)
+            if d.get("storage_dtype"):
+                t = triton.reinterpret(t, getattr(triton.language, d["dtype"]))
+            values[name] = t
+        else:
+            raise ValueError(f"cannot replay argument {name!r} of kind {kind!r}")
+    return values
+
+
+def launch_fn(record: LaunchRecord, values: dict):
+    """A zero-argument callable that performs exactly the captured launch on `values`."""
+    desc = record.descriptor
+    kernel = record.kernel
+    grid = tuple(desc["grid"])
+    kwargs = dict(values)
+    kwargs.update(desc["options"])
+    run = kernel.run
+
+    def launch():
+        return run(grid=grid, warmup=False, **kwargs)
+
+    return launch
+
+
+def replay(record: LaunchRecord, seed: int = 0, values: dict | None = None):
+    """Replay once on fresh data. Written buffers are cloned first, so `values` stay pristine."""
+    values = build_args(record, seed=seed) if values is None else values
+    written = set(record.descriptor["written"])
+    run_values = {k: (v.clone() if k in written and isinstance(v, torch.Tensor) else v) for k, v in values.items()}
+    launch_fn(record, run_values)()
+    return values, run_values

@@ -1,0 +1,576 @@
+"""Worker job "compile": cross-compile a file's Triton kernels for a GPU that need not be present.
+
+Standalone (stdlib + triton; torch only if the user's module imports it): shipped as a plain file to
+whatever interpreter runs the worker.
+
+Job
+  {"kind": "compile", "path": str, "text": str | None, "target": "sm_90",
+   "kernels": [{"name": str, "configs": [CONFIG, ...]}], "cache_dir": str | None,
+   "artifacts": ["ptx", "sass", "ttgir", "ttir", "llir"] (default: ptx, sass, ttgir)}
+  CONFIG = {"label": str, "args": {param: ARG}, "options": {"num_warps": 8, "num_stages": 3, ...}}
+  ARG    = {"kind": "tensor", "dtype": "float16", "data_ptr": int}   (or "align": 16 instead of data_ptr)
+         | {"kind": "int" | "float" | "bool" | "constexpr", "value": v} | {"kind": "none"}
+         | {"kind": "dtype", "value": "float16"}                         (a tl.dtype argument)
+  A parameter left out takes its default, then the values an autotune config or a heuristic gives:
+  an autotuned kernel whose config does not fix the tuned names expands into one config per
+  autotune config.
+Reply
+  {"triton_version", "target", "kernels": [{"name", "line", "configs": [RESULT, ...]}], "error"}
+  RESULT = {"label", "key", "constexprs", "signature", "specialization", "options", "num_warps",
+            "num_stages", "shared_bytes", "registers", "stack_bytes", "local_bytes", "artifacts",
+            "cached", "compile_s", "error"}
+
+The signature is built by Triton's own binder (`create_function_from_signature` + `_pack_args`, the
+code `JITFunction.run` uses), fed stand-in tensors that carry the real dtype and data_ptr, so pointer
+alignment, integers divisible by 16 and integers equal to 1 are specialised exactly as the JIT
+would on the GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import linecache
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import types
+
+# Compute capability and warp size of each target we cross-compile for.
+TARGETS = {"sm_80": 80, "sm_86": 86, "sm_89": 89, "sm_90": 90, "sm_100": 100, "sm_120": 120}
+DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
+ALL_ARTIFACTS = ("ttir", "ttgir", "llir", "ptx", "sass")
+MAX_CONFIGS = 8  # per kernel: each compile costs 0.4-3 s
+# Bump when what a cached entry holds changes.
+CACHE_FORMAT = 1
+
+COMPILE_CALLS = 0  # triton.compile invocations in this process (tests prove cache hits with it)
+
+
+class JobError(Exception):
+    """Bad input: the message is for the user."""
+
+
+# --------------------------------------------------------------------------------------------
+# Importing the user's module without running its __main__ and without a GPU
+
+
+class _StandInDriver:
+    """Answers the driver calls a module makes at import time (`DEVICE = driver.active.
+    get_active_torch_device()`) on a machine with no GPU; anything else is a clear error."""
+
+    def __init__(self, target):
+        self._target = target
+
+    def get_current_target(self):
+        return self._target
+
+    def get_active_torch_device(self):
+        import torch
+
+        return torch.device("cpu")
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def is_active(self):
+        return True
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"no GPU driver here: triton.runtime.driver.active.{name} is not available "
+                           "while tritonlens cross-compiles")
+
+
+@contextlib.contextmanager
+def _compile_mode(target):
+    """Kernels must come out as JITFunctions (not the interpreter's), whatever the module asks."""
+    import importlib
+
+    saved_env = os.environ.get("TRITON_INTERPRET")
+    os.environ["TRITON_INTERPRET"] = "0"  # beats the examples' os.environ.setdefault(...)
+    cfg = importlib.import_module("triton.runtime.driver").driver  # the DriverConfig
+    saved_active = getattr(cfg, "_active", None)
+    stand_in = False
+    try:
+        cfg.active  # noqa: B018 - raises where no GPU driver is active
+    except Exception:
+        cfg.set_active(_StandInDriver(target))
+        stand_in = True
+    try:
+        yield
+    finally:
+        if saved_env is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = saved_env
+        if stand_in:
+            cfg._active = saved_active
+
+
+def load_module(path: str, text: str | None, target):
+    """Execute the file as a fresh module named not "__main__" (so its __main__ block stays
+    unrun). `text` (an unsaved editor buffer) replaces the file's content: linecache serves it to
+    inspect.getsource, which the JIT reads the kernel's source from."""
+    path = os.path.abspath(path)
+    if text is None:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    digest = hashlib.sha1((path + "\0" + text).encode()).hexdigest()[:16]
+    name = f"_tritonlens_compile_{digest}"
+    if name in sys.modules:
+        return sys.modules[name], text
+    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    folder = os.path.dirname(path)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    try:
+        code = compile(text, path, "exec")
+        with _compile_mode(target):
+            exec(code, module.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        if added and folder in sys.path:
+            sys.path.remove(folder)
+    return module, text
+
+
+def unwrap_kernel(obj):
+    """(JITFunction, autotune configs or None, heuristics {name: fn}) behind a module attribute."""
+    from triton.runtime.jit import JITFunction
+
+    configs, heuristics = None, {}
+    for _ in range(8):
+        if isinstance(obj, JITFunction):
+            return obj, configs, heuristics
+        kind = type(obj).__name__
+        if kind == "Autotuner":
+            configs = list(obj.configs)
+        elif kind == "Heuristics":
+            heuristics.update(obj.values)
+        elif kind == "InterpretedFunction":
+            raise JobError("the kernel was created in interpreter mode (TRITON_INTERPRET=1 set by the module "
+                           "itself); cross-compiling needs a @triton.jit JITFunction")
+        if not hasattr(obj, "fn"):
+            break
+        obj = obj.fn
+    raise JobError(f"{type(obj).__name__} is not a @triton.jit kernel")
+
+
+def def_line(fn) -> int:
+    """1-based line of the kernel's `def` (decorators skipped)."""
+    lines, first = _source_lines(fn)
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("def ", "async def ")):
+            return first + i
+    return first
+
+
+def _source_lines(fn):
+    import inspect
+
+    try:
+        return inspect.getsourcelines(fn.fn)
+    except (OSError, TypeError):
+        return [], fn.fn.__code__.co_firstlineno
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments → what Triton's own binder specialises on
+
+
+class _Tensor:
+    """Stands in for a torch tensor: the binder reads only `dtype` and `data_ptr()`."""
+
+    def __init__(self, dtype, data_ptr: int):
+        self.dtype = dtype
+        self._ptr = data_ptr
+
+    def data_ptr(self):
+        return self._ptr
+
+
+_DTYPE_ALIASES = {
+    "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
+    "float64": "fp64", "double": "fp64", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+    "uint8": "uint8", "bool": "int1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
+    "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2fnuz": "fp8e5b16", "uint16": "uint16", "uint32": "uint32",
+    "uint64": "uint64", "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64", "i8": "int8",
+    "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "i1": "int1", "int1": "int1",
+}
+
+
+def tl_dtype(name: str):
+    import triton.language as tl
+
+    key = str(name).removeprefix("torch.").removeprefix("tl.").removeprefix("triton.language.")
+    canon = _DTYPE_ALIASES.get(key, key)
+    try:
+        return tl.dtype(canon)
+    except Exception as exc:
+        raise JobError(f"unknown dtype {name!r}") from exc
+
+
+def make_arg(desc, pname: str):
+    if not isinstance(desc, dict) or "kind" not in desc:
+        raise JobError(f"argument {pname!r}: expected {{'kind': ...}}, got {desc!r}")
+    kind = desc["kind"]
+    if kind in ("tensor", "pointer"):
+        if "data_ptr" in desc:
+            ptr = int(desc["data_ptr"])
+        else:
+            ptr = 0 if int(desc.get("align", 16)) % 16 == 0 else int(desc.get("align", 16))
+        return _Tensor(tl_dtype(desc.get("dtype", "float32")), ptr)
+    if kind == "int":
+        return int(desc["value"])
+    if kind == "float":
+        return float(desc["value"])
+    if kind == "bool":
+        return bool(desc["value"])
+    if kind == "constexpr":
+        return desc.get("value")
+    if kind == "dtype":
+        return tl_dtype(desc["value"])
+    if kind == "none":
+        return None
+    raise JobError(f"argument {pname!r}: unknown kind {kind!r}")
+
+
+def specialise(fn, backend, args: dict, options: dict):
+    """Exactly JITFunction.run's path from call arguments to (options, signature, constexprs, attrs)."""
+    from triton import knobs
+    from triton.runtime.jit import create_function_from_signature
+
+    kwargs = dict(options)
+    kwargs["debug"] = kwargs.get("debug", fn.debug) or knobs.runtime.debug
+    if hasattr(knobs.compilation, "instrumentation_mode"):
+        kwargs["instrumentation_mode"] = knobs.compilation.instrumentation_mode
+    if hasattr(knobs.compilation, "fpsan_homomorphic_casts"):
+        kwargs["fpsan_homomorphic_casts"] = knobs.compilation.fpsan_homomorphic_casts
+    kwargs.update(args)
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    bound_args, specialization, opts = binder(**kwargs)
+    return fn._pack_args(backend, kwargs, bound_args, specialization, opts)
+
+
+# --------------------------------------------------------------------------------------------
+# Configurations
+
+
+def expand_configs(fn, autotune, heuristics, configs):
+    """Fill each config's missing parameters from defaults, autotune configs and heuristics."""
+    pnames = [p.name for p in fn.params]
+    out = []
+    for cfg in configs or [{}]:
+        args = dict(cfg.get("args") or {})
+        opts = dict(cfg.get("options") or {})
+        label = cfg.get("label") or "configuration"
+        variants = [(label, {}, {})]
+        tuned = [c for c in (autotune or [])]
+        if tuned and not all(k in args for c in tuned for k in c.kwargs):
+            variants = []
+            for i, c in enumerate(tuned):
+                extra = {k: {"kind": "constexpr", "value": v} for k, v in c.kwargs.items()}
+                copts = {k: v for k, v in c.all_kwargs().items() if k not in c.kwargs}
+                variants.append((f"{label}, autotune config #{i + 1} ({_config_str(c)})", extra, copts))
+        for vlabel, extra, copts in variants:
+            a = {**args, **extra}
+            o = {**opts, **copts}  # an autotuned launch cannot pass num_warps itself: the config's win
+            out.append({"label": vlabel, "args": a, "options": o, "heuristics": heuristics, "pnames": pnames})
+    return out[:MAX_CONFIGS]
+
+
+def _config_str(c) -> str:
+    parts = [f"{k}={v}" for k, v in c.kwargs.items()]
+    for k in ("num_warps", "num_stages"):
+        v = getattr(c, k, None)
+        if v is not None:
+            parts.append(f"{k}={v}")
+    return ", ".join(parts)
+
+
+def build_args(fn, cfg) -> dict:
+    values = {}
+    for p in fn.params:
+        if p.name in cfg["args"]:
+            values[p.name] = make_arg(cfg["args"][p.name], p.name)
+    # Heuristics see the other arguments by name, as Heuristics.run gives them.
+    for name, heur in (cfg.get("heuristics") or {}).items():
+        if name not in values:
+            try:
+                values[name] = heur(dict(values))
+            except Exception as exc:
+                raise JobError(f"heuristic for {name!r} failed: {type(exc).__name__}: {exc}") from exc
+    missing = [p.name for p in fn.params if p.name not in values and not p.has_default]
+    if missing:
+        raise JobError("no value for " + ", ".join(repr(m) for m in missing))
+    return values
+
+
+# --------------------------------------------------------------------------------------------
+# Compiling
+
+
+def make_target(name: str):
+    from triton.backends.compiler import GPUTarget
+
+    cap = TARGETS.get(name)
+    if cap is None:
+        m = re.fullmatch(r"sm_?(\d+)a?", name or "")
+        if not m:
+            raise JobError(f"unknown target {name!r} (use one of {', '.join(TARGETS)})")
+        cap = int(m.group(1))
+    return GPUTarget("cuda", cap, 32)
+
+
+def _bin(name: str) -> str:
+    import triton
+
+    path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
+    if os.path.exists(path):
+        return path
+    found = shutil.which(name)
+    if not found:
+        raise JobError(f"{name} not found (the triton wheel ships it under triton/backends/nvidia/bin)")
+    return found
+
+
+def resource_usage(cubin: bytes) -> dict:
+    """Registers, stack and local bytes from `cuobjdump -res-usage`: what ptxas allocated."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
+        fh.write(cubin)
+        fh.flush()
+        out = subprocess.run([_bin("cuobjdump"), "-res-usage", fh.name], capture_output=True, text=True,
+                             timeout=60).stdout
+    m = re.search(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)", out)
+    if not m:
+        raise JobError("cuobjdump -res-usage printed no resource line")
+    return {"registers": int(m.group(1)), "stack_bytes": int(m.group(2)), "static_shared_bytes": int(m.group(3)),
+            "local_bytes": int(m.group(4))}
+
+
+def disassemble(cubin: bytes) -> str:
+    """SASS with source lines (inlined calls resolved to their call site in the kernel)."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
+        fh.write(cubin)
+        fh.flush()
+        proc = subprocess.run([_bin("nvdisasm"), "-gi", "-c", fh.name], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise JobError(f"nvdisasm failed: {proc.stderr.strip()[:500]}")
+    return proc.stdout
+
+
+def _jsonable(v):
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    name = type(v).__name__
+    if name == "constexpr":
+        return _jsonable(v.value)
+    return str(v)
+
+
+def map_error(exc, text: str, fn, path: str) -> dict:
+    """A compile error as {"message", "line", "column"} in file coordinates (1-based line, 0-based
+    column). Triton's "at L:C" counts from the kernel's `def` line (L=1) in its dedented source."""
+    out = {"type": type(exc).__name__, "message": str(exc).strip(), "line": None, "column": None}
+    src = getattr(exc, "src", None)
+    node = getattr(exc, "node", None)
+    if type(exc).__name__ == "CompilationError":
+        msg = getattr(exc, "error_message", None)
+        cause = exc.__cause__
+        while not msg and cause is not None:
+            msg = getattr(cause, "error_message", None) or str(cause)
+            cause = cause.__cause__
+        out["message"] = (msg or str(exc).split("\n")[-1]).strip()
+        m = re.match(r"at (\d+):(\d+):", str(exc))
+        rel_line = getattr(node, "lineno", None) or (int(m.group(1)) if m else None)
+        rel_col = getattr(node, "col_offset", None)
+        if rel_col is None and m:
+            rel_col = int(m.group(2))
+        if rel_line is not None and src:
+            base, indent = _locate_source(text, src, fn)
+            out["line"] = base + rel_line - 1
+            out["column"] = (rel_col or 0) + indent
+    if out["line"] is None:
+        # Errors from later stages (MLIR passes, ptxas) name no position: the kernel's def line.
+        out["line"] = def_line(fn)
+        out["column"] = 0
+    return out
+
+
+def _locate_source(text: str, src: str, fn) -> tuple[int, int]:
+    """(1-based file line where `src` starts, its indentation) — src is the dedented function."""
+    first = src.splitlines()[0].strip() if src.strip() else ""
+    lines = text.splitlines()
+    start = def_line(fn)
+    order = list(range(start - 1, len(lines))) + list(range(0, start - 1))
+    for i in order:
+        if first and lines[i].strip() == first:
+            return i + 1, len(lines[i]) - len(lines[i].lstrip())
+    return start, 0
+
+
+def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts):
+    import triton
+    from triton.compiler import ASTSource
+
+    global COMPILE_CALLS
+    values = build_args(fn, cfg)
+    options, signature, constexprs, attrs = specialise(fn, backend, values, cfg["options"])
+    names = [p.name for p in fn.params]
+    constexpr_values = {names[k[0]]: _jsonable(v) for k, v in constexprs.items() if len(k) == 1}
+    spec = {names[k[0]]: ("D" if any(a and a[0] == "tt.divisibility" for a in v) else "")
+            for k, v in attrs.items() if len(k) == 1}
+    for name, ty in signature.items():
+        if ty == "constexpr" and name in constexpr_values and not fn.params[names.index(name)].is_constexpr:
+            spec[name] = f"={constexpr_values[name]}"  # an argument the JIT turned into a constant (== 1)
+    opt_dict = {k: v for k, v in options.__dict__.items() if k != "extern_libs"}
+    result = {
+        "label": cfg["label"],
+        "constexprs": {k: v for k, v in constexpr_values.items() if fn.params[names.index(k)].is_constexpr},
+        "signature": dict(signature),
+        "specialization": spec,
+        "options": _jsonable(opt_dict),
+        "num_warps": options.num_warps,
+        "num_stages": options.num_stages,
+        "error": None,
+    }
+    key_src = json.dumps([CACHE_FORMAT, fn.cache_key, _jsonable(signature), sorted(map(repr, constexprs.items())),
+                          sorted(map(repr, attrs.items())), _jsonable(opt_dict), repr(target), triton.__version__,
+                          sorted(artifacts)], sort_keys=True, default=str)
+    key = hashlib.sha256(key_src.encode()).hexdigest()[:32]
+    result["key"] = key
+    cached = _cache_get(cache_dir, key)
+    if cached is not None:
+        cached.update(label=cfg["label"], cached=True)
+        return cached
+    t0 = time.perf_counter()
+    try:
+        COMPILE_CALLS += 1
+        kernel = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=target,
+                                options=options.__dict__)
+    except Exception as exc:
+        result["error"] = map_error(exc, text, fn, path)
+        result.update(compile_s=round(time.perf_counter() - t0, 3), cached=False)
+        _cache_put(cache_dir, key, result)
+        return result
+    result["compile_s"] = round(time.perf_counter() - t0, 3)
+    md = kernel.metadata
+    result["shared_bytes"] = int(getattr(md, "shared", 0) or 0)
+    result["tmem_bytes"] = int(getattr(md, "tmem_size", 0) or 0)
+    result["num_warps"] = int(getattr(md, "num_warps", options.num_warps))
+    cubin = kernel.asm["cubin"]
+    result.update(resource_usage(cubin))
+    arts = {}
+    for stage in artifacts:
+        if stage == "sass":
+            arts["sass"] = disassemble(cubin)
+        elif stage in kernel.asm:
+            arts[stage] = kernel.asm[stage]
+    result["artifacts"] = arts
+    result["cached"] = False
+    _cache_put(cache_dir, key, result)
+    return result
+
+
+def _cache_get(cache_dir, key):
+    if not cache_dir:
+        return None
+    try:
+        with open(os.path.join(cache_dir, key[:2], key + ".json"), encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def _cache_put(cache_dir, key, result) -> None:
+    if not cache_dir:
+        return
+    folder = os.path.join(cache_dir, key[:2])
+    try:
+        os.makedirs(folder, exist_ok=True)
+        tmp = os.path.join(folder, f".{key}.{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(result, fh)
+        os.replace(tmp, os.path.join(folder, key + ".json"))  # atomic: readers never see half a file
+    except OSError:
+        pass  # a cache that cannot be written only costs a recompile
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def handle(job: dict) -> dict:
+    import triton
+    from triton.compiler import make_backend
+
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # 3.9 warns when unset; 1 is the JIT's default
+    path = job.get("path")
+    if not isinstance(path, str) or not path:
+        raise JobError("job needs 'path'")
+    target = make_target(job.get("target") or "sm_90")
+    backend = make_backend(target)
+    artifacts = tuple(job.get("artifacts") or DEFAULT_ARTIFACTS)
+    bad = [a for a in artifacts if a not in ALL_ARTIFACTS]
+    if bad:
+        raise JobError(f"unknown artifact(s) {bad}; choose from {ALL_ARTIFACTS}")
+    reply = {"triton_version": triton.__version__, "target": job.get("target") or "sm_90", "kernels": [],
+             "error": None}
+    try:
+        module, text = load_module(path, job.get("text"), target)
+    except SyntaxError as exc:
+        reply["error"] = {"type": "SyntaxError", "message": exc.msg, "line": exc.lineno,
+                          "column": max((exc.offset or 1) - 1, 0)}
+        return reply
+    except Exception as exc:
+        tb = traceback.extract_tb(exc.__traceback__)
+        here = [f for f in tb if os.path.abspath(f.filename) == os.path.abspath(path)]
+        reply["error"] = {"type": type(exc).__name__, "message": f"importing the module failed: {exc}",
+                          "line": here[-1].lineno if here else None, "column": 0}
+        return reply
+    for spec in job.get("kernels") or []:
+        name = spec.get("name")
+        entry = {"name": name, "line": None, "configs": [], "error": None}
+        reply["kernels"].append(entry)
+        try:
+            obj = getattr(module, name)
+        except AttributeError:
+            entry["error"] = {"type": "JobError", "message": f"no kernel named {name!r} in the module"}
+            continue
+        try:
+            fn, autotune, heuristics = unwrap_kernel(obj)
+        except JobError as exc:
+            entry["error"] = {"type": "JobError", "message": str(exc)}
+            continue
+        entry["line"] = def_line(fn)
+        for cfg in expand_configs(fn, autotune, heuristics, spec.get("configs")):
+            try:
+                entry["configs"].append(compile_config(fn, text, path, backend, target, cfg,
+                                                       job.get("cache_dir"), artifacts))
+            except JobError as exc:
+                entry["configs"].append({"label": cfg["label"], "error": {"type": "JobError", "message": str(exc),
+                                                                          "line": entry["line"], "column": 0}})
+    reply["compile_calls"] = COMPILE_CALLS
+    return reply
+
+
+if __name__ == "__main__":  # one job on stdin, one reply on stdout: handy outside the worker protocol
+    print(json.dumps(handle(json.load(sys.stdin))))
