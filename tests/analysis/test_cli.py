@@ -1,0 +1,113 @@
+"""The `tritonlens check` contract: formats, exit codes, selection, fixes, bad paths."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIX = Path(__file__).parent.parent / "fixtures" / "rules" / "TL001"
+POS = FIX / "positive_launch_value.py"
+NEG = FIX / "negative_powers_of_two.py"
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "tritonlens", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_json_schema_and_exit_one():
+    r = run("check", str(POS), "--format", "json")
+    assert r.returncode == 1, r.stderr
+    items = json.loads(r.stdout)
+    assert items, "expected findings"
+    for item in items:
+        assert set(item) == {"path", "line", "column", "end_line", "end_column", "code", "severity", "message", "kernel"}
+        assert item["line"] >= 1 and item["column"] >= 1
+        assert item["severity"] in {"error", "warning", "info", "hint"}
+    tl001 = [i for i in items if i["code"] == "TL001"]
+    assert tl001[0]["line"] == 7 and tl001[0]["kernel"] == "scale_kernel"
+    assert "BLOCK=100" in tl001[0]["message"] and "line 12" in tl001[0]["message"]
+    # 1-based column of `tl.arange(` on line 7
+    assert tl001[0]["column"] == POS.read_text().splitlines()[6].index("tl.arange") + 1
+
+
+def test_exit_zero_when_clean():
+    r = run("check", str(NEG), "--select", "TL001", "--format", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout) == []
+
+
+def test_select_and_ignore():
+    r = run("check", str(POS), "--ignore", "TL001", "--format", "json")
+    assert all(i["code"] != "TL001" for i in json.loads(r.stdout))
+    r = run("check", str(POS), "--select", "TL001", "--format", "json")
+    assert {i["code"] for i in json.loads(r.stdout)} == {"TL001"}
+
+
+def test_usage_errors_exit_two():
+    assert run("check").returncode == 2
+    assert run("check", str(POS), "--select", "TL999").returncode == 2
+    assert run("check", str(POS), "--format", "xml").returncode == 2
+    assert run("rule", "TL999").returncode == 2
+
+
+def test_unreadable_and_non_python_do_not_stop_the_rest(tmp_path):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello")
+    binary = tmp_path / "blob.py"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    r = run("check", str(bad), str(binary), str(tmp_path / "missing.py"), str(POS), "--format", "json")
+    assert r.returncode == 1
+    assert "not a Python file" in r.stderr and "not UTF-8" in r.stderr and "no such file" in r.stderr
+    assert any(i["code"] == "TL001" for i in json.loads(r.stdout))
+    only_bad = run("check", str(bad))
+    assert only_bad.returncode == 2
+
+
+def test_sarif_is_valid_2_1_0():
+    r = run("check", str(POS), "--format", "sarif")
+    doc = json.loads(r.stdout)
+    assert doc["version"] == "2.1.0"
+    run0 = doc["runs"][0]
+    rules = run0["tool"]["driver"]["rules"]
+    ids = [x["id"] for x in rules]
+    assert "TL001" in ids
+    assert all(x["helpUri"].endswith(f"{x['id']}.md") for x in rules)
+    res = run0["results"][0]
+    assert res["ruleId"] == "TL001" and ids[res["ruleIndex"]] == "TL001"
+    region = res["locations"][0]["physicalLocation"]["region"]
+    assert region["startLine"] == 7 and region["startColumn"] >= 1
+    assert res["level"] in {"error", "warning", "note"}
+    jsonschema = pytest.importorskip("jsonschema")
+    schema_path = Path(__file__).parent / "sarif-2.1.0-subset.json"
+    jsonschema.validate(doc, json.loads(schema_path.read_text()))
+
+
+def test_fix_writes_file(tmp_path):
+    target = tmp_path / "k.py"
+    target.write_text(POS.read_text())
+    r = run("check", str(target), "--select", "TL001", "--fix", "--format", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "BLOCK = 128" in target.read_text()
+
+
+def test_suppression_comment(tmp_path):
+    text = POS.read_text().replace("# expect: TL001", "# tritonlens: ignore[TL001]")
+    f = tmp_path / "s.py"
+    f.write_text(text)
+    assert run("check", str(f), "--select", "TL001").returncode == 0
+    f.write_text(POS.read_text().replace("# expect: TL001", "# tritonlens: ignore"))
+    assert run("check", str(f), "--select", "TL001").returncode == 0
+    f.write_text(POS.read_text().replace("# expect: TL001", "# tritonlens: ignore[TL002]"))
+    assert run("check", str(f), "--select", "TL001").returncode == 1
+
+
+def test_rules_and_rule_doc():
+    r = run("rules", "--format", "json")
+    assert r.returncode == 0
+    assert any(x["id"] == "TL001" for x in json.loads(r.stdout))
+    d = run("rule", "tl001")
+    assert d.returncode == 0 and "# TL001" in d.stdout
