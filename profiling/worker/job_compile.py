@@ -281,6 +281,12 @@ def expand_configs(fn, autotune, heuristics, configs):
         label = cfg.get("label") or "configuration"
         variants = [(label, {}, {})]
         tuned = [c for c in (autotune or [])]
+        if tuned and cfg.get("autotuned"):
+            # A captured launch shows only the config the autotuner picked (in the interpreter: the
+            # first): compile every config the GPU would try instead.
+            for c in tuned:
+                for k in c.kwargs:
+                    args.pop(k, None)
         if tuned and not all(k in args for c in tuned for k in c.kwargs):
             variants = []
             for i, c in enumerate(tuned):
@@ -438,7 +444,7 @@ def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts):
     names = [p.name for p in fn.params]
     constexpr_values = {names[k[0]]: _jsonable(v) for k, v in constexprs.items() if len(k) == 1}
     spec = {names[k[0]]: ("D" if any(a and a[0] == "tt.divisibility" for a in v) else "")
-            for k, v in attrs.items() if len(k) == 1}
+            for k, v in attrs.items() if len(k) == 1 and not fn.params[k[0]].is_constexpr}
     for name, ty in signature.items():
         if ty == "constexpr" and name in constexpr_values and not fn.params[names.index(name)].is_constexpr:
             spec[name] = f"={constexpr_values[name]}"  # an argument the JIT turned into a constant (== 1)

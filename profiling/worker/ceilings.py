@@ -1,0 +1,96 @@
+"""Roofline ceilings of this GPU, measured once and cached per GPU name. Standalone.
+
+Datasheet numbers are not what a kernel can reach; a large device-to-device copy and a large
+cuBLAS product are (h100.md: 2.97 TB/s and 714-798 TFLOP/s on the H100 here). Cache file:
+$TRITONLENS_CACHE or $XDG_CACHE_HOME/tritonlens or ~/.cache/tritonlens, `ceilings.json`,
+{gpu name: {...}} on the machine that runs the worker (remote hosts keep their own).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+CACHE_VERSION = 1
+
+
+def cache_path() -> str:
+    root = os.environ.get("TRITONLENS_CACHE")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "tritonlens")
+    return os.path.join(root, "ceilings.json")
+
+
+def _load() -> dict:
+    try:
+        with open(cache_path(), encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _store(data: dict) -> None:
+    path = cache_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+        os.replace(tmp, path)  # atomic: concurrent workers never read half a file
+    except OSError:
+        pass  # an unwritable cache costs a re-measure next time, nothing else
+
+
+def measure() -> dict:
+    import torch
+    from triton.testing import do_bench
+
+    t0 = time.perf_counter()
+    n = (1 << 30) // 4  # 1 GiB of fp32: far beyond any L2
+    src = torch.empty(n, dtype=torch.float32, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    copy_ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=100, return_mode="median")
+    copy_gbps = 2 * src.numel() * 4 / (copy_ms * 1e-3) / 1e9  # bytes read + written
+    del src, dst
+    torch.cuda.empty_cache()
+
+    out = {"copy_gbps": round(copy_gbps, 1)}
+    size = 8192
+    for label, dtype in (("matmul_bf16_tflops", torch.bfloat16), ("matmul_fp16_tflops", torch.float16)):
+        a = torch.randn(size, size, device="cuda", dtype=dtype)
+        b = torch.randn(size, size, device="cuda", dtype=dtype)
+        ms = do_bench(lambda: torch.matmul(a, b), warmup=25, rep=100, return_mode="median")
+        out[label] = round(2 * size ** 3 / (ms * 1e-3) / 1e12, 1)
+        del a, b
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True  # Triton's default for fp32 tl.dot is tf32
+    try:
+        a = torch.randn(size, size, device="cuda")
+        b = torch.randn(size, size, device="cuda")
+        ms = do_bench(lambda: torch.matmul(a, b), warmup=25, rep=100, return_mode="median")
+        out["matmul_tf32_tflops"] = round(2 * size ** 3 / (ms * 1e-3) / 1e12, 1)
+        del a, b
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+    torch.cuda.empty_cache()
+    out["matmul_tflops"] = max(out["matmul_bf16_tflops"], out["matmul_fp16_tflops"])
+    out["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    out["measure_seconds"] = round(time.perf_counter() - t0, 1)
+    out["method"] = ("copy: do_bench median of a 1 GiB fp32 device-to-device copy, bytes read+written; "
+                     "matmul: do_bench median of torch.matmul 8192^3 (bf16, fp16, fp32 with tf32)")
+    return out
+
+
+def get(gpu_name: str, refresh: bool = False) -> dict:
+    data = _load()
+    entry = data.get(gpu_name)
+    if entry and entry.get("version") == CACHE_VERSION and not refresh:
+        return dict(entry, cached=True)
+    entry = measure()
+    entry["version"] = CACHE_VERSION
+    data[gpu_name] = entry
+    _store(data)
+    return dict(entry, cached=False)
