@@ -1,0 +1,180 @@
+"""Quick fixes, "Ignore TLxxx on this line" and `source.fixAll.tritonlens`.
+
+Edits are versioned TextDocumentEdits (when the client takes documentChanges) computed on the
+analyzed snapshot of the current version. Clients that resolve `edit` get the list of actions
+first and each edit on `codeAction/resolve`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidRequest
+from tritonlens.analysis.findings import Finding
+from tritonlens.analysis.suppress import ignore_comment_edit
+
+from .diagnostics import SOURCE, findings_for, to_diagnostic
+from .documents import Snapshot, snapshot_of
+
+log = logging.getLogger(__name__)
+
+FIX_ALL = "source.fixAll.tritonlens"
+QUICKFIX = types.CodeActionKind.QuickFix
+
+
+def kind_wanted(kind: str, only: list[str] | None) -> bool:
+    if not only:
+        return kind != FIX_ALL  # fix-all is a source action: only on request, never in the light bulb
+    return any(kind == o or kind.startswith(o + ".") for o in only)
+
+
+def workspace_edit(ls, snap: Snapshot, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+    if get_capability(ls.client_capabilities, "workspace.workspace_edit.document_changes", False):
+        return types.WorkspaceEdit(document_changes=[
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=snap.uri, version=snap.version),
+                edits=edits,
+            )
+        ])
+    return types.WorkspaceEdit(changes={snap.uri: edits})
+
+
+def fix_edits(f: Finding, snap: Snapshot) -> list[types.TextEdit]:
+    return [types.TextEdit(range=snap.range(e.range), new_text=e.new_text) for e in f.fix.edits] if f.fix else []
+
+
+def ignore_edits(f: Finding, snap: Snapshot) -> list[types.TextEdit]:
+    line = f.range.start.line
+    text = snap.lines[line] if line < len(snap.lines) else ""
+    new = ignore_comment_edit(text, f.code)
+    if new == text:
+        return []
+    from tritonlens.analysis.findings import Range
+
+    return [types.TextEdit(range=snap.range(Range.of(line, 0, line, len(text))), new_text=new)]
+
+
+def fix_all_edits(findings: list[Finding], snap: Snapshot) -> list[types.TextEdit]:
+    """Every deterministic fix, dropping any that overlaps one taken before it."""
+    spans = []
+    for f in findings:
+        if f.fix is None:
+            continue
+        edits = sorted(f.fix.edits, key=lambda e: (e.range.start, e.range.end))
+        spans.append((edits[0].range.start, edits[-1].range.end, f))
+    spans.sort(key=lambda s: (s[0], s[1]))
+    out: list[types.TextEdit] = []
+    taken: list[tuple] = []
+    for start, end, f in spans:
+        if any(not (end <= a or start >= b) or (start == a and end == b) for a, b in taken):
+            continue
+        taken.append((start, end))
+        out.extend(fix_edits(f, snap))
+    return out
+
+
+def _match(diag: types.Diagnostic, findings: list[Finding], snap: Snapshot) -> Finding | None:
+    for f in findings:
+        if f.code == diag.code and snap.range(f.range) == diag.range and (not diag.message or diag.message == f.message):
+            return f
+    for f in findings:  # clients may echo a trimmed message
+        if f.code == diag.code and snap.range(f.range) == diag.range:
+            return f
+    return None
+
+
+async def _current(ls, uri: str):
+    snap = snapshot_of(ls, uri)
+    if snap is None:
+        return None, None, []
+    result = await ls.analysis.analyze(snap, ls.settings.for_uri(uri))
+    st = ls.analysis.state(uri)
+    return snap, result, findings_for(st, result)
+
+
+def register(ls) -> None:
+    caps = ls.client_capabilities
+    resolve_props = get_capability(caps, "text_document.code_action.resolve_support.properties", []) or []
+    resolves = "edit" in resolve_props
+    literals = get_capability(caps, "text_document.code_action.code_action_literal_support", None) is not None
+
+    def action(title: str, kind: str, snap: Snapshot, edits_fn, payload: dict, diag=None, preferred=False):
+        if not literals:
+            # Old clients take only Commands: the server applies the edit itself.
+            return types.Command(title=title, command="tritonlens.server.applyEdit",
+                                 arguments=[ls.protocol._converter.unstructure(workspace_edit(ls, snap, edits_fn()))])
+        a = types.CodeAction(title=title, kind=kind, diagnostics=[diag] if diag else None,
+                             is_preferred=preferred or None)
+        if resolves:
+            a.data = {"uri": snap.uri, "version": snap.version, **payload}
+        else:
+            a.edit = workspace_edit(ls, snap, edits_fn())
+        return a
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[QUICKFIX, FIX_ALL], resolve_provider=resolves),
+    )
+    async def code_action(params: types.CodeActionParams):
+        snap, result, findings = await _current(ls, params.text_document.uri)
+        if snap is None:
+            return None
+        only = params.context.only
+        out = []
+        if kind_wanted(QUICKFIX, only):
+            for diag in params.context.diagnostics:
+                if diag.source not in (None, SOURCE) or not isinstance(diag.code, str) or not diag.code.startswith("TL"):
+                    continue
+                f = _match(diag, findings, snap)
+                if f is None:
+                    continue  # from another version: the client will ask again
+                ours = to_diagnostic(f, snap, ls.client_capabilities)
+                payload = {"action": "fix", "code": f.code, "range": _jr(ours.range), "message": f.message}
+                if f.fix is not None:
+                    out.append(action(f"tritonlens ({f.code}): {f.fix.title}", QUICKFIX, snap,
+                                      lambda f=f: fix_edits(f, snap), payload, ours, preferred=True))
+                if ignore_edits(f, snap):
+                    out.append(action(f"Ignore {f.code} on this line", QUICKFIX, snap,
+                                      lambda f=f: ignore_edits(f, snap), {**payload, "action": "ignore"}, ours))
+        if kind_wanted(FIX_ALL, only) and any(f.fix for f in findings):
+            out.append(action("tritonlens: fix all auto-fixable problems", FIX_ALL, snap,
+                              lambda: fix_all_edits(findings, snap), {"action": "fixAll"}))
+        return out or None
+
+    if resolves:
+        @ls.feature(types.CODE_ACTION_RESOLVE)
+        async def resolve(item: types.CodeAction):
+            data = item.data if isinstance(item.data, dict) else {}
+            uri = data.get("uri")
+            snap, result, findings = await _current(ls, uri) if uri else (None, None, [])
+            if snap is None:
+                raise JsonRpcInvalidRequest(message=f"tritonlens: {uri} is not open")
+            if data.get("version") != snap.version:
+                raise JsonRpcInvalidRequest(
+                    message=f"tritonlens: the document changed (v{data.get('version')} → v{snap.version}); "
+                    "ask for code actions again")
+            kind = data.get("action")
+            if kind == "fixAll":
+                edits = fix_all_edits(findings, snap)
+            else:
+                probe = types.Diagnostic(range=ls.protocol._converter.structure(data.get("range"), types.Range),
+                                         message=data.get("message", ""), code=data.get("code"))
+                f = _match(probe, findings, snap)
+                if f is None:
+                    raise JsonRpcInvalidRequest(message=f"tritonlens: {data.get('code')} is no longer reported there")
+                edits = fix_edits(f, snap) if kind == "fix" else ignore_edits(f, snap)
+            item.edit = workspace_edit(ls, snap, edits)
+            return item
+
+    @ls.command("tritonlens.server.applyEdit")
+    async def apply_edit(edit: dict):
+        we = ls.protocol._converter.structure(edit, types.WorkspaceEdit)
+        res = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=we, label="tritonlens"))
+        return {"applied": bool(res and res.applied)}
+
+
+def _jr(r: types.Range) -> dict:
+    return {"start": {"line": r.start.line, "character": r.start.character},
+            "end": {"line": r.end.line, "character": r.end.character}}

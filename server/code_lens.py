@@ -1,0 +1,56 @@
+"""Code lenses above each kernel: Profile, Optimize, and the latest measured result."""
+
+from __future__ import annotations
+
+import logging
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from tritonlens.analysis.findings import Range
+
+from . import results
+from .diagnostics import kernel_hash
+from .documents import snapshot_of
+
+log = logging.getLogger(__name__)
+
+PROFILE = "tritonlens.server.profile"
+OPTIMIZE = "tritonlens.server.optimize"
+REPORT = "tritonlens.server.report"
+
+
+def lenses_for(ls, uri: str, snap, module) -> list[types.CodeLens]:
+    out = []
+    for k in module.kernels:
+        line = k.range.start.line
+        rng = snap.range(Range.of(line, 0, line, 0))
+        args = [uri, k.name]
+        out.append(types.CodeLens(range=rng, command=types.Command(title="Profile", command=PROFILE, arguments=args)))
+        out.append(types.CodeLens(range=rng, command=types.Command(title="Optimize", command=OPTIMIZE, arguments=args)))
+        m = ls.measurements.latest(uri, k.name)
+        if m is not None:
+            title = results.summary(m)
+            if m.kernel_hash != kernel_hash(k.text):
+                title += " (before last edit)"
+            out.append(types.CodeLens(range=rng, command=types.Command(title=title, command=REPORT, arguments=args)))
+    return out
+
+
+def refresh(ls) -> None:
+    """Ask the client to re-request lenses (results changed), when it supports that."""
+    if get_capability(ls.client_capabilities, "workspace.code_lens.refresh_support", False):
+        ls.workspace_code_lens_refresh(None, callback=lambda _r: None)
+
+
+def register(ls) -> None:
+    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    async def code_lens(params: types.CodeLensParams):
+        uri = params.text_document.uri
+        snap = snapshot_of(ls, uri)
+        if snap is None:
+            return None
+        result = await ls.analysis.analyze(snap, ls.settings.for_uri(uri))
+        module = getattr(result, "module", None)
+        if module is None:
+            return None
+        return lenses_for(ls, uri, snap, module)

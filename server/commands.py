@@ -1,0 +1,75 @@
+"""workspace/executeCommand: profile, optimize, report, showIr (arguments: [uri, kernelName, ...]).
+
+Long commands report `$/progress` and stop when the client cancels. When an engine is missing the
+command says so (window/showMessage and the result), it never invents a result.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from . import profiling_bridge
+from .engines import EngineUnavailable
+from .progress import Cancelled
+
+log = logging.getLogger(__name__)
+
+PROFILE = "tritonlens.server.profile"
+OPTIMIZE = "tritonlens.server.optimize"
+REPORT = "tritonlens.server.report"
+SHOW_IR = "tritonlens.server.showIr"
+
+
+def _uri_kernel(command: str, args: tuple, extra: int = 0) -> tuple:
+    if len(args) < 1 or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams(message=f"{command}: expected arguments [uri, kernelName], got {list(args)!r}")
+    kernel = args[1] if len(args) > 1 else None
+    if kernel is not None and not isinstance(kernel, str):
+        raise JsonRpcInvalidParams(message=f"{command}: kernelName must be a string, got {kernel!r}")
+    return (args[0], kernel, *args[2:2 + extra])
+
+
+def unavailable(ls, exc: Exception) -> dict:
+    ls.show_info(str(exc), types.MessageType.Warning)
+    return {"ok": False, "error": str(exc)}
+
+
+def register(ls) -> None:
+    @ls.command(PROFILE)
+    async def profile(*args):
+        uri, kernel = _uri_kernel(PROFILE, args)
+        try:
+            return await profiling_bridge.profile(ls, uri, kernel)
+        except EngineUnavailable as exc:
+            return unavailable(ls, exc)
+        except Cancelled as exc:
+            return {"ok": False, "cancelled": True, "error": str(exc)}
+
+    @ls.command(OPTIMIZE)
+    async def optimize(*args):
+        uri, kernel = _uri_kernel(OPTIMIZE, args)
+        try:
+            return await profiling_bridge.optimize(ls, uri, kernel)
+        except EngineUnavailable as exc:
+            return unavailable(ls, exc)
+        except Cancelled as exc:
+            return {"ok": False, "cancelled": True, "error": str(exc)}
+
+    @ls.command(REPORT)
+    def report(*args):
+        uri, kernel = _uri_kernel(REPORT, args)
+        last = ls.measurements.last_report.get(uri)
+        if last is None:
+            return {"markdown": "No profile or optimization has run for this file yet.", "json": None}
+        return last
+
+    @ls.command(SHOW_IR)
+    async def show_ir(*args):
+        uri, kernel, stage, line = (*_uri_kernel(SHOW_IR, args, extra=2), None, None)[:4]
+        try:
+            return await profiling_bridge.show_ir(ls, uri, kernel, stage, line)
+        except EngineUnavailable as exc:
+            return unavailable(ls, exc)

@@ -1,0 +1,233 @@
+"""Findings → LSP diagnostics, and their delivery: pushed with the document version, or pulled.
+
+A diagnostic carries in `data` what its quick fix needs (ruff-lsp style): the fix title and its
+edits already in client units for the version it was computed on, so the code action handler can
+answer without re-analyzing when the version still matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from functools import cache
+from importlib.resources import files
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from tritonlens.analysis.findings import Finding, Range, Severity
+
+from .documents import DocumentState, Snapshot, snapshot_of
+
+log = logging.getLogger(__name__)
+
+SOURCE = "tritonlens"
+
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+
+
+@cache
+def rule_doc_uri(code: str) -> str | None:
+    """File URI of the rule's page shipped with the package (tritonlens.docs), if it exists."""
+    try:
+        path = files("tritonlens.docs").joinpath("rules", f"{code}.md")
+        if path.is_file():
+            from pathlib import Path
+
+            return Path(str(path)).resolve().as_uri()
+    except (ModuleNotFoundError, OSError):
+        pass
+    return None
+
+
+def kernel_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
+
+
+def fix_payload(finding: Finding, snap: Snapshot) -> dict | None:
+    if finding.fix is None or not finding.fix.edits:
+        return None
+    return {
+        "title": finding.fix.title,
+        "edits": [
+            {"range": _range_json(snap.range(e.range)), "newText": e.new_text} for e in finding.fix.edits
+        ],
+    }
+
+
+def _range_json(r: types.Range) -> dict:
+    return {
+        "start": {"line": r.start.line, "character": r.start.character},
+        "end": {"line": r.end.line, "character": r.end.character},
+    }
+
+
+def to_diagnostic(finding: Finding, snap: Snapshot, caps: types.ClientCapabilities | None = None) -> types.Diagnostic:
+    related_ok = get_capability(caps, "text_document.publish_diagnostics.related_information", True) if caps else True
+    href = rule_doc_uri(finding.code)
+    data: dict = {"version": snap.version, "kernel": finding.kernel}
+    fix = fix_payload(finding, snap)
+    if fix is not None:
+        data["fix"] = fix
+    if finding.data:
+        data["details"] = finding.data
+    related = None
+    if finding.related and related_ok:
+        related = [
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=snap.uri, range=snap.range(r.range)), message=r.message
+            )
+            for r in finding.related
+        ]
+    return types.Diagnostic(
+        range=snap.range(finding.range),
+        message=finding.message,
+        severity=_SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
+        code=finding.code,
+        code_description=types.CodeDescription(href=href) if href else None,
+        source=SOURCE,
+        related_information=related,
+        data=data,
+    )
+
+
+def same_diagnostic(a: types.Diagnostic, b: types.Diagnostic) -> bool:
+    """Match a diagnostic the client echoes back (maybe without data) to one of ours."""
+    return a.code == b.code and a.range == b.range and (a.message == b.message or not a.message or not b.message)
+
+
+# -- findings anchored to a kernel, from producers other than the static analysis -----------------
+
+
+class AnchoredFinding:
+    """A finding computed on an older snapshot, valid while its kernel's source is unchanged.
+
+    Profiling and compiling take seconds; by the time they finish the user may have typed above
+    the kernel. The finding moves with its kernel and disappears when the kernel itself changes.
+    """
+
+    __slots__ = ("finding", "kernel", "kernel_hash", "kernel_line")
+
+    def __init__(self, finding: Finding, kernel: str, kernel_hash: str, kernel_line: int):
+        self.finding = finding
+        self.kernel = kernel
+        self.kernel_hash = kernel_hash
+        self.kernel_line = kernel_line
+
+    def placed(self, module) -> Finding | None:
+        if module is None:
+            return None
+        k = module.kernel(self.kernel)
+        if k is None or kernel_hash(k.text) != self.kernel_hash:
+            return None
+        delta = k.range.start.line - self.kernel_line
+        if delta == 0:
+            return self.finding
+        f = self.finding
+
+        def shift(r: Range) -> Range:
+            return Range.of(r.start.line + delta, r.start.column, r.end.line + delta, r.end.column)
+
+        from dataclasses import replace
+
+        return replace(
+            f,
+            range=shift(f.range),
+            related=tuple(replace(rel, range=shift(rel.range)) for rel in f.related),
+            fix=None,  # an edit computed on another version is never replayed
+        )
+
+
+def findings_for(st: DocumentState, result) -> list[Finding]:
+    """Static findings of `result` plus the anchored findings of every other producer."""
+    out = list(getattr(result, "findings", None) or [])
+    module = getattr(result, "module", None)
+    for producer in sorted(st.extra):
+        for anchored in st.extra[producer]:
+            placed = anchored.placed(module)
+            if placed is not None:
+                out.append(placed)
+    return out
+
+
+def build(ls, st: DocumentState, snap: Snapshot, result) -> list[types.Diagnostic]:
+    caps = ls.client_capabilities
+    return [to_diagnostic(f, snap, caps) for f in findings_for(st, result)]
+
+
+# -- delivery ---------------------------------------------------------------------------------------
+
+
+def client_pulls(caps: types.ClientCapabilities | None) -> bool:
+    return get_capability(caps, "text_document.diagnostic", None) is not None
+
+
+def client_refreshes(caps: types.ClientCapabilities | None) -> bool:
+    return bool(get_capability(caps, "workspace.diagnostics.refresh_support", False))
+
+
+async def publish(ls, uri: str) -> bool:
+    """Analyze the current version of `uri` and push its diagnostics, unless it went stale.
+
+    Returns True when something was published.
+    """
+    snap = snapshot_of(ls, uri)
+    if snap is None:
+        return False
+    settings = ls.settings.for_uri(uri)
+    result = await ls.analysis.analyze(snap, settings)
+    current = snapshot_of(ls, uri)
+    if current is None or current.version != snap.version:
+        log.debug("dropping diagnostics for %s v%s: document is at v%s", uri, snap.version,
+                  current.version if current else None)
+        return False
+    st = ls.analysis.state(uri)
+    diagnostics = build(ls, st, snap, result)
+    st.published_version = snap.version
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=snap.version)
+    )
+    ls.notify_published(uri, snap.version, len(diagnostics))
+    return True
+
+
+def clear(ls, uri: str) -> None:
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+def result_id(st: DocumentState, snap: Snapshot, settings) -> str:
+    return f"{snap.version}:{st.generation}:{hash(settings.analysis_key()) & 0xFFFFFFFF:x}"
+
+
+async def pull(ls, params: types.DocumentDiagnosticParams):
+    uri = params.text_document.uri
+    snap = snapshot_of(ls, uri)
+    if snap is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    settings = ls.settings.for_uri(uri)
+    result = await ls.analysis.analyze(snap, settings)
+    st = ls.analysis.state(uri)
+    rid = result_id(st, snap, settings)
+    if params.previous_result_id == rid:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
+    items = build(ls, st, snap, result)
+    st.published_version = snap.version
+    ls.notify_published(uri, snap.version, len(items))
+    return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=rid)
+
+
+def register(ls) -> None:
+    """Pull diagnostics are offered only to clients that ask for them (jedi-language-server style)."""
+    if not ls.pull_diagnostics:
+        return
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=False, workspace_diagnostics=False),
+    )
+    async def _pull(params: types.DocumentDiagnosticParams):
+        return await pull(ls, params)

@@ -1,0 +1,169 @@
+"""Hover cards: a kernel (signature, configurations, static estimates, roofline position,
+latest measurement) and a tl.load / tl.store / tl.dot (what it moves, what fired there)."""
+
+from __future__ import annotations
+
+import logging
+
+from lsprotocol import types
+from tritonlens.analysis.findings import Position, Range
+from tritonlens.analysis.values import fmt
+
+from . import estimates_view, results
+from .diagnostics import findings_for, kernel_hash
+from .documents import snapshot_of
+
+log = logging.getLogger(__name__)
+
+MEMORY_CALLS = ("load", "store", "dot", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg")
+
+
+def _inside(r: Range, p: Position) -> bool:
+    return (r.start.line, r.start.column) <= (p.line, p.column) <= (r.end.line, r.end.column)
+
+
+def _word_at(line: str, col: int) -> tuple[str, int, int]:
+    start = col
+    while start > 0 and (line[start - 1].isalnum() or line[start - 1] == "_"):
+        start -= 1
+    end = col
+    while end < len(line) and (line[end].isalnum() or line[end] == "_"):
+        end += 1
+    return line[start:end], start, end
+
+
+def kernel_at_word(module, snap, pos: Position):
+    """The kernel whose name is under the cursor: at its definition or at a launch site."""
+    if pos.line >= len(snap.lines):
+        return None
+    word, _, _ = _word_at(snap.lines[pos.line], pos.column)
+    if not word:
+        return None
+    k = module.kernel(word)
+    if k is None:
+        return None
+    if _inside(k.name_range, pos) or any(_inside(l.range, pos) for l in k.launches):
+        return k
+    return None
+
+
+def configurations_table(k) -> str:
+    constexprs = [p.name for p in k.params if p.is_constexpr]
+    cols = constexprs + ["num_warps", "num_stages"]
+    if not k.configs:
+        return "_No launch of this kernel in this file: values unknown._"
+    rows = []
+    seen = set()
+    for c in k.configs[:12]:
+        cells = []
+        for name in cols:
+            v = c.values.get(name)
+            if v is None:
+                cells.append("?")
+            else:
+                cells.append(fmt(v.value) + (" (default)" if v.origin.startswith("Triton's default") else ""))
+        row = f"| {c.label} | " + " | ".join(cells) + " |"
+        if row not in seen:
+            seen.add(row)
+            rows.append(row)
+    head = "| configuration | " + " | ".join(f"`{n}`" for n in cols) + " |\n|---|" + "---|" * len(cols)
+    more = f"\n\n_{len(k.configs) - 12} more configurations not shown._" if len(k.configs) > 12 else ""
+    return head + "\n" + "\n".join(rows) + more
+
+
+def kernel_card(ls, uri: str, module, k, findings, settings) -> str:
+    parts = [f"### `{k.name}` · Triton kernel" + (" (autotuned)" if k.autotuned else ""),
+             f"```python\n{k.signature}\n```"]
+    parts.append("**Configurations** (resolved constexpr values per launch site)\n\n" + configurations_table(k))
+    est = estimates_view.kernel_section(module, k, settings)
+    if est:
+        parts.append(est)
+    here = [f for f in findings if f.kernel == k.name]
+    if here:
+        items = "\n".join(f"- **{f.code}** line {f.range.start.line + 1}: {f.message}" for f in here[:8])
+        parts.append(f"**Findings** ({len(here)})\n\n{items}")
+    m = ls.measurements.latest(uri, k.name)
+    if m is not None:
+        parts.append(results.hover_markdown(m, stale=m.kernel_hash != kernel_hash(k.text)))
+    opt = ls.measurements.optimized(uri, k.name)
+    if opt is not None:
+        parts.append(_optimize_section(opt.report))
+    return "\n\n---\n\n".join(parts)
+
+
+def _optimize_section(report: dict) -> str:
+    cands = report.get("candidates") or []
+    refused = [c for c in cands if not c.get("accepted")]
+    accepted = [c for c in cands if c.get("accepted")]
+    lines = [f"**Optimization** ({report.get('mode', '?')} mode): {len(accepted)} accepted, {len(refused)} refused"]
+    for c in refused[:5]:
+        lines.append(f"- refused ({c.get('proposer')}): {c.get('reason')}")
+    return "\n".join(lines)
+
+
+def call_card(module, k, call, findings, settings, snap) -> str:
+    src_text = module.src.text_of(call.node)
+    if len(src_text) > 160:
+        src_text = src_text[:157] + "..."
+    parts = [f"### `tl.{call.name}` in `{k.name}`", f"```python\n{src_text}\n```"]
+    moved = estimates_view.call_section(module, k, call, settings)
+    if moved:
+        parts.append(moved)
+    if call.loops:
+        parts.append(f"Inside {len(call.loops)} loop(s): runs once per iteration of "
+                     + ", ".join(f"`{l.kind}` at line {l.range.start.line + 1}" for l in call.loops) + ".")
+    fired = [f for f in findings if f.kernel == k.name and (_overlaps(f.range, call.range))]
+    if fired:
+        parts.append("**Why tritonlens flagged it**\n\n" + "\n".join(f"- **{f.code}**: {f.message}" for f in fired))
+    return "\n\n---\n\n".join(parts)
+
+
+def _overlaps(a: Range, b: Range) -> bool:
+    return not ((a.end.line, a.end.column) < (b.start.line, b.start.column)
+                or (b.end.line, b.end.column) < (a.start.line, a.start.column))
+
+
+async def hover(ls, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    snap = snapshot_of(ls, uri)
+    if snap is None:
+        return None
+    settings = ls.settings.for_uri(uri)
+    result = await ls.analysis.analyze(snap, settings)
+    module = getattr(result, "module", None)
+    if module is None:
+        return None
+    pos = snap.engine_position(params.position)
+    findings = findings_for(ls.analysis.state(uri), result)
+    k = kernel_at_word(module, snap, pos)
+    if k is not None:
+        text = kernel_card(ls, uri, module, k, findings, settings)
+        rng = k.name_range if _inside(k.name_range, pos) else None
+    else:
+        k = module.kernel_at(pos.line)
+        if k is None:
+            return None
+        call = k.call_at(pos.line, pos.column)
+        if call is None or call.name not in MEMORY_CALLS:
+            return None
+        text = call_card(module, k, call, findings, settings, snap)
+        rng = call.range
+    return types.Hover(
+        contents=types.MarkupContent(kind=_markup_kind(ls), value=text),
+        range=snap.range(rng) if rng is not None else None,
+    )
+
+
+def _markup_kind(ls) -> types.MarkupKind:
+    from pygls.capabilities import get_capability
+
+    formats = get_capability(ls.client_capabilities, "text_document.hover.content_format", None)
+    if formats and types.MarkupKind.Markdown not in formats:
+        return types.MarkupKind.PlainText
+    return types.MarkupKind.Markdown
+
+
+def register(ls) -> None:
+    @ls.feature(types.TEXT_DOCUMENT_HOVER)
+    async def _hover(params: types.HoverParams):
+        return await hover(ls, params)

@@ -1,0 +1,153 @@
+"""Runs the profiling / rewrite / compile engines for the server and files their results.
+
+The engines are blocking (they drive a worker process); they run on a thread, get a
+`threading.Event` to stop on, and the server never executes user code itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+from pathlib import Path
+
+from pygls.uris import to_fs_path
+from tritonlens.analysis.findings import Finding, Severity
+
+from . import code_lens, results
+from .diagnostics import AnchoredFinding, kernel_hash
+from .documents import snapshot_of
+from .engines import COMPILE, PROFILING, REWRITE, EngineUnavailable, load
+from .progress import Progress
+
+log = logging.getLogger(__name__)
+
+
+def _call(fn, *args, **kwargs):
+    """Call an engine function with the keyword arguments it accepts (engines grow options)."""
+    params = inspect.signature(fn).parameters
+    if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        kwargs = {k: v for k, v in kwargs.items() if k in params}
+    return fn(*args, **kwargs)
+
+
+def _path_of(uri: str) -> str:
+    path = to_fs_path(uri)
+    if not path or not Path(path).is_file():
+        raise EngineUnavailable(f"{uri} is not a file on disk; save it first")
+    return path
+
+
+def _unsaved_warning(ls, uri: str, path: str) -> None:
+    snap = snapshot_of(ls, uri)
+    try:
+        on_disk = Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return
+    if snap is not None and snap.text != on_disk:
+        ls.show_info("the file has unsaved changes; profiling the saved version")
+
+
+async def _model(ls, uri: str):
+    snap = snapshot_of(ls, uri)
+    if snap is None:
+        try:
+            from .documents import Snapshot
+
+            snap = Snapshot(uri=uri, version=None, text=Path(_path_of(uri)).read_text(encoding="utf-8"))
+        except (OSError, EngineUnavailable):
+            return None
+    result = await ls.analysis.analyze(snap, ls.settings.for_uri(uri))
+    return getattr(result, "module", None)
+
+
+async def profile(ls, uri: str, kernel: str | None, *, kernels: list[str] | None = None, title: str | None = None) -> dict:
+    api = load(PROFILING, "Profiling")
+    path = _path_of(uri)
+    settings = ls.settings.for_uri(uri)
+    _unsaved_warning(ls, uri, path)
+    wanted = [kernel] if kernel else kernels
+    async with Progress(ls, title or f"tritonlens: profiling {kernel or 'kernels'} in {Path(path).name}") as p:
+        cancel = threading.Event()
+        p.on_cancel(cancel.set)
+        p.report(f"running {', '.join(wanted) if wanted else 'every kernel'} on {settings.backend}")
+        try:
+            report = await p.run(asyncio.to_thread(
+                _call, api.profile_file, path, kernel=kernel, kernels=wanted, backend=settings.backend,
+                python=settings.python or None, ncu=settings.ncu, cancel=cancel,
+            ))
+        finally:
+            cancel.set()  # the thread's worker stops if the await ended early for any reason
+    await record_profile(ls, uri, report)
+    return {"ok": True, "report": report}
+
+
+async def record_profile(ls, uri: str, report: dict) -> None:
+    module = await _model(ls, uri)
+    st = ls.analysis.state(uri)
+    anchored = [a for a in st.extra.get("profile", [])]
+    mode = report.get("mode", "interpreter")
+    for entry in report.get("kernels") or []:
+        name = entry.get("name")
+        k = module.kernel(name) if module is not None and name else None
+        if k is None:
+            continue
+        m = results.Measurement(
+            kernel=name, kernel_hash=kernel_hash(k.text), kernel_line=k.range.start.line, entry=entry,
+            mode=mode, device=report.get("device") or {}, backend=report.get("backend", "local"),
+        )
+        ls.measurements.record(uri, m)
+        anchored = [a for a in anchored if a.kernel != name]
+        msg = results.diagnostic_message(m)
+        if msg:
+            f = Finding(code="TL-PROFILE", severity=Severity.INFO, message=msg, range=k.name_range, kernel=name,
+                        data={"measured": True})
+            anchored.append(AnchoredFinding(f, name, m.kernel_hash, m.kernel_line))
+    st.extra["profile"] = anchored
+    ls.measurements.last_report[uri] = {"markdown": _report_markdown(ls, uri, report), "json": report}
+    ls.refresh_all()
+    code_lens.refresh(ls)
+
+
+def _report_markdown(ls, uri: str, report: dict) -> str:
+    lines = [f"# Profile of {Path(to_fs_path(uri) or uri).name}",
+             f"mode: {report.get('mode')}, backend: {report.get('backend')}"]
+    for entry in report.get("kernels") or []:
+        m = ls.measurements.latest(uri, entry.get("name", ""))
+        if m is not None:
+            lines.append(f"## {m.kernel}\n\n" + results.hover_markdown(m, stale=False))
+    return "\n\n".join(lines)
+
+
+async def optimize(ls, uri: str, kernel: str | None) -> dict:
+    api = load(REWRITE, "Optimization")
+    path = _path_of(uri)
+    settings = ls.settings.for_uri(uri)
+    _unsaved_warning(ls, uri, path)
+    async with Progress(ls, f"tritonlens: optimizing {kernel or 'kernels'} in {Path(path).name}") as p:
+        cancel = threading.Event()
+        p.on_cancel(cancel.set)
+        try:
+            report = await p.run(asyncio.to_thread(
+                _call, api.optimize_file, path, kernel=kernel, backend=settings.backend,
+                python=settings.python or None, llm_base_url=settings.llm.base_url or None,
+                llm_model=settings.llm.model or None, llm_api_key_env=settings.llm.api_key_env, cancel=cancel,
+            ))
+        finally:
+            cancel.set()
+    module = await _model(ls, uri)
+    if module is not None and kernel and module.kernel(kernel) is not None:
+        ls.measurements.record_optimize(uri, results.OptimizeOutcome(kernel, kernel_hash(module.kernel(kernel).text), report))
+    ls.measurements.last_report[uri] = {"markdown": f"# Optimization of {kernel}\n\n```json\n{report}\n```", "json": report}
+    code_lens.refresh(ls)
+    return {"ok": True, "report": report}
+
+
+async def show_ir(ls, uri: str, kernel: str | None, stage, line) -> dict:
+    api = load(COMPILE, "Compiled IR")
+    path = _path_of(uri)
+    settings = ls.settings.for_uri(uri)
+    out = await asyncio.to_thread(_call, api.show_ir, path, kernel=kernel, stage=stage or "ptx", line=line,
+                                  target=settings.compile_target, python=settings.python or None)
+    return {"ok": True, **(out if isinstance(out, dict) else {"text": out})}

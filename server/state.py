@@ -1,0 +1,74 @@
+"""Per-document analysis: one analyzer, run on its own thread, results kept per version.
+
+The analyzer keeps a per-kernel cache and is not meant to be shared between threads, so every
+analysis goes through a single-thread executor; the event loop only awaits it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from .documents import DocumentState, Snapshot, may_hold_kernels
+
+log = logging.getLogger(__name__)
+
+
+class AnalysisService:
+    def __init__(self):
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tritonlens-analysis")
+        self._analyzer = None
+        self.docs: dict[str, DocumentState] = {}
+        # (uri, version, settings_key) -> future of the analysis in flight, so that a hover and a
+        # publish asking for the same version share one run.
+        self._inflight: dict[tuple, asyncio.Future] = {}
+        self.last_duration_ms: float = 0.0
+
+    def state(self, uri: str) -> DocumentState:
+        st = self.docs.get(uri)
+        if st is None:
+            st = self.docs[uri] = DocumentState(uri)
+        return st
+
+    def forget(self, uri: str) -> None:
+        self.docs.pop(uri, None)
+
+    def _analyze_sync(self, snap: Snapshot, select, ignore):
+        if self._analyzer is None:
+            from tritonlens.analysis.engine import Analyzer
+
+            self._analyzer = Analyzer()
+        t0 = time.perf_counter()
+        result = self._analyzer.analyze(snap.text, path=snap.path, select=list(select) or None, ignore=list(ignore) or None)
+        self.last_duration_ms = (time.perf_counter() - t0) * 1000
+        return result
+
+    async def analyze(self, snap: Snapshot, settings) -> object | None:
+        """The analysis of `snap` under `settings`; cached while the version and settings hold.
+
+        Files that cannot hold a kernel skip the analyzer; their result is None.
+        """
+        st = self.state(snap.uri)
+        key = settings.analysis_key()
+        if st.current_for(snap, key):
+            return st.result
+        if not may_hold_kernels(snap.text):
+            st.analyzed, st.result, st.settings_key = snap, None, key
+            return None
+        flight_key = (snap.uri, snap.version, hash(snap.text), key)
+        fut = self._inflight.get(flight_key)
+        if fut is None:
+            loop = asyncio.get_running_loop()
+            fut = loop.run_in_executor(self._pool, self._analyze_sync, snap, settings.select, settings.ignore)
+            self._inflight[flight_key] = fut
+            fut.add_done_callback(lambda _f: self._inflight.pop(flight_key, None))
+        result = await asyncio.shield(fut)
+        # Only a newer-or-equal snapshot may replace what is stored.
+        if st.analyzed is None or st.analyzed.version is None or snap.version is None or snap.version >= st.analyzed.version:
+            st.analyzed, st.result, st.settings_key = snap, result, key
+        return result
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
