@@ -1,0 +1,225 @@
+"""TL101–TL106: diagnostics from what the compiler actually produced (compile_job's result).
+
+Each finding sits on the line it concerns (the spilling line, the `tl.dot`, the load, the
+compiler's error position) and falls back to the kernel's `def` line when nothing narrower is known.
+One finding per (rule, line) per kernel: when several configurations agree, the message names the
+worst and `data["configs"]` lists them all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tritonlens.analysis.findings import Finding, Range, Related, Severity
+from tritonlens.profiling.occupancy import limits_for
+
+# The tensor-core path each target's best `tl.dot` lowering uses.
+TENSOR_CORE_PATH = {"sm_80": "mma.sync", "sm_86": "mma.sync", "sm_89": "mma.sync", "sm_90": "wgmma",
+                    "sm_100": "tcgen05", "sm_120": "mma.sync"}
+SPILL_WARNING = 256  # bytes: below, info
+SPILL_ERROR = 1024  # bytes: from here on, error
+LOW_OCCUPANCY = 25.0  # percent
+
+
+class _Lines:
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+
+    def range(self, line: int | None, column: int | None = None) -> Range:
+        """0-based range for a 1-based line: from `column` (or the first non-blank) to the line end."""
+        if not line or line < 1 or line > len(self.lines):
+            return Range.of(0, 0, 0, 0)
+        text = self.lines[line - 1]
+        start = len(text) - len(text.lstrip()) if column is None else min(column, len(text))
+        end = len(text.rstrip())
+        return Range.of(line - 1, start, line - 1, max(end, start))
+
+    def def_range(self, line: int | None, name: str) -> Range:
+        if line and 0 < line <= len(self.lines):
+            col = self.lines[line - 1].find(name)
+            if col >= 0:
+                return Range.of(line - 1, col, line - 1, col + len(name))
+        return self.range(line)
+
+    def token_range(self, line: int | None, column: int | None) -> Range:
+        """The expression starting at `column`: up to the end of its call parentheses if any."""
+        if not line or line < 1 or line > len(self.lines) or column is None:
+            return self.range(line)
+        text = self.lines[line - 1]
+        i, depth = column, 0
+        while i < len(text):
+            ch = text[i]
+            if ch in "([":
+                depth += 1
+            elif ch in ")]":
+                depth -= 1
+                if depth <= 0:
+                    i += 1
+                    break
+            elif depth == 0 and (ch.isspace() or ch in ",=:"):
+                break
+            i += 1
+        return Range.of(line - 1, column, line - 1, max(i, column + 1))
+
+
+def _fmt(n) -> str:
+    return f"{n:,}"
+
+
+def findings_from(result: dict, text: str | None = None) -> list[Finding]:
+    if text is None:
+        try:
+            text = Path(result["path"]).read_text(encoding="utf-8")
+        except (OSError, KeyError):
+            text = ""
+    src = _Lines(text)
+    target = result.get("target", "sm_90")
+    out: list[Finding] = []
+    for k in result.get("kernels", []):
+        name, kline = k["name"], k.get("line")
+        defr = src.def_range(kline, name)
+        configs = k.get("configs", [])
+        out += _tl105(src, name, defr, configs)
+        ok = [c for c in configs if not c.get("error") and c.get("registers") is not None]
+        out += _tl104(name, defr, ok, target)
+        out += _tl101(src, name, defr, ok)
+        out += _tl102(name, defr, ok, target)
+        out += _tl103(src, name, ok, target)
+        out += _tl106(src, name, ok)
+    return out
+
+
+def _worst(configs, key):
+    return max(configs, key=key)
+
+
+def _tl105(src, name, defr, configs) -> list[Finding]:
+    seen = {}
+    for c in configs:
+        e = c.get("error")
+        if not e:
+            continue
+        where = (e.get("line"), e.get("column"), e.get("message"))
+        seen.setdefault(where, []).append(c.get("label"))
+    out = []
+    for (line, col, msg), labels in seen.items():
+        rng = src.token_range(line, col) if line else defr
+        more = f" ({labels[0]}" + (f" and {len(labels) - 1} more" if len(labels) > 1 else "") + ")"
+        out.append(Finding("TL105", Severity.ERROR, f"Triton compile error{more}: {msg}", rng, kernel=name,
+                           data={"configs": labels, "line": line, "column": col}))
+    return out
+
+
+def _tl104(name, defr, ok, target) -> list[Finding]:
+    limit = limits_for(target).shared_per_block
+    over = [c for c in ok if c["shared_bytes"] > limit]
+    if not over:
+        return []
+    w = _worst(over, lambda c: c["shared_bytes"])
+    stages = f", num_stages={w['num_stages']}" if w.get("num_stages") else ""
+    msg = (f"needs {_fmt(w['shared_bytes'])} B of shared memory per program ({w['label']}{stages}); {target} allows "
+           f"{_fmt(limit)} B: the launch fails with OutOfResources. Smaller tiles or fewer stages fit")
+    return [Finding("TL104", Severity.ERROR, msg, defr, kernel=name,
+                    data={"configs": [c["label"] for c in over], "shared_bytes": w["shared_bytes"], "limit": limit})]
+
+
+def _tl101(src, name, defr, ok) -> list[Finding]:
+    spilling = [c for c in ok if (c.get("spill_bytes") or 0) > 0]
+    if not spilling:
+        return []
+    w = _worst(spilling, lambda c: c["spill_bytes"])
+    sb = w["spill_bytes"]
+    severity = Severity.INFO if sb < SPILL_WARNING else Severity.WARNING if sb < SPILL_ERROR else Severity.ERROR
+    hot = sorted((ln for ln in w.get("lines", []) if ln["spill_bytes"] > 0 and ln["line"] != _line_of(defr)),
+                 key=lambda ln: -ln["spill_bytes"])
+    rng = src.range(hot[0]["line"]) if hot else defr
+    related = tuple(Related(src.range(ln["line"]), f"{ln['spill_bytes']} B of spill loads/stores on this line")
+                    for ln in hot[:5])
+    where = f"; most spill traffic on line {hot[0]['line']}" if hot else ""
+    msg = (f"{w['registers']} registers/thread and {_fmt(sb)} B of local-memory spills per thread "
+           f"({w['label']}){where}. Spills go to slow local memory: smaller tiles, fewer num_stages or more "
+           "num_warps relieve register pressure")
+    return [Finding("TL101", severity, msg, rng, kernel=name, related=related,
+                    data={"configs": [c["label"] for c in spilling], "spill_bytes": sb,
+                          "lines": [ln["line"] for ln in hot]})]
+
+
+def _line_of(r: Range) -> int:
+    return r.start.line + 1
+
+
+def _tl102(name, defr, ok, target) -> list[Finding]:
+    low = [c for c in ok if c.get("occupancy") is not None and c["occupancy"] <= LOW_OCCUPANCY
+           and c["shared_bytes"] <= limits_for(target).shared_per_block]
+    if not low:
+        return []
+    w = min(low, key=lambda c: c["occupancy"])
+    lim = limits_for(target)
+    cause = {"registers": f"{w['registers']} registers/thread × {w['num_warps'] * 32} threads",
+             "shared memory": f"{_fmt(w['shared_bytes'])} B of shared memory per program",
+             "warps": f"{w['num_warps']} warps per program",
+             "blocks": f"at most {lim.max_blocks} programs per SM"}.get(w["limiter"], w["limiter"])
+    msg = (f"theoretical occupancy {w['occupancy']:g}% on {target}: {w['blocks_per_sm']} program(s) × "
+           f"{w['num_warps']} warps of {lim.max_warps} per SM, limited by {w['limiter']} ({cause}; {w['label']})")
+    return [Finding("TL102", Severity.INFO, msg, defr, kernel=name,
+                    data={"configs": [c["label"] for c in low], "occupancy": w["occupancy"],
+                          "limiter": w["limiter"]})]
+
+
+def dot_reason(d: dict, cfg: dict, target: str) -> str | None:
+    """Why a dot missed the target's tensor-core path, when we can tell."""
+    a = (d.get("a_dtype") or "").lower()
+    if a in ("f32", "fp32") and d.get("input_precision") == "ieee":
+        return "fp32 operands with input_precision=\"ieee\" have no tensor-core instruction"
+    if a in ("f64", "fp64"):
+        return "fp64 operands"
+    if d.get("m") is not None and (d["m"] < 16 or (d.get("n") or 16) < 16 or (d.get("k") or 16) < 16):
+        return f"a {d['m']}×{d['n']}×{d['k']} tile is below the 16×16×16 tensor-core minimum"
+    if target == "sm_90":
+        if (cfg.get("num_warps") or 4) < 4:
+            return f"wgmma needs a warpgroup of 4 warps; num_warps={cfg.get('num_warps')}"
+        if d.get("m") is not None and d["m"] < 64:
+            return f"the tile has {d['m']} rows; wgmma needs at least 64 (BLOCK_M ≥ 64)"
+    return None
+
+
+def _tl103(src, name, ok, target) -> list[Finding]:
+    want = TENSOR_CORE_PATH.get(target)
+    if want is None:
+        return []
+    per_site: dict = {}
+    for c in ok:
+        for d in c.get("dots", []):
+            if d["lowering"] != want:
+                per_site.setdefault((d.get("line"), d.get("column")), []).append((c, d))
+    out = []
+    for (line, col), hits in per_site.items():
+        c, d = hits[0]
+        reason = dot_reason(d, c, target)
+        because = f": {reason}" if reason else ""
+        msg = (f"tl.dot lowered to {d['lowering']}, not {target}'s {want}{because} ({c['label']}"
+               + (f" and {len(hits) - 1} more" if len(hits) > 1 else "") + ")")
+        out.append(Finding("TL103", Severity.WARNING, msg, src.token_range(line, col), kernel=name,
+                           data={"configs": [h[0]["label"] for h in hits], "lowering": d["lowering"],
+                                 "expected": want, "reason": reason}))
+    return out
+
+
+def _tl106(src, name, ok) -> list[Finding]:
+    out, done = [], set()
+    for c in ok:
+        w = c.get("vector_whatif")
+        if not w:
+            continue
+        args = ", ".join(f"`{a}`" for a in w["arguments"])
+        for item in w["lines"]:
+            if item["line"] in done:
+                continue
+            done.add(item["line"])
+            msg = (f"global loads on this line move {item['bytes']} B per instruction; the block is contiguous and "
+                   f"with {args} divisible by 16 (pointers 16-byte aligned) they would move {item['could_be']} B "
+                   f"({c['label']})")
+            out.append(Finding("TL106", Severity.WARNING, msg, src.range(item["line"]), kernel=name,
+                               data={"arguments": w["arguments"], "bytes": item["bytes"],
+                                     "could_be": item["could_be"]}))
+    return out
