@@ -1,0 +1,121 @@
+"""TL002: a load/store at block offsets (program_id × arange) with no mask in a kernel that is
+told its size: the last program's block runs past the end unless the size is always a multiple."""
+
+from __future__ import annotations
+
+import re
+
+from ..findings import Range, Related, Severity, TextEdit
+from ..source import walk
+from . import _offsets as off
+from .base import KernelContext, RuleInfo
+
+RULE = RuleInfo(
+    id="TL002",
+    name="unmasked-block-access",
+    severity=Severity.WARNING,
+    summary="tl.load/tl.store at program_id/arange offsets with no mask while the kernel takes a size bound",
+    fix_title="mask the access with the size bound",
+)
+
+# Names that say "how many": n, N, M, K, n_elements, numel, seq_len, n_cols, num_tokens, …
+_SIZE_NAME = re.compile(r"^(n|N|M|K|L|numel|size|length)$|^(n|num)_|numel|elements|_size$|^size_|(^|_)len(gth)?$|^(n|N)[A-Z_]")
+_NOT_SIZE = re.compile(r"stride|eps|scale|seed|alpha|beta|ptr|offset|^p$|prob|temp|momentum", re.IGNORECASE)
+
+
+def _size_params(ctx: KernelContext) -> list[str]:
+    kinds = off.param_kinds(ctx)
+    compared = set()
+    for node in walk(ctx.kernel.node):
+        if node.type == "comparison_operator":
+            compared |= off.names_in_text(node, ctx.src)
+    out = []
+    for p in ctx.kernel.params:
+        if p.name not in kinds.runtime or _NOT_SIZE.search(p.name):
+            continue
+        if p.annotation and "float" in p.annotation:
+            continue
+        if _SIZE_NAME.search(p.name) or p.name in compared:
+            out.append(p.name)
+    return out
+
+
+def _mask_node(call):
+    if call.name == "load":
+        return call.arg(1, "mask")
+    return call.arg(2, "mask")
+
+
+def check(ctx: KernelContext):
+    k = ctx.kernel
+    sizes = None
+    for call in k.calls_named("load", "store"):
+        ptr = call.arg(0, "pointer")
+        if ptr is None or _mask_node(call) is not None or "boundary_check" in call.kwargs:
+            continue
+        if call.name == "load" and len(call.args) > 3:
+            continue  # positional boundary_check
+        block_ptrs = ctx.definition_calls(ptr, "make_block_ptr", "advance")
+        pids = ctx.definition_calls(ptr, "program_id")
+        aranges = ctx.definition_calls(ptr, "arange")
+        if not pids or not (aranges or block_ptrs):
+            continue
+        if sizes is None:
+            sizes = _size_params(ctx)
+        if not sizes:
+            return  # no size bound: the launch may be exact by construction
+        guards = off.enclosing_conditions(call.node)
+        guard_names = set().union(*(ctx.depends_on(g) for g in guards)) if guards else set()
+        kinds = off.param_kinds(ctx)
+        if guard_names & (kinds.constexpr | set(sizes) | set(k.heuristics)):
+            continue  # an `if EVEN_K:` / `if start + BLOCK <= n:` fast path: the guard is the mask
+        yield _finding(ctx, call, ptr, pids, aranges, block_ptrs, sizes)
+
+
+def _finding(ctx, call, ptr, pids, aranges, block_ptrs, sizes):
+    src = ctx.src
+    what = "tl.load" if call.name == "load" else "tl.store"
+    pid_line = off.line_of(pids[0].node)
+    if block_ptrs and not aranges:
+        origin = f"a block pointer (tl.make_block_ptr at line {off.line_of(block_ptrs[0].node)}) offset by tl.program_id at line {pid_line}"
+        remedy = "pass boundary_check=(0, 1) (and padding_option=\"zero\" on loads)"
+    else:
+        origin = f"offsets from tl.program_id (line {pid_line}) and tl.arange (line {off.line_of(aranges[0].node)})"
+        remedy = "mask it"
+    size_list = ", ".join(f"`{s}`" for s in sizes)
+    msg = (f"{what} at {origin} has no mask, but {ctx.kernel.name} takes the size bound {size_list}: "
+           f"the last program touches memory past the end unless the size is always a multiple of the block; {remedy}")
+    related = [Related(src.range(pids[0].node), "the program id the offsets come from")]
+    p = ctx.kernel.param(sizes[0])
+    if p is not None:
+        related.append(Related(p.range, "the size bound"))
+    edits = None if block_ptrs else _fix(ctx, call, ptr, sizes)
+    return ctx.finding(src.range(call.node), msg, fix=edits, related=related,
+                       data={"sizes": sizes, "access": call.name})
+
+
+def _fix(ctx, call, ptr, sizes):
+    """`p + offs` with 1-D offsets and one size bound → `mask=offs < n` (reusing a `mask`
+    variable of the kernel that already says exactly that)."""
+    src = ctx.src
+    terms = off.pointer_terms(ctx, ptr)
+    with_arange = [t for t in terms if t.aranges]
+    if len(with_arange) != 1 or with_arange[0].ndim is not None or with_arange[0].multipliers:
+        return None
+    leaf = off.strip_parens(with_arange[0].leaf)
+    if leaf is None or leaf.type != "identifier" or len(sizes) != 1:
+        return None
+    offs, n = src.text_of(leaf), sizes[0]
+    cond = f"{offs} < {n}"
+    mask_expr = cond
+    for name, defs in ctx.kernel.assignments.items():
+        if len(defs) == 1 and defs[0].value is not None and src.text_of(defs[0].value).replace(" ", "") == cond.replace(" ", "") \
+                and defs[0].node.start_byte < call.node.start_byte:
+            mask_expr = name
+            break
+    args = call.node.child_by_field_name("arguments")
+    last = [a for a in (args.named_children if args is not None else []) if a.type != "comment"]
+    if not last:
+        return None
+    pos = src.pos(last[-1].end_point)
+    return [TextEdit(Range(pos, pos), f", mask={mask_expr}")]
