@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .findings import Finding
 from .model import Kernel, Module, build_module, is_kernel_definition, _collect_aliases, top_level_definitions
 from .rules import RULE_MODULES, KernelContext
-from .source import Source, new_parser
+from .source import Source, new_parser, reparse
 from .suppress import is_suppressed, suppressions
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2, "hint": 3}
@@ -54,6 +54,11 @@ class Analyzer:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._trees: OrderedDict[str, tuple[bytes, object]] = OrderedDict()  # doc_id → last (bytes, tree)
+
+    def forget(self, doc_id: str) -> None:
+        with self._lock:
+            self._trees.pop(doc_id, None)
 
     def _parser(self):
         p = getattr(self._local, "parser", None)
@@ -61,8 +66,23 @@ class Analyzer:
             p = self._local.parser = new_parser()
         return p
 
-    def analyze(self, text: str, path: str | None = None, select=None, ignore=None) -> AnalysisResult:
-        src = Source(text, parser=self._parser())
+    def analyze(self, text: str, path: str | None = None, select=None, ignore=None, doc_id: str | None = None) -> AnalysisResult:
+        """Analyze `text`. With `doc_id` (e.g. a document URI) the previous tree of that document
+        is reused for an incremental parse."""
+        tree = None
+        if doc_id is not None:
+            with self._lock:
+                prev = self._trees.get(doc_id)
+            if prev is not None:
+                data = text.encode("utf-8", errors="surrogatepass")
+                tree = reparse(self._parser(), prev[0], prev[1].copy(), data)
+        src = Source(text, tree=tree, parser=self._parser())
+        if doc_id is not None:
+            with self._lock:
+                self._trees[doc_id] = (src.data, src.tree)
+                self._trees.move_to_end(doc_id)
+                while len(self._trees) > 64:
+                    self._trees.popitem(last=False)
         codes = _select(select, ignore)
         aliases = _collect_aliases(src)
 

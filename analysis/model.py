@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .findings import Range
-from .source import Source, dotted_name, walk
+from .source import Source, captures, dotted_name, walk
 from .values import UNKNOWN, Scope, Value, evaluate, fmt
 
 MAX_CONFIGS = 32  # combinations of launch values × autotune configs considered per kernel
@@ -364,6 +364,9 @@ def _build_kernel(src: Source, al: Aliases, outer, fn, decorators, name: str) ->
     body = fn.child_by_field_name("body")
     if body is not None:
         _walk_body(k, body, src, al, ())
+        nested = captures(body, "[(function_definition) (class_definition)] @d", "d")
+        _collect_calls(k, body, src, al, [(d.start_byte, d.end_byte) for d in nested])
+        k.loops.sort(key=lambda l: l.node.start_byte)
     return k
 
 
@@ -458,11 +461,12 @@ _LOOP_RANGES = {"range": "range", "static_range": "tl.static_range"}
 
 
 def _walk_body(k: Kernel, node, src: Source, al: Aliases, loops: tuple) -> None:
-    """Record tl calls, loops and assignments; loops are tracked so rules know what repeats."""
+    """Record loops and assignments statement by statement; tl calls are collected afterwards
+    by one query (`_collect_calls`), which places them in these loops by position."""
     for child in node.named_children:
         t = child.type
         if t in ("function_definition", "class_definition", "decorated_definition"):
-            continue  # nested definitions are not part of the kernel's own body (TL019 reports them)
+            continue  # nested definitions are not part of the kernel's own body
         if t == "for_statement":
             right = child.child_by_field_name("right")
             left = child.child_by_field_name("left")
@@ -479,8 +483,6 @@ def _walk_body(k: Kernel, node, src: Source, al: Aliases, loops: tuple) -> None:
             loop = Loop(kind, src.text_of(left) if left is not None and left.type == "identifier" else None,
                         child, src.range(child), rargs, loops[-1] if loops else None)
             k.loops.append(loop)
-            if right is not None:
-                _scan_expr(k, right, src, al, loops)
             if loop.var:
                 k.assignments.setdefault(loop.var, []).append(Assignment(loop.var, None, child, loops + (loop,)))
             body = child.child_by_field_name("body")
@@ -489,46 +491,23 @@ def _walk_body(k: Kernel, node, src: Source, al: Aliases, loops: tuple) -> None:
             alt = child.child_by_field_name("alternative")
             if alt is not None:
                 _walk_body(k, alt, src, al, loops)
-            continue
-        if t == "while_statement":
+        elif t == "while_statement":
             loop = Loop("while", None, child, src.range(child), [], loops[-1] if loops else None)
             k.loops.append(loop)
-            cond = child.child_by_field_name("condition")
-            if cond is not None:
-                _scan_expr(k, cond, src, al, loops + (loop,))
             body = child.child_by_field_name("body")
             if body is not None:
                 _walk_body(k, body, src, al, loops + (loop,))
-            continue
-        if t == "expression_statement":
+        elif t == "expression_statement":
             for e in child.named_children:
                 if e.type in ("assignment", "augmented_assignment"):
                     _record_assignment(k, e, src, loops)
-                    right = e.child_by_field_name("right")
-                    if right is not None:
-                        _scan_expr(k, right, src, al, loops)
-                    left = e.child_by_field_name("left")
-                    if left is not None and left.type != "identifier":
-                        _scan_expr(k, left, src, al, loops)
-                else:
-                    _scan_expr(k, e, src, al, loops)
-            continue
-        if t in ("if_statement", "elif_clause", "else_clause", "block", "with_statement", "try_statement",
-                 "except_clause", "finally_clause", "with_clause"):
+        elif t in ("if_statement", "elif_clause", "else_clause", "with_statement", "try_statement",
+                   "except_clause", "finally_clause"):
             for c in child.named_children:
                 if c.type in ("block", "elif_clause", "else_clause", "except_clause", "finally_clause"):
-                    _walk_body(k, c if c.type == "block" else c, src, al, loops)
-                else:
-                    _scan_expr(k, c, src, al, loops)
-            continue
-        if t in ("return_statement", "assert_statement"):
-            for c in child.named_children:
-                _scan_expr(k, c, src, al, loops)
-            continue
-        if t == "ERROR":
+                    _walk_body(k, c, src, al, loops)
+        elif t in ("block", "ERROR"):
             _walk_body(k, child, src, al, loops)
-            continue
-        _scan_expr(k, child, src, al, loops)
 
 
 def _record_assignment(k: Kernel, e, src: Source, loops: tuple) -> None:
@@ -549,17 +528,31 @@ def _record_assignment(k: Kernel, e, src: Source, loops: tuple) -> None:
                 k.assignments.setdefault(name, []).append(Assignment(name, None, e, loops, aug))
 
 
-def _scan_expr(k: Kernel, node, src: Source, al: Aliases, loops: tuple) -> None:
-    nodes = [node] + list(walk(node, stop_at=("lambda",)))
-    for n in nodes:
-        if n.type != "call":
+_METHODS = ("to", "sum", "max", "min", "reshape", "trans", "permute", "broadcast_to", "expand_dims")
+
+
+def _collect_calls(k: Kernel, body, src: Source, al: Aliases, skip: list) -> None:
+    """Every tl call in the kernel body (nested definitions excluded), with its enclosing loops."""
+    loop_bodies = []
+    for loop in k.loops:
+        b = loop.node.child_by_field_name("body")
+        if b is not None:
+            loop_bodies.append((b.start_byte, b.end_byte, loop))
+        if loop.kind == "while":
+            c = loop.node.child_by_field_name("condition")
+            if c is not None:
+                loop_bodies.append((c.start_byte, c.end_byte, loop))
+    for n in captures(body, "(call) @c", "c"):
+        if any(a <= n.start_byte < b for a, b in skip):
             continue
         fn = n.child_by_field_name("function")
-        name = al.tl_function(dotted_name(fn, src)) if fn is not None else None
-        if name is None and fn is not None and fn.type == "attribute":
+        if fn is None:
+            continue
+        name = al.tl_function(dotted_name(fn, src)) if fn.type in ("attribute", "identifier") else None
+        if name is None and fn.type == "attribute":
             # method forms: x.to(tl.float16), acc.sum(axis=0) are recorded by their method name
             attr = src.text_of(fn.child_by_field_name("attribute"))
-            if attr in ("to", "sum", "max", "min", "reshape", "trans", "permute", "broadcast_to", "expand_dims"):
+            if attr in _METHODS:
                 name = "." + attr
         if name is None:
             continue
@@ -572,11 +565,15 @@ def _scan_expr(k: Kernel, node, src: Source, al: Aliases, loops: tuple) -> None:
                     kwargs[src.text_of(kn)] = a.child_by_field_name("value")
             elif a.type != "comment":
                 args.append(a)
-        k.calls.append(TlCall(name, n, args, kwargs, loops, src.range(n)))
+        enclosing = tuple(l for a, b, l in loop_bodies if a <= n.start_byte < b)
+        k.calls.append(TlCall(name, n, args, kwargs, enclosing, src.range(n)))
 
 
 # ---------------------------------------------------------------------------------------------
 # launch sites and configurations
+
+
+_LAUNCH = "(call function: (subscript value: (identifier) @k)) @launch"
 
 
 def find_launches(src: Source, kernel_names: set[str], root=None) -> list[Launch]:
@@ -589,19 +586,13 @@ def find_launches(src: Source, kernel_names: set[str], root=None) -> list[Launch
     # Cheap pre-filter: a launch needs `name[` somewhere in the text.
     if not any((n + "[").encode() in data for n in kernel_names):
         return out
-    for n in [root] + list(walk(root)):
-        if n.type != "call":
-            continue
+    for n in captures(root, _LAUNCH, "launch"):
         fn = n.child_by_field_name("function")
-        if fn is None or fn.type != "subscript":
-            continue
         value = fn.child_by_field_name("value")
-        if value is None or value.type != "identifier":
-            continue
         kname = src.text_of(value)
         if kname not in kernel_names:
             continue
-        subs = [c for c in fn.named_children if c is not value and c.type != "comment"]
+        subs = [c for c in fn.named_children if c != value and c.type != "comment"]
         grid = subs[0] if subs else None
         argnode = n.child_by_field_name("arguments")
         args, kwargs = [], {}
@@ -625,8 +616,8 @@ def _wrapper_scope(module: Module, launch: Launch) -> Scope:
     assigns: dict[str, list[tuple[Any, Any]]] = {}
     if launch.wrapper is not None:
         body = launch.wrapper.child_by_field_name("body")
-        for n in walk(body, stop_at=("function_definition", "lambda", "class_definition")) if body is not None else []:
-            if n.type == "assignment" and n.start_byte < launch.node.start_byte:
+        for n in captures(body, "(assignment) @a", "a") if body is not None else []:
+            if n.start_byte < launch.node.start_byte:
                 left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
                 if left is not None and left.type == "identifier" and right is not None:
                     assigns.setdefault(src.text_of(left), []).append((n, right))

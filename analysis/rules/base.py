@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from ..findings import Finding, Fix, Related, Severity, TextEdit, Range
 from ..model import Config, Kernel, Module, TlCall
-from ..source import walk
+from ..source import captures, walk
 from ..values import UNKNOWN, Scope, Value, evaluate, fmt
 
 DOCS_URL_BASE = "https://github.com/tritonlens/tritonlens/blob/main/docs/rules/"
@@ -107,10 +107,10 @@ class KernelContext:
     def names_in(self, node) -> list[str]:
         if node is None:
             return []
-        nodes = [node] + list(walk(node))
+        nodes = [node] if node.type == "identifier" else captures(node, "(identifier) @i", "i")
         out = []
         for n in nodes:
-            if n.type == "identifier":
+            if True:
                 parent = n.parent
                 if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == n:
                     continue

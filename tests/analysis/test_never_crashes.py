@@ -76,3 +76,15 @@ def test_pathological_inputs():
                  "@triton.jit\ndef k(B: tl.constexpr):\n    a = b\n    b = a\n    tl.arange(0, a)\n",
                  "def w():\n    k[(1,)](*args, **kw)\n@triton.jit\ndef k(B: tl.constexpr=2**10000):\n  tl.arange(0, B)\n"]:
         _check(text)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(mutated(), min_size=2, max_size=5))
+def test_incremental_reparse_matches_a_fresh_parse(texts):
+    """Reusing a document's previous tree must give exactly what a fresh analysis gives."""
+    az = Analyzer()
+    for text in texts:
+        incremental = az.analyze(text, doc_id="doc")
+        fresh = Analyzer().analyze(text)
+        assert [f.to_json() for f in incremental.findings] == [f.to_json() for f in fresh.findings]
+        assert str(incremental.module.src.root) == str(fresh.module.src.root)
