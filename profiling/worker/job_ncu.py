@@ -1,0 +1,94 @@
+"""Job "ncu": profile one captured launch of a kernel with Nsight Compute and parse its CSV.
+
+Job fields: those of "capture" plus kernel (required), key (the launch key from "bench";
+default: the kernel's first launch of the performance case), ncu (path; default: `ncu` on PATH).
+
+A replay script re-runs the capture in a child process under ncu with profiling off from the
+start (`--profile-from-start off`), warms the launch up (compiles), then brackets one replay with
+cudaProfilerStart/Stop, so exactly that launch is measured, whatever the harness launched before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+SCRIPT = '''
+import json, sys
+sys.path.insert(0, {here!r})
+import torch
+import capture, job_capture, job_bench
+job = json.loads({job!r})
+cap, summary = job_capture.run_capture(job)
+records = [cap.records[k] for k in cap.order]
+record = cap.records.get(job.get("key") or "")
+if record is None:
+    perf = [r for r in records if r.descriptor["case"] == 0] or records
+    if not perf:
+        sys.exit("tritonlens-ncu: the harness made no launch of kernel " + job["kernel"])
+    record = perf[0]
+launch = job_bench._prepare(capture, record, seed=0)
+launch()
+torch.cuda.synchronize()
+torch.cuda.cudart().cudaProfilerStart()
+launch()
+torch.cuda.synchronize()
+torch.cuda.cudart().cudaProfilerStop()
+print("tritonlens-ncu: profiled", record.descriptor["key"], file=sys.stderr)
+'''
+
+
+def _run(cmd, timeout):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    return proc.returncode, proc.stdout.decode("utf-8", "replace")
+
+
+def handle(job: dict) -> dict:
+    import ncu_csv
+
+    ncu = job.get("ncu") or shutil.which("ncu")
+    if not ncu:
+        raise RuntimeError("ncu (Nsight Compute) is not on PATH of the worker's machine")
+    kernel = job.get("kernel")
+    if not kernel:
+        raise ValueError("job ncu needs the kernel's name")
+    sub_job = {k: job[k] for k in ("path", "harness", "kernel", "key", "max_cases") if job.get(k) is not None}
+    script = os.path.abspath("tritonlens_ncu_replay.py")
+    with open(script, "w", encoding="utf-8") as fh:
+        fh.write(SCRIPT.format(here=HERE, job=json.dumps(sub_job)))
+    report = os.path.abspath(f"tritonlens_ncu_{os.getpid()}")
+    timeout = float(job.get("ncu_timeout", 300))
+    base = [ncu, "--profile-from-start", "off", "--clock-control", "none", "-k", f"regex:{kernel}", "-c", "1"]
+    for section in ncu_csv.SECTIONS:
+        base += ["--section", section]
+    tail = ["--export", report, "--force-overwrite", sys.executable, script]
+    extra = ["--metrics", ",".join(ncu_csv.STALL_METRICS + ncu_csv.TENSOR_METRICS)]
+    code, log = _run(base + extra + tail, timeout)
+    used_extra = True
+    if code != 0 or not os.path.exists(report + ".ncu-rep"):
+        # an ncu that does not know one of the raw metrics refuses the run: retry with sections only
+        code, log2 = _run(base + tail, timeout)
+        log += "\n--- retry without raw stall/tensor metrics ---\n" + log2
+        used_extra = False
+    if code != 0 or not os.path.exists(report + ".ncu-rep"):
+        raise RuntimeError(f"ncu failed (exit {code}): {log[-3000:]}")
+    code, csv_text = _run([ncu, "--import", report + ".ncu-rep", "--csv", "--page", "details"], timeout)
+    if code != 0:
+        raise RuntimeError(f"ncu --import failed (exit {code}): {csv_text[-2000:]}")
+    parsed = ncu_csv.parse(csv_text)
+    if not parsed:
+        raise RuntimeError(f"ncu profiled no launch of {kernel!r}; log: {log[-2000:]}")
+    result = parsed[0]
+    result["raw_metrics"] = used_extra
+    if job.get("keep_csv"):
+        result["csv"] = csv_text
+    try:
+        os.remove(report + ".ncu-rep")
+    except OSError:
+        pass
+    return result

@@ -1,0 +1,138 @@
+"""Parse Nsight Compute's CSV (`ncu --import R.ncu-rep --csv --page details`). Standard library only.
+
+Rows are keyed by column name, so the extra leading columns ncu adds ("ID", "Process ID",
+"Host Name", "Context", "Stream", "Block Size", "Grid Size", "Device", "CC", ...) and their order do
+not matter. Needed: "Kernel Name", "Section Name", "Metric Name", "Metric Unit", "Metric Value";
+rule rows carry "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup".
+Values may have thousands separators ("1,024"); units vary between versions ("us" / "usecond").
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+_TIME_SCALE_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3,
+                  "s": 1e6, "second": 1e6}
+_SOL = {
+    "DRAM Throughput": "dram_pct",
+    "Memory Throughput": "memory_pct",
+    "Compute (SM) Throughput": "sm_pct",
+    "L1/TEX Cache Throughput": "l1_pct",
+    "L2 Cache Throughput": "l2_pct",
+}
+_LIMITS = {
+    "Block Limit Registers": "registers",
+    "Block Limit Shared Mem": "shared memory",
+    "Block Limit Warps": "warps",
+    "Block Limit SM": "blocks per SM",
+    "Block Limit Barriers": "barriers",
+}
+_STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$")
+_TENSOR = re.compile(r"^sm__(?:pipe_tensor\w*|inst_executed_pipe_tensor\w*)\.avg\.pct_of_peak_sustained_active$")
+
+STALL_METRICS = [f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in (
+    "long_scoreboard", "short_scoreboard", "barrier", "mio_throttle", "lg_throttle", "math_pipe_throttle",
+    "wait", "not_selected", "no_instruction", "dispatch_stall", "membar", "branch_resolving",
+    "tex_throttle", "drain", "imc_miss", "sleeping", "misc", "selected")]
+TENSOR_METRICS = ["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+                  "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"]
+SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats"]
+
+
+class NcuCsvError(ValueError):
+    pass
+
+
+def number(text: str | None) -> float | None:
+    if text is None:
+        return None
+    text = text.strip().replace(",", "")
+    if not text or text.lower() in ("n/a", "nan", "-"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _rows(text: str) -> list[dict]:
+    # ncu may print "==PROF==" / "==WARNING==" lines before the header: start at the header.
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith('"') and "Metric Name" in line and "Kernel Name" in line:
+            return list(csv.DictReader(io.StringIO("\n".join(lines[i:]))))
+    raise NcuCsvError("no ncu CSV header (\"Kernel Name\" ... \"Metric Name\") in the output")
+
+
+def parse(text: str) -> list[dict]:
+    """One summary per profiled kernel launch (in order of appearance)."""
+    launches: dict[tuple, dict] = {}
+    for row in _rows(text):
+        key = (row.get("ID", ""), row.get("Kernel Name", ""))
+        item = launches.get(key)
+        if item is None:
+            item = launches[key] = {"kernel": row.get("Kernel Name"), "metrics": {}, "rules": []}
+            for col, name in (("Block Size", "block"), ("Grid Size", "grid"), ("Device", "device"), ("CC", "cc")):
+                if row.get(col):
+                    item[name] = row[col]
+        metric = (row.get("Metric Name") or "").strip()
+        if metric:
+            item["metrics"][(row.get("Section Name") or "", metric)] = (
+                row.get("Metric Unit") or "", row.get("Metric Value") or "")
+        rule = (row.get("Rule Name") or "").strip()
+        if rule:
+            item["rules"].append({"name": rule, "type": row.get("Rule Type") or "",
+                                  "description": (row.get("Rule Description") or "").strip(),
+                                  "speedup_pct": number(row.get("Estimated Speedup"))})
+    return [_summarise(item) for item in launches.values()]
+
+
+def _summarise(item: dict) -> dict:
+    by_name: dict[str, tuple[str, str]] = {}
+    for (_section, name), value in item["metrics"].items():
+        by_name.setdefault(name, value)
+
+    def val(name):
+        return number(by_name[name][1]) if name in by_name else None
+
+    out = {"kernel": item["kernel"], "block": item.get("block"), "grid": item.get("grid")}
+    duration = by_name.get("Duration")
+    out["duration_us"] = None
+    if duration:
+        scale = _TIME_SCALE_US.get(duration[0].strip().lower())
+        v = number(duration[1])
+        out["duration_us"] = None if v is None or scale is None else round(v * scale, 3)
+    out["sol"] = {key: val(name) for name, key in _SOL.items()}
+    limits = {label: val(name) for name, label in _LIMITS.items() if val(name) is not None}
+    limiter = min(limits, key=limits.get) if limits else None
+    out["occupancy"] = {
+        "achieved_pct": val("Achieved Occupancy"),
+        "theoretical_pct": val("Theoretical Occupancy"),
+        "limiter": limiter,
+        "block_limits": limits,
+    }
+    out["registers_per_thread"] = val("Registers Per Thread")
+    static = val("Static Shared Memory Per Block")
+    dynamic = val("Dynamic Shared Memory Per Block")
+    shared_unit = by_name.get("Dynamic Shared Memory Per Block", by_name.get("Static Shared Memory Per Block", ("", "")))[0]
+    scale = {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "kib": 1024}.get(
+        shared_unit.split("/")[0].strip().lower(), 1)  # "byte/block", "Kbyte/block"
+    out["shared_bytes_per_block"] = (None if static is None and dynamic is None
+                                     else int(((static or 0) + (dynamic or 0)) * scale))
+    out["waves_per_sm"] = val("Waves Per SM")
+    stalls = []
+    tensor = None
+    for name, (_unit, text) in by_name.items():
+        m = _STALL.match(name)
+        if m and number(text) is not None:
+            stalls.append({"reason": m.group(1), "cycles_per_issue": number(text)})
+        elif _TENSOR.match(name) and number(text) is not None:
+            tensor = max(tensor or 0.0, number(text))
+    stalls.sort(key=lambda s: -s["cycles_per_issue"])
+    out["stalls"] = [s for s in stalls if s["reason"] != "selected"][:5]
+    out["warp_cycles_per_issued"] = val("Warp Cycles Per Issued Instruction")
+    out["tensor_pipe_pct"] = tensor
+    out["rules"] = [r for r in item["rules"] if r["type"] in ("OPT", "WRN", "ERR")][:8]
+    return out

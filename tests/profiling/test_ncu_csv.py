@@ -1,0 +1,41 @@
+"""Nsight Compute CSV parsing on a hand-written fixture in ncu's documented details-page layout."""
+
+import os
+import sys
+
+import pytest
+
+from tritonlens.profiling.client import WORKER_DIR
+
+sys.path.insert(0, str(WORKER_DIR))
+import ncu_csv  # noqa: E402
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "data", "ncu_details_handwritten.csv")
+
+
+def test_parse_details_page():
+    add, mm = ncu_csv.parse(open(FIXTURE).read())
+    assert add["kernel"] == "add_kernel" and add["grid"] == "(65536, 1, 1)"
+    assert add["duration_us"] == 62.14
+    assert add["sol"]["dram_pct"] == 89.43 and add["sol"]["sm_pct"] == 18.52
+    occ = add["occupancy"]
+    assert occ["achieved_pct"] == 82.61 and occ["theoretical_pct"] == 100
+    # registers and warps both allow 16 blocks; the first smallest wins deterministically
+    assert occ["limiter"] in ("registers", "warps") and occ["block_limits"]["shared memory"] == 32
+    assert add["registers_per_thread"] == 26 and add["shared_bytes_per_block"] == 0
+    assert [s["reason"] for s in add["stalls"]] == ["long_scoreboard", "lg_throttle", "wait", "no_instruction"]
+    assert add["tensor_pipe_pct"] == 0
+    assert {r["name"] for r in add["rules"]} == {"SOLBottleneck", "AchievedOccupancy"}
+    assert [r["speedup_pct"] for r in add["rules"] if r["name"] == "AchievedOccupancy"] == [17.39]
+
+    assert mm["duration_us"] == 1210.0  # msecond -> us
+    assert mm["occupancy"]["limiter"] == "registers"
+    assert mm["shared_bytes_per_block"] == 98300
+    assert mm["stalls"][0]["reason"] == "math_pipe_throttle"
+    assert mm["tensor_pipe_pct"] == 64.5
+
+
+def test_parse_rejects_non_csv():
+    with pytest.raises(ncu_csv.NcuCsvError):
+        ncu_csv.parse("==ERROR== the application returned an error code (1)\n")
+    assert ncu_csv.number("1,024") == 1024.0 and ncu_csv.number("n/a") is None
