@@ -622,9 +622,13 @@ def _wrapper_scope(module: Module, launch: Launch) -> Scope:
                 if left is not None and left.type == "identifier" and right is not None:
                     assigns.setdefault(src.text_of(left), []).append((n, right))
                 elif left is not None and left.type in ("pattern_list", "tuple_pattern"):
-                    for item in left.named_children:
+                    # `BLOCK_M, BLOCK_N = 32, 64` binds element-wise; `M, N = x.shape` stays unknown.
+                    targets = left.named_children
+                    values = right.named_children if right is not None and right.type in ("expression_list", "tuple") else []
+                    for i, item in enumerate(targets):
                         if item.type == "identifier":
-                            assigns.setdefault(src.text_of(item), []).append((n, None))
+                            value = values[i] if len(values) == len(targets) else None
+                            assigns.setdefault(src.text_of(item), []).append((n, value))
 
     scope = Scope(lookup=lambda name: None)
 
