@@ -1,0 +1,125 @@
+// End-to-end self test, run only when TRITONLENS_SELFTEST_OUT is set (tests/vscode/test_e2e.py sets
+// it). Everything goes through the real editor: the language client's providers via the editor's
+// own API commands, the extension's commands by id, edits through the workspace and saves to disk.
+// What it saw is written as JSON for the test to assert on.
+import * as fs from 'fs';
+import * as vscode from 'vscode';
+import { findKernels } from './kernels';
+import { ServerController } from './server';
+import { StatusBar } from './status';
+
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+
+function codeOf(d: vscode.Diagnostic): { value: string; href: string | null } {
+  if (typeof d.code === 'object' && d.code !== null) return { value: String(d.code.value), href: d.code.target.toString() };
+  return { value: d.code === undefined ? '' : String(d.code), href: null };
+}
+
+function describe(d: vscode.Diagnostic) {
+  return {
+    code: codeOf(d).value,
+    href: codeOf(d).href,
+    source: d.source ?? null,
+    message: d.message,
+    severity: d.severity,
+    line: d.range.start.line,
+    character: d.range.start.character,
+    related: (d.relatedInformation ?? []).map(r => ({ message: r.message, line: r.location.range.start.line })),
+  };
+}
+
+function hoverText(hovers: vscode.Hover[] | undefined): string[] {
+  return (hovers ?? []).flatMap(h => h.contents.map(c => (typeof c === 'string' ? c : (c as vscode.MarkdownString).value ?? '')));
+}
+
+async function waitFor<T>(fn: () => T | undefined, ms: number): Promise<T | undefined> {
+  const t0 = Date.now();
+  for (;;) {
+    const v = fn();
+    if (v !== undefined || Date.now() - t0 > ms) return v;
+    await sleep(100);
+  }
+}
+
+export async function runSelfTest(server: ServerController, status: StatusBar): Promise<void> {
+  const out = process.env.TRITONLENS_SELFTEST_OUT as string;
+  const file = process.env.TRITONLENS_SELFTEST_FILE as string;
+  const res: Record<string, unknown> = { vscode: vscode.version, steps: {} as Record<string, number> };
+  const steps = res.steps as Record<string, number>;
+  const errors: string[] = [];
+  const step = async <T>(name: string, fn: () => Promise<T>): Promise<T | undefined> => {
+    const t0 = Date.now();
+    try {
+      return await fn();
+    } catch (e) {
+      errors.push(`${name}: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+      return undefined;
+    } finally {
+      steps[name] = Date.now() - t0;
+    }
+  };
+  try {
+    res.interpreter = server.interpreter;
+    res.importCheck = server.lastCheck;
+    res.serverRunning = server.client?.isRunning() ?? false;
+    const uri = vscode.Uri.file(file);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const editor = await vscode.window.showTextDocument(doc);
+    const kernels = findKernels(doc.getText());
+    res.kernels = kernels.map(k => k.name);
+    const kernel = process.env.TRITONLENS_SELFTEST_KERNEL || kernels[0]?.name;
+
+    const ours = () => vscode.languages.getDiagnostics(uri).filter(d => d.source === 'tritonlens');
+    const diags = (await step('diagnostics', () => waitFor(() => (ours().length ? ours() : undefined), 60000))) ?? [];
+    res.diagnostics = diags.map(describe);
+
+    await step('hover', async () => {
+      const k = kernels.find(x => x.name === kernel);
+      if (!k) throw new Error(`kernel ${kernel} not found`);
+      const col = doc.lineAt(k.defLine).text.indexOf(k.name);
+      const pos = new vscode.Position(k.defLine, col + 1);
+      editor.selection = new vscode.Selection(pos, pos);
+      res.hoverKernel = hoverText(await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, pos));
+      const access = doc.getText().split('\n').findIndex(l => l.includes('tl.load('));
+      if (access >= 0) {
+        const p = new vscode.Position(access, doc.lineAt(access).text.indexOf('tl.load') + 4);
+        res.hoverLoad = hoverText(await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, p));
+      }
+    });
+
+    await step('codeActions', async () => {
+      const all: { title: string; kind: string; hasEdit: boolean; diagnostic: string }[] = [];
+      let chosen: vscode.CodeAction | undefined;
+      for (const d of diags) {
+        const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, d.range, undefined, 50)) ?? [];
+        for (const a of actions) {
+          all.push({ title: a.title, kind: a.kind?.value ?? '', hasEdit: !!a.edit, diagnostic: codeOf(d).value });
+          // A rule's own fix, not "Ignore TLxxx on this line" nor a preview.
+          if (!chosen && a.edit && /^tritonlens \(TL\d{3}\)/.test(a.title)) chosen = a;
+        }
+      }
+      res.codeActions = all;
+      if (!chosen) throw new Error('no quick fix with an edit');
+      res.appliedTitle = chosen.title;
+      const before = fs.readFileSync(file, 'utf8');
+      res.applied = await vscode.workspace.applyEdit(chosen.edit!);
+      res.saved = await doc.save();
+      res.fileChanged = fs.readFileSync(file, 'utf8') !== before;
+      res.fileAfter = fs.readFileSync(file, 'utf8');
+    });
+
+    res.profile = await step('profile', () =>
+      Promise.resolve(vscode.commands.executeCommand('tritonlens.profileKernel', uri.toString(), kernel)),
+    );
+    res.report = await step('report', () => Promise.resolve(vscode.commands.executeCommand('tritonlens.showReport')));
+    res.statusText = status.text;
+    res.diagnosticsAfter = ours().map(describe);
+    // Leave the kernel file in front for the screenshot.
+    await vscode.window.showTextDocument(doc, vscode.ViewColumn.One);
+  } catch (e) {
+    errors.push(e instanceof Error ? e.stack ?? e.message : String(e));
+  }
+  res.errors = errors;
+  fs.writeFileSync(out + '.tmp', JSON.stringify(res, null, 2));
+  fs.renameSync(out + '.tmp', out);
+}

@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import { backendLabel, configSection, DEFAULTS, RESTART_SETTINGS, serverEnvironment, toServerConfig } from '../src/settings';
+
+/** A reader over a flat map of keys below `tritonlens.`, the way WorkspaceConfiguration.get answers. */
+const reader = (values: Record<string, unknown>) => (key: string) => values[key];
+
+test('no settings: the contract defaults, trusted', () => {
+  const { config, problems } = toServerConfig(reader({}), true);
+  assert.deepEqual(config, { ...DEFAULTS, trusted: true });
+  assert.deepEqual(config, {
+    select: [], ignore: [], targetGpu: 'H100', debounceMs: 200, profileOnSave: false, compileOnSave: true,
+    compileTarget: 'sm_90', backend: 'local', python: '', ncu: false, inlayHints: true,
+    llm: { baseUrl: '', model: '', apiKeyEnv: 'OPENAI_API_KEY' }, trusted: true,
+  });
+  assert.deepEqual(problems, []);
+});
+
+test('every setting maps to its server key', () => {
+  const { config, problems } = toServerConfig(reader({
+    select: ['TL001', 'tl005'], ignore: ['TL003'], targetGpu: 'H100', debounceMs: 350.4, profileOnSave: true,
+    compileOnSave: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222', python: '/opt/proj/bin/python',
+    ncu: true, inlayHints: false, 'llm.baseUrl': 'http://127.0.0.1:8000/v1', 'llm.model': 'm', 'llm.apiKeyEnv': 'MY_KEY',
+  }), true);
+  assert.deepEqual(problems, []);
+  assert.deepEqual(config, {
+    select: ['TL001', 'TL005'], ignore: ['TL003'], targetGpu: 'H100', debounceMs: 350, profileOnSave: true,
+    compileOnSave: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222', python: '/opt/proj/bin/python',
+    ncu: true, inlayHints: false, llm: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'MY_KEY' }, trusted: true,
+  });
+});
+
+test('invalid values fall back to defaults and are reported', () => {
+  const { config, problems } = toServerConfig(reader({
+    select: 'TL001', ignore: ['TL1', 7, 'TL002'], debounceMs: -5, 'llm.apiKeyEnv': 'not a name', profileOnSave: 'yes',
+  }), true);
+  assert.deepEqual(config.select, []);
+  assert.deepEqual(config.ignore, ['TL002']);
+  assert.equal(config.debounceMs, 200);
+  assert.equal(config.llm.apiKeyEnv, 'OPENAI_API_KEY');
+  assert.equal(config.profileOnSave, false);
+  assert.equal(problems.length, 5, problems.join('\n'));
+});
+
+test('an untrusted workspace runs none of its code', () => {
+  const { config } = toServerConfig(reader({ profileOnSave: true, compileOnSave: true }), false);
+  assert.equal(config.trusted, false);
+  assert.equal(config.profileOnSave, false);
+  assert.equal(config.compileOnSave, false);
+});
+
+test('workspace/configuration sections resolve into the mapped config', () => {
+  const { config } = toServerConfig(reader({ 'llm.model': 'x' }), true);
+  assert.equal(configSection(config, 'tritonlens'), config);
+  assert.deepEqual(configSection(config, 'tritonlens.llm'), { baseUrl: '', model: 'x', apiKeyEnv: 'OPENAI_API_KEY' });
+  assert.equal(configSection(config, 'tritonlens.llm.model'), 'x');
+  assert.equal(configSection(config, 'tritonlens.nope'), null);
+  assert.equal(configSection(config, 'python'), undefined);
+});
+
+test('the API key reaches the server only through its environment, under the configured name', () => {
+  const env = serverEnvironment({ PATH: '/bin' }, 'MY_KEY', 'sk-123');
+  assert.equal(env.MY_KEY, 'sk-123');
+  assert.equal(env.PATH, '/bin');
+  assert.equal(env.OPENAI_API_KEY, undefined);
+  assert.equal(serverEnvironment({ PATH: '/bin' }, 'MY_KEY', undefined).MY_KEY, undefined);
+  const { config } = toServerConfig(reader({ 'llm.apiKeyEnv': 'MY_KEY' }), true);
+  assert.ok(!JSON.stringify(config).includes('sk-123'));
+});
+
+test('restart-only settings are the interpreter and the key variable name', () => {
+  assert.deepEqual(RESTART_SETTINGS.sort(), ['tritonlens.interpreter', 'tritonlens.llm.apiKeyEnv']);
+});
+
+test('backend labels for the status bar', () => {
+  assert.equal(backendLabel('local'), 'local');
+  assert.equal(backendLabel(''), 'local');
+  assert.equal(backendLabel('ssh://me@gpu-box:2222'), 'ssh gpu-box:2222');
+  assert.equal(backendLabel('ssh://gpu-box'), 'ssh gpu-box');
+  assert.equal(backendLabel('ray'), 'ray');
+  assert.equal(backendLabel('ray://head:10001'), 'ray head:10001');
+});
