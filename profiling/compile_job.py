@@ -153,7 +153,8 @@ def configs_from_launches(launches: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
-def capture_launches(path: str, kernel: str | None, python: str | None, cancel, timeout: float = 300) -> dict:
+def capture_launches(path: str, kernel: str | None, python: str | None, cancel, timeout: float = 300,
+                     max_cases: int | None = None) -> dict:
     """Run the file's harness in a fresh worker (interpreter mode on a CPU) and return its result."""
     from tritonlens.profiling.client import WorkerClient
 
@@ -163,6 +164,8 @@ def capture_launches(path: str, kernel: str | None, python: str | None, cancel, 
         job = {"kind": "capture", "path": path}
         if kernel:
             job["kernel"] = kernel
+        if max_cases:
+            job["max_cases"] = max_cases
         return _run(client, job, cancel, timeout)
     finally:
         client.close()
@@ -175,7 +178,7 @@ def capture_launches(path: str, kernel: str | None, python: str | None, cancel, 
 def compile_file(path, text: str | None = None, kernel: str | None = None, target: str = "sm_90",
                  python: str | None = None, cancel: threading.Event | None = None,
                  configs: dict[str, list[dict]] | None = None, use_cache: bool = True,
-                 timeout: float = 600) -> dict:
+                 timeout: float = 600, max_cases: int | None = None) -> dict:
     """Cross-compile the file's kernels for `target`; returns
     {"path", "target", "triton_version", "kernels": [KERNEL], "error", "cached", "source"} with
     KERNEL = {"name", "line", "configs": [FACTS], "lines": [{"line", "instructions", "spill_bytes"}],
@@ -183,6 +186,7 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
 
     configs: {kernel name: [CONFIG]} (job_compile's format) instead of capturing launches.
     cancel: a threading.Event; setting it kills the worker and raises CompileCancelled.
+    max_cases: capture only the first N harness cases (the first is the performance shape).
     """
     path = os.path.abspath(str(path))
     if text is None:
@@ -194,7 +198,8 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     version = triton_version(python)
     if version == "none":
         raise CompileError(f"triton is not installed in {python or sys.executable}")
-    key_src = json.dumps([RESULT_FORMAT, path, text, kernel, target, version, configs, python or sys.executable],
+    key_src = json.dumps([RESULT_FORMAT, path, text, kernel, target, version, configs, max_cases,
+                          python or sys.executable],
                          sort_keys=True, default=str)
     file_key = hashlib.sha256(key_src.encode()).hexdigest()[:32]
     root = cache_root()
@@ -211,7 +216,7 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     source = "configs"
     capture_errors: list = []
     if configs is None:
-        captured = capture_launches(path, kernel, python, cancel, timeout=min(timeout, 300))
+        captured = capture_launches(path, kernel, python, cancel, timeout=min(timeout, 300), max_cases=max_cases)
         configs = configs_from_launches(captured.get("launches") or [])
         source = f"captured launches ({captured.get('source')})"
         capture_errors = captured.get("errors") or []
@@ -416,18 +421,19 @@ def ir_text(result: dict, kernel: str, stage: str, config: int = 0) -> tuple[str
 
 def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text: str | None = None,
             target: str = "sm_90", python: str | None = None, config: int = 0,
-            cancel: threading.Event | None = None) -> dict:
+            cancel: threading.Event | None = None, configs: dict | None = None) -> dict:
     """{"text", "marked_lines", "language", "line_map", "config"}: the IR of one compiled
     configuration; marked_lines are the 0-based IR lines that belong to `source_line` (1-based)
     and line_map gives the source line (1-based or null) of every IR line."""
-    result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel)
+    result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
+                          configs=configs)
     try:
         ir, facts = ir_text(result, kernel, stage, config)
     except CompileError:
         if not result.get("cached"):
             raise
         result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
-                              use_cache=False)  # the IR files were removed under the cached answer
+                              configs=configs, use_cache=False)  # the IR files were removed under the cached answer
         ir, facts = ir_text(result, kernel, stage, config)
     lmap = ptx_facts.line_map(stage, ir, result["path"])
     marked = [i for i, ln in enumerate(lmap) if source_line is not None and ln == source_line]

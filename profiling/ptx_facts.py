@@ -110,7 +110,8 @@ def _mlir_resolver(text: str, path: str):
             return res
         m = _MLIR_FILELOC.match(expr)
         if m:
-            return (int(m.group(2)), int(m.group(3))) if _same_file(path, m.group(1)) else None
+            # MLIR columns count from 1; ours from 0
+            return (int(m.group(2)), max(int(m.group(3)) - 1, 0)) if _same_file(path, m.group(1)) else None
         if expr.startswith("callsite("):
             inner = expr[len("callsite("):-1]
             callee, _, caller = inner.rpartition(" at ")
@@ -130,7 +131,7 @@ def _mlir_resolver(text: str, path: str):
 
 
 def mlir_positions(text: str, path: str) -> list[tuple[int, int] | None]:
-    """(line, column) of every line of TTIR/TTGIR text (the op's trailing `loc(...)`)."""
+    """(1-based line, 0-based column) of every line of TTIR/TTGIR text (the op's trailing `loc(...)`)."""
     resolve = _mlir_resolver(text, path)
     out = []
     for line in text.splitlines():

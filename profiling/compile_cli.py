@@ -1,0 +1,109 @@
+"""`tritonlens compile FILE`: what the compiler makes of each kernel for a GPU that need not be here."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from tritonlens.profiling.occupancy import TARGET_LIMITS
+
+# The CLI's JSON contract: exactly these keys, in this order.
+CONFIG_KEYS = ("constexprs", "num_warps", "num_stages", "registers", "spill_bytes", "shared_bytes", "occupancy",
+               "limiter", "mma", "pipelined", "vectorized", "error")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("compile", help="cross-compile a file's kernels and report registers, spills, "
+                                              "shared memory, occupancy, MMA lowering (no GPU needed)")
+    p.add_argument("file")
+    p.add_argument("--kernel", help="only this kernel")
+    p.add_argument("--target", default="sm_90", choices=sorted(TARGET_LIMITS), help="GPU to compile for")
+    p.add_argument("--emit", choices=("ttir", "ttgir", "llir", "ptx", "sass"),
+                   help="print this IR of each kernel's first configuration instead of the report")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--python", help="interpreter with torch + triton to run the worker (default: this one)")
+    p.add_argument("--no-cache", action="store_true", help="recompile even if the answer is cached")
+    p.set_defaults(func=run)
+
+
+def to_json(result: dict) -> dict:
+    kernels = []
+    for k in result["kernels"]:
+        configs = []
+        for c in k["configs"]:
+            entry = {key: c.get(key) for key in CONFIG_KEYS}
+            if entry["error"]:
+                e = entry["error"]
+                entry["error"] = {"message": e.get("message"), "line": e.get("line"),
+                                  "column": None if e.get("column") is None else e["column"] + 1}
+            configs.append(entry)
+        kernels.append({"name": k["name"], "line": k["line"], "configs": configs,
+                        "lines": [{"line": ln["line"], "instructions": ln["instructions"],
+                                   "spill_bytes": ln["spill_bytes"]} for ln in k["lines"]]})
+    return {"target": result["target"], "triton_version": result["triton_version"], "kernels": kernels}
+
+
+def _text(result: dict, findings) -> str:
+    out = [f"{result['path']}: {result['target']}, triton {result['triton_version']}"
+           + (" (cached)" if result.get("cached") else "")]
+    if result.get("error"):
+        e = result["error"]
+        out.append(f"  error: {e.get('message')} (line {e.get('line')})")
+    if not result["kernels"]:
+        out.append("  no kernel launches found: add a tritonlens_cases() harness (see README) so the "
+                   "launches can be captured")
+    for k in result["kernels"]:
+        out.append(f"  {k['name']} (line {k['line']})")
+        if k.get("error"):
+            out.append(f"    error: {k['error'].get('message')}")
+        for c in k["configs"]:
+            cx = ", ".join(f"{n}={v}" for n, v in (c.get("constexprs") or {}).items())
+            head = f"    [{c['label']}] {cx}, num_warps={c['num_warps']}, num_stages={c['num_stages']}"
+            out.append(head)
+            if c.get("error"):
+                e = c["error"]
+                out.append(f"      compile error at {e.get('line')}:{(e.get('column') or 0) + 1}: {e.get('message')}")
+                continue
+            out.append(f"      registers {c['registers']}, spills {c['spill_bytes']} B, shared {c['shared_bytes']:,} B, "
+                       f"occupancy {c['occupancy']:g}% (limited by {c['limiter']})")
+            out.append(f"      mma {c['mma'] or '-'}, loads pipelined {c['pipeline'] or '-'}, vectorised "
+                       f"{'-' if c['vectorized'] is None else 'yes' if c['vectorized'] else 'no'}")
+        hot = sorted(k["lines"], key=lambda ln: -ln["instructions"])[:3]
+        if hot:
+            out.append("    busiest lines: " + ", ".join(f"{ln['line']} ({ln['instructions']} instr"
+                                                          + (f", {ln['spill_bytes']} B spills" if ln["spill_bytes"]
+                                                             else "") + ")" for ln in hot))
+    for f in findings:
+        out.append(f"{result['path']}:{f.range.start.line + 1}:{f.range.start.column + 1}: {f.code} "
+                   f"[{f.severity.value}] {f.message}")
+    return "\n".join(out)
+
+
+def run(args) -> int:
+    from tritonlens.profiling.compile_job import CompileError, compile_file, findings_from, ir_text
+
+    try:
+        result = compile_file(args.file, kernel=args.kernel, target=args.target, python=args.python,
+                              use_cache=not args.no_cache)
+    except CompileError as exc:
+        print(f"tritonlens compile: {exc}", file=sys.stderr)
+        return 1
+    if args.emit:
+        status = 0
+        for k in result["kernels"]:
+            try:
+                text, facts = ir_text(result, k["name"], args.emit)
+            except CompileError as exc:
+                print(f"tritonlens compile: {exc}", file=sys.stderr)
+                status = 1
+                continue
+            print(f"// {k['name']} [{facts['label']}] {args.emit} for {result['target']}")
+            print(text)
+        return status
+    findings = findings_from(result)
+    if args.format == "json":
+        print(json.dumps(to_json(result), indent=2))
+    else:
+        print(_text(result, findings))
+    failed = bool(result.get("error")) or any(c.get("error") for k in result["kernels"] for c in k["configs"])
+    return 1 if failed else 0

@@ -1,0 +1,18 @@
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_compile_cache(tmp_path_factory):
+    """Every run starts cold: compile answers go to a fresh folder, never the user's cache."""
+    old = os.environ.get("TRITONLENS_COMPILE_CACHE")
+    os.environ["TRITONLENS_COMPILE_CACHE"] = str(tmp_path_factory.mktemp("compile-cache"))
+    yield
+    if old is None:
+        os.environ.pop("TRITONLENS_COMPILE_CACHE", None)
+    else:
+        os.environ["TRITONLENS_COMPILE_CACHE"] = old
+    from tritonlens.profiling import compile_job
+
+    compile_job.shutdown()
