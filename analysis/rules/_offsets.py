@@ -47,7 +47,7 @@ def rhs_of(assignment):
 
 def ancestors(node, stop=None):
     p = node.parent
-    while p is not None and p is not stop:
+    while p is not None and (stop is None or p.id != stop.id):
         yield p
         if p.type == "function_definition":
             return
@@ -173,7 +173,9 @@ class TermInfo:
 
 def _subscript_axis(node, src):
     """`x[:, None]` → (0, 2), `x[None, :]` → (1, 2); None for other subscripts."""
-    subs = [c for c in node.named_children if c is not node.child_by_field_name("value") and c.type != "comment"]
+    value = node.child_by_field_name("value")
+    subs = [c for c in node.named_children if value is None or c.id != value.id]
+    subs = [c for c in subs if c.type != "comment"]
     if len(subs) != 2:
         return None
     kinds = ["slice" if s.type == "slice" else ("none" if s.type == "none" or src.text_of(s) == "None" else "?") for s in subs]
@@ -275,11 +277,11 @@ def enclosing_conditions(node):
     for p in ancestors(node):
         if p.type in ("if_statement", "elif_clause"):
             cond = p.child_by_field_name("condition")
-            if cond is not None and cond is not child:
+            if cond is not None and cond.id != child.id:
                 out.append(cond)
         elif p.type == "conditional_expression":
             kids = p.named_children
-            if len(kids) == 3 and child is not kids[1]:
+            if len(kids) == 3 and child.id != kids[1].id:
                 out.append(kids[1])
         child = p
     return out

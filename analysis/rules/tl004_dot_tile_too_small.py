@@ -1,0 +1,146 @@
+"""TL004: a `tl.dot` operand tile dimension below the tensor-core minimum.
+
+The tile shapes are read from where the operands come from: a load's 2-D offsets
+(`offs_m[:, None]` is the row axis, `offs_k[None, :]` the column axis, each an `tl.arange` whose
+extent is evaluated per configuration), a block pointer's `block_shape`, `tl.zeros`/`tl.full`
+shapes, through casts and `tl.trans`/`.T`.
+"""
+
+from __future__ import annotations
+
+from ..findings import Related, Severity
+from ..values import UNKNOWN, fmt
+from . import _offsets as off
+from .base import KernelContext, RuleInfo
+
+RULE = RuleInfo(
+    id="TL004",
+    name="dot-tile-too-small",
+    severity=Severity.ERROR,
+    summary="tl.dot with an operand tile dimension < 16",
+)
+
+MIN_MN = 16  # one mma.sync m16n8k16 / wgmma row block; smaller M or N is padded up to it
+_EIGHT_BIT = ("float8", "fp8", "int8", "uint8")
+
+
+def _dims(ctx, node, depth=0):
+    """(dim0, dim1) of a 2-D operand: each ("arange", TlCall) or ("expr", node); None if unknown."""
+    src = ctx.src
+    node = off.strip_parens(node)
+    if node is None or depth > 10:
+        return None
+    if node.type == "attribute" and src.text_of(node.child_by_field_name("attribute")) == "T":
+        d = _dims(ctx, node.child_by_field_name("object"), depth + 1)
+        return (d[1], d[0]) if d else None
+    if node.type == "identifier":
+        defs = off.reaching_defs(ctx, src.text_of(node), node.start_byte)
+        if len(defs) != 1 or defs[0].augmented or off.rhs_of(defs[0]) is None:
+            return None
+        return _dims(ctx, off.rhs_of(defs[0]), depth + 1)
+    if node.type != "call":
+        return None
+    mc = off.method_call(node, src, "to")
+    if mc is not None:
+        return _dims(ctx, mc[0], depth + 1)
+    call = next((c for c in ctx.kernel.calls if c.node.id == node.id), None)
+    if call is None:
+        return None
+    if call.name in ("trans", ".trans") or (call.name in ("permute", ".permute")):
+        inner = call.arg(0, "input") if not call.name.startswith(".") else node.child_by_field_name("function").child_by_field_name("object")
+        d = _dims(ctx, inner, depth + 1)
+        return (d[1], d[0]) if d else None
+    if call.name in ("zeros", "full"):
+        return _tuple_dims(call.arg(0, "shape"))
+    if call.name == "load":
+        ptr = call.arg(0, "pointer")
+        shape = off.tile_shape(ctx, ptr)
+        if shape is not None:
+            return ("arange", shape[0][0]), ("arange", shape[1][0])
+        blocks = ctx.definition_calls(ptr, "make_block_ptr")
+        if len(blocks) == 1:
+            return _tuple_dims(blocks[0].arg(4, "block_shape"))
+    return None
+
+
+def _tuple_dims(node):
+    node = off.strip_parens(node)
+    if node is None or node.type not in ("tuple", "list"):
+        return None
+    items = [c for c in node.named_children if c.type != "comment"]
+    if len(items) != 2:
+        return None
+    return ("expr", items[0]), ("expr", items[1])
+
+
+def _extent(ctx, dim, config):
+    """[(value, origin, origin_range)] for one dimension in one configuration."""
+    kind, what = dim
+    if kind == "arange":
+        start, end = what.arg(0, "start"), what.arg(1, "end")
+        if end is None:
+            return []
+        starts = ctx.values(start, config) if start is not None else [0]
+        out = []
+        for e in ctx.values(end, config):
+            for s in starts:
+                if isinstance(e, int) and isinstance(s, int) and e is not UNKNOWN and s is not UNKNOWN:
+                    origin, rng = ctx.origin_of(end, config)
+                    out.append((e - s, origin or f"`{ctx.src.text_of(what.node)}` at line {off.line_of(what.node)}", rng))
+        return out
+    out = []
+    for v in ctx.values(what, config):
+        if isinstance(v, int) and not isinstance(v, bool):
+            origin, rng = ctx.origin_of(what, config)
+            out.append((v, origin or f"`{ctx.src.text_of(what)}` at line {off.line_of(what)}", rng))
+    return out
+
+
+def _min_k(ctx, a, b) -> tuple[int, str]:
+    text = off.chain_text(ctx, a) + off.chain_text(ctx, b)
+    if any(t in text for t in _EIGHT_BIT):
+        return 32, "8-bit operands"
+    return 16, "16-bit operands (and fp32 before Triton 3.9)"
+
+
+def check(ctx: KernelContext):
+    for dot in ctx.kernel.calls_named("dot"):
+        a, b = dot.arg(0, "input"), dot.arg(1, "other")
+        if a is None or b is None:
+            continue
+        da, db = _dims(ctx, a), _dims(ctx, b)
+        dims = {}
+        if da is not None:
+            dims["M"], dims["K"] = da[0], da[1]
+        if db is not None:
+            dims["N"] = db[1]
+            dims.setdefault("K", db[0])
+        if not dims:
+            continue
+        min_k, k_kind = _min_k(ctx, a, b)
+        for name, dim in dims.items():
+            low = min_k if name == "K" else MIN_MN
+            seen = []
+            for config in ctx.kernel.configs or [None]:
+                for value, origin, rng in _extent(ctx, dim, config):
+                    if value < low and (value, origin) not in [(v, o) for v, o, _ in seen]:
+                        seen.append((value, origin, rng))
+            if seen:
+                yield _finding(ctx, dot, name, low, k_kind, seen)
+
+
+def _finding(ctx, dot, name, low, k_kind, seen):
+    values = "; ".join(f"{name}={fmt(v)} ({o})" for v, o, _ in seen)
+    if name == "K":
+        msg = (f"tl.dot reduction dimension {values} is below {low}: Triton refuses to compile it for {k_kind} "
+               f"(\"Input shapes should have … K >= {low}\", from the NVIDIA backend's min_dot_size); use a K tile of at least {low}")
+        severity = Severity.ERROR
+    else:
+        msg = (f"tl.dot tile {values} is below {low}: current Triton accepts it only by padding the tile up to the "
+               f"tensor-core instruction shape (mma m16n8k16) or by falling back from Hopper's wgmma to mma.sync, so "
+               f"tensor-core work is wasted, and Triton before triton-lang/triton#7451 (mid-2025) rejects it "
+               f"(\"must be >= 16\"); use a tile of at least {low}")
+        severity = Severity.WARNING
+    related = [Related(r, o) for _, o, r in seen if r is not None]
+    return ctx.finding(ctx.src.range(dot.node), msg, severity=severity, related=related,
+                       data={"dim": name, "values": [v for v, _, _ in seen], "minimum": low})
