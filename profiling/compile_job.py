@@ -320,7 +320,8 @@ def _facts(cfg: dict, path: str, target: str, root: Path) -> dict:
                        "instructions": s["instructions"], "kinds": sorted(s["kinds"])}
                       for ln, s in sorted(loads.items())]
     if "sass" in arts:
-        stats = ptx_facts.sass_line_stats(arts["sass"], path)
+        phantoms = ptx_facts.inline_asm_phantoms(arts["ptx"], path) if "ptx" in arts else None
+        stats = ptx_facts.sass_line_stats(arts["sass"], path, phantoms)
         f["lines"] = [{"line": ln, "instructions": s["instructions"], "spill_bytes": s["spill_bytes"]}
                       for ln, s in sorted(stats.items())]
     return f
@@ -435,7 +436,13 @@ def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text:
         result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
                               configs=configs, use_cache=False)  # the IR files were removed under the cached answer
         ir, facts = ir_text(result, kernel, stage, config)
-    lmap = ptx_facts.line_map(stage, ir, result["path"])
+    ptx = None
+    if stage == "sass":
+        try:
+            ptx = ir_text(result, kernel, "ptx", config)[0]
+        except CompileError:
+            ptx = None
+    lmap = ptx_facts.line_map(stage, ir, result["path"], ptx)
     marked = [i for i, ln in enumerate(lmap) if source_line is not None and ln == source_line]
     return {"text": ir, "marked_lines": marked, "language": LANGUAGES[stage], "line_map": lmap,
             "config": facts.get("label")}

@@ -36,9 +36,20 @@ def ptx_line_map(ptx: str, path: str) -> list[int | None]:
             files[m.group(1)] = m.group(2)
     out: list[int | None] = []
     current = None
+    in_asm = frozen = False
     for line in ptx.splitlines():
+        if "// begin inline asm" in line:
+            in_asm, frozen = True, False
+        elif "// end inline asm" in line:
+            in_asm = False
         m = _PTX_LOC.match(line)
+        if m and in_asm and frozen:
+            # LLVM numbers the lines of an inline-asm string as if they were source lines
+            # (17, 18, 19, ... for one tl.load at line 17): only the block's first .loc is real.
+            out.append(None)
+            continue
         if m:
+            frozen = in_asm
             fid, ln = m.group(1), int(m.group(2))
             if m.group(4) and _same_file(path, files.get(m.group(4))):
                 current = int(m.group(5))  # inlined: the kernel's call site
@@ -61,8 +72,36 @@ _SASS_INLINED = re.compile(r'inlined at\s+"([^"]*)",\s+line\s+(\d+)')
 _SASS_INSN = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
 
 
-def sass_line_map(sass: str, path: str) -> list[int | None]:
-    """Source line of every line of `nvdisasm -gi` output."""
+def inline_asm_phantoms(ptx: str, path: str) -> dict[int, int]:
+    """{phantom line: real line} for the lines LLVM invented inside inline-asm blocks, where the
+    phantom line has no real code of its own; ptxas copies them into the SASS line table."""
+    real, phantom = set(), {}
+    files = {m.group(1): m.group(2) for m in map(_PTX_FILE.match, ptx.splitlines()) if m}
+    in_asm, first = False, None
+    for line in ptx.splitlines():
+        if "// begin inline asm" in line:
+            in_asm, first = True, None
+            continue
+        if "// end inline asm" in line:
+            in_asm = False
+            continue
+        m = _PTX_LOC.match(line)
+        if not m or m.group(4) or not _same_file(path, files.get(m.group(1))):
+            continue
+        ln = int(m.group(2))
+        if in_asm and first is not None:
+            if ln != first:
+                phantom.setdefault(ln, first)
+        else:
+            real.add(ln)
+            if in_asm:
+                first = ln
+    return {ln: to for ln, to in phantom.items() if ln not in real}
+
+
+def sass_line_map(sass: str, path: str, phantoms: dict[int, int] | None = None) -> list[int | None]:
+    """Source line of every line of `nvdisasm -gi` output (phantoms: see inline_asm_phantoms)."""
+    phantoms = phantoms or {}
     out: list[int | None] = []
     current = None
     for line in sass.splitlines():
@@ -77,7 +116,7 @@ def sass_line_map(sass: str, path: str) -> list[int | None]:
             if found is None and _same_file(path, m.group(1)):
                 found = int(m.group(2))
             if found is not None:
-                current = found
+                current = phantoms.get(found, found)
             out.append(None)
             continue
         out.append(current if _SASS_INSN.match(line) else None)
@@ -143,11 +182,13 @@ def mlir_positions(text: str, path: str) -> list[tuple[int, int] | None]:
     return out
 
 
-def line_map(stage: str, text: str, path: str) -> list[int | None]:
+def line_map(stage: str, text: str, path: str, ptx: str | None = None) -> list[int | None]:
+    """Source line of every line of `text` (an IR of `stage`); for SASS, pass the PTX it came from
+    so that lines invented inside inline asm map back to their real line."""
     if stage == "ptx":
         return ptx_line_map(text, path)
     if stage == "sass":
-        return sass_line_map(text, path)
+        return sass_line_map(text, path, inline_asm_phantoms(ptx, path) if ptx else None)
     if stage in ("ttir", "ttgir"):
         return [p[0] if p else None for p in mlir_positions(text, path)]
     if stage == "llir":
@@ -207,12 +248,12 @@ def _access_bytes(suffix: str | None) -> int:
     return size
 
 
-def sass_line_stats(sass: str, path: str) -> dict[int, dict]:
+def sass_line_stats(sass: str, path: str, phantoms: dict[int, int] | None = None) -> dict[int, dict]:
     """{line: {"instructions", "spill_bytes", "spill_instructions"}} from `nvdisasm -gi` output.
     spill_bytes is the local-memory traffic one thread issues in the straight-line code (each
     LDL/STL counted once, whatever the loop trip count)."""
     stats: dict[int, dict] = {}
-    for text_line, src in zip(sass.splitlines(), sass_line_map(sass, path)):
+    for text_line, src in zip(sass.splitlines(), sass_line_map(sass, path, phantoms)):
         if src is None:
             continue
         m = _SASS_INSN.match(text_line)

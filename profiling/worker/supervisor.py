@@ -379,7 +379,12 @@ def relay_main(root: str, python: str | None = None) -> int:
                 reply = _error(None, "bad_job", f"not JSON: {exc}")
             else:
                 timeout = float(job.pop("timeout", sup.timeout) or sup.timeout)
-                reply = sup.run(resolve_paths(job, root), timeout=timeout, cancel=gone)
+                try:
+                    materialize(job.pop("files", None) or {}, root)  # this job's user files
+                except (OSError, ValueError) as exc:
+                    reply = _error(job.get("id"), "bad_job", f"cannot write shipped files: {exc}")
+                else:
+                    reply = sup.run(resolve_paths(job, root), timeout=timeout, cancel=gone)
             out.write(json.dumps(reply) + "\n")
             out.flush()
     finally:

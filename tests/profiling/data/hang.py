@@ -1,0 +1,6 @@
+import time
+
+
+def test_hangs():
+    while True:
+        time.sleep(0.05)
