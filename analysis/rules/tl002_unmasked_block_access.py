@@ -98,12 +98,21 @@ def _fix(ctx, call, ptr, sizes):
     """`p + offs` with 1-D offsets and one size bound → `mask=offs < n` (reusing a `mask`
     variable of the kernel that already says exactly that)."""
     src = ctx.src
-    terms = off.pointer_terms(ctx, ptr)
-    with_arange = [t for t in terms if t.aranges]
-    if len(with_arange) != 1 or with_arange[0].ndim is not None or with_arange[0].multipliers:
+    if len(sizes) != 1:
         return None
-    leaf = off.strip_parens(with_arange[0].leaf)
-    if leaf is None or leaf.type != "identifier" or len(sizes) != 1:
+    expr = off.strip_parens(ptr)
+    if expr is None or expr.type != "binary_operator" or src.text_of(expr.child_by_field_name("operator")) != "+":
+        return None
+    kinds = off.param_kinds(ctx)
+    sides = [off.strip_parens(expr.child_by_field_name("left")), off.strip_parens(expr.child_by_field_name("right"))]
+    if any(x is None or x.type != "identifier" for x in sides):
+        return None
+    names = [src.text_of(x) for x in sides]
+    offs_nodes = [x for x, nm in zip(sides, names) if nm not in kinds.pointers]
+    if len(offs_nodes) != 1:
+        return None
+    leaf = offs_nodes[0]
+    if not ctx.definition_calls(leaf, "arange") or any(t.ndim for t in off.pointer_terms(ctx, leaf)):
         return None
     offs, n = src.text_of(leaf), sizes[0]
     cond = f"{offs} < {n}"

@@ -1,0 +1,188 @@
+"""TL005: a tl.dot (or a long loop sum) accumulated in fp16/bf16.
+
+Two shapes: an accumulator created with `tl.zeros/tl.full(..., dtype=tl.float16|tl.bfloat16)`
+that a loop adds `tl.dot` results (or, over more than a few trips, anything) into; and a
+`tl.dot(..., out_dtype=tl.float16)` accumulated in a loop.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..findings import Related, Severity, TextEdit
+from ..values import UNKNOWN
+from . import _offsets as off
+from .base import KernelContext, RuleInfo
+
+RULE = RuleInfo(
+    id="TL005",
+    name="half-precision-accumulator",
+    severity=Severity.WARNING,
+    summary="tl.dot or a long loop sum accumulated in fp16/bf16",
+    fix_title="accumulate in float32",
+)
+
+_HALF = re.compile(r"^(tl|triton\.language|[A-Za-z_]\w*)\.(float16|bfloat16|half)$|^(float16|bfloat16)$")
+SHORT_LOOP = 8  # a static loop of at most this many trips is not a "long" sum
+
+
+def _dtype_node(call):
+    if call.name == "zeros":
+        return call.arg(1, "dtype")
+    if call.name == "full":
+        return call.arg(2, "dtype")
+    return None
+
+
+def _is_half(ctx, node) -> bool:
+    return node is not None and bool(_HALF.match(ctx.src.text_of(node).replace(" ", "")))
+
+
+def _calls_by_id(ctx):
+    return {c.node.id: c for c in ctx.kernel.calls}
+
+
+def _trips(ctx, loop):
+    """Every trip count the loop can have (UNKNOWN when not static)."""
+    if loop.kind not in ("range", "tl.range", "tl.static_range") or not loop.args:
+        return [UNKNOWN]
+    args = loop.args
+    out = []
+    for config in ctx.kernel.configs or [None]:
+        vals = [ctx.values(a, config) for a in args]
+        if any(len(v) != 1 or not isinstance(v[0], int) for v in vals):
+            return [UNKNOWN]
+        nums = [v[0] for v in vals]
+        start, stop, step = (0, nums[0], 1) if len(nums) == 1 else (nums[0], nums[1], nums[2] if len(nums) > 2 else 1)
+        if step == 0:
+            return [UNKNOWN]
+        out.append(max(0, -(-(stop - start) // step)))
+    return out or [UNKNOWN]
+
+
+def _is_long(ctx, loop) -> bool:
+    return any(t is UNKNOWN or t > SHORT_LOOP for t in _trips(ctx, loop))
+
+
+def _dots_in(ctx, node):
+    return ctx.calls_in(node, "dot") if node is not None else []
+
+
+def _accumulations(ctx, name):
+    """(assignment, dots feeding it) for each in-loop update of `name` that reads `name`."""
+    out = []
+    for a in ctx.kernel.assignments.get(name, []):
+        if not a.loops:
+            continue
+        right = off.rhs_of(a)
+        if right is None:
+            continue
+        if a.augmented in ("+=", "-="):
+            out.append((a, _dots_in(ctx, right)))
+        elif not a.augmented and name in ctx.names_in(right):
+            dots = [d for d in _dots_in(ctx, right)
+                    if name in ctx.names_in(d.arg(2, "acc")) or name not in ctx.names_in(d.node)]
+            out.append((a, dots))
+    return out
+
+
+def check(ctx: KernelContext):
+    k = ctx.kernel
+    handled_dots = set()
+    for name, defs in k.assignments.items():
+        inits = [a for a in defs if not a.augmented and a.value is not None and a.value.type == "call"]
+        for init in inits:
+            call = _calls_by_id(ctx).get(init.value.id)
+            if call is None or call.name not in ("zeros", "full"):
+                continue
+            dtype = _dtype_node(call)
+            if not _is_half(ctx, dtype):
+                continue
+            updates = [(a, dots) for a, dots in _accumulations(ctx, name) if a.node.start_byte > init.node.start_byte]
+            dot_updates = [(a, dots) for a, dots in updates if dots]
+            long_updates = [(a, dots) for a, dots in updates if not dots and _is_long(ctx, a.loops[-1])]
+            if not dot_updates and not long_updates:
+                continue
+            for _, dots in dot_updates:
+                handled_dots.update(d.node.id for d in dots)
+            yield _acc_finding(ctx, name, init, call, dtype, dot_updates, long_updates)
+    for dot in k.calls_named("dot"):
+        if dot.node.id in handled_dots or not dot.loops:
+            continue
+        od = dot.kwargs.get("out_dtype")
+        if not _is_half(ctx, od):
+            continue
+        parent = dot.node.parent
+        while parent is not None and parent.type not in ("assignment", "augmented_assignment", "expression_statement"):
+            parent = parent.parent
+        if parent is None or parent.type not in ("assignment", "augmented_assignment"):
+            continue
+        target = parent.child_by_field_name("left")
+        if target is None or (parent.type == "assignment" and ctx.src.text_of(target) not in ctx.names_in(parent.child_by_field_name("right"))):
+            continue
+        dtype_text = ctx.src.text_of(od)
+        msg = (f"tl.dot(..., out_dtype={dtype_text}) is accumulated into `{ctx.src.text_of(target)}` in the loop at line "
+               f"{dot.loops[-1].range.start.line + 1}: the tensor cores then add the K products of every tile in "
+               f"{dtype_text.rsplit('.', 1)[-1]}; keep out_dtype=tl.float32 (the default) and round once when storing")
+        yield ctx.finding(ctx.src.range(od), msg, fix=[TextEdit(ctx.src.range(od), "tl.float32")],
+                          data={"dtype": dtype_text})
+
+
+def _acc_finding(ctx, name, init, call, dtype, dot_updates, long_updates):
+    src = ctx.src
+    dtype_text = src.text_of(dtype)
+    short = dtype_text.rsplit(".", 1)[-1]
+    init_line = off.line_of(init.node)
+    related = []
+    if dot_updates:
+        a, dots = dot_updates[0]
+        what = f"tl.dot results (line {off.line_of(dots[0].node)})"
+        related.append(Related(src.range(dots[0].node), "the tl.dot accumulated in " + short))
+    else:
+        a, _ = long_updates[0]
+        trips = _trips(ctx, a.loops[-1])
+        n = "a runtime number of" if any(t is UNKNOWN for t in trips) else f"{max(trips)}"
+        what = f"a sum over {n} loop trips (line {off.line_of(a.node)})"
+        related.append(Related(src.range(a.node), "the accumulation"))
+    msg = (f"accumulator `{name}` is created as {dtype_text} at line {init_line} and accumulates {what}: every "
+           f"addition rounds to {short}'s {'8' if 'bfloat' in short else '11'}-bit significand, so the error grows with the "
+           f"number of trips; accumulate in tl.float32 and convert once at the end")
+    return ctx.finding(src.range(dtype), msg, fix=_fix(ctx, name, init, dtype, dot_updates), related=related,
+                       data={"accumulator": name, "dtype": dtype_text})
+
+
+def _fix(ctx, name, init, dtype, dot_updates):
+    src = ctx.src
+    edits = [TextEdit(src.range(dtype), "tl.float32")]
+    # a dot writing into the accumulator must agree on its dtype (semantic.dot asserts it)
+    for _, dots in dot_updates:
+        for d in dots:
+            od = d.kwargs.get("out_dtype")
+            if od is not None and _is_half(ctx, od):
+                edits.append(TextEdit(src.range(od), "tl.float32"))
+    # a store of the accumulator itself goes back to the output's type
+    for st in ctx.kernel.calls_named("store"):
+        if st.node.start_byte < init.node.start_byte:
+            continue
+        val = st.arg(1, "value")
+        if val is None or val.type != "identifier" or src.text_of(val) != name:
+            continue
+        defs = off.reaching_defs(ctx, name, val.start_byte)
+        ours = [init] + [a for a, _ in _accumulations(ctx, name)]
+        if not defs or not all(any(a is o for o in ours) for a in defs):
+            continue
+        base = _pointer_root(ctx, st.arg(0, "pointer"))
+        target = f"{base}.dtype.element_ty" if base else src.text_of(dtype)
+        edits.append(TextEdit(src.range(val), f"{name}.to({target})"))
+    return edits
+
+
+def _pointer_root(ctx, ptr):
+    if ptr is None:
+        return None
+    kinds = off.param_kinds(ctx)
+    for term in off.additive_terms(ctx, ptr):
+        t = off.strip_parens(term)
+        if t is not None and t.type == "identifier" and ctx.src.text_of(t) in kinds.pointers:
+            return ctx.src.text_of(t)
+    return None
