@@ -80,7 +80,12 @@ def _text(result: dict, findings) -> str:
 
 
 def run(args) -> int:
-    from tritonlens.profiling.compile_job import CompileError, compile_file, findings_from, ir_text
+    from tritonlens.profiling.compile_job import (
+        CompileError,
+        compile_file,
+        findings_from,
+        ir_text,
+    )
 
     try:
         result = compile_file(args.file, kernel=args.kernel, target=args.target, python=args.python,

@@ -7,10 +7,14 @@ import time
 from pathlib import Path
 
 import pytest
+from tritonlens.profiling import compile_job
+from tritonlens.profiling.compile_job import (
+    CompileCancelled,
+    compile_file,
+    findings_from,
+)
 
 from tritonlens.cli import main
-from tritonlens.profiling import compile_job
-from tritonlens.profiling.compile_job import CompileCancelled, compile_file, findings_from
 
 pytestmark = pytest.mark.slow
 FIX = Path(__file__).parent / "fixtures"

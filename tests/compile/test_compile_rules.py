@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pytest
-
 from tritonlens.analysis.findings import Severity
 from tritonlens.profiling.compile_job import compile_file, findings_from, show_ir
 from tritonlens.profiling.occupancy import occupancy
@@ -15,8 +14,8 @@ MM = FIX / "mm_kernel.py"
 
 def mm_config(bm, bn, bk, warps, stages, size=4096, label=None, a_ptr=0):
     t = {"kind": "tensor", "dtype": "float16", "data_ptr": 0}
-    i = lambda v: {"kind": "int", "value": v}  # noqa: E731
-    c = lambda v: {"kind": "constexpr", "value": v}  # noqa: E731
+    i = lambda v: {"kind": "int", "value": v}
+    c = lambda v: {"kind": "constexpr", "value": v}
     return {"label": label or f"{bm}x{bn}x{bk}/{warps}w/{stages}s",
             "args": {"a_ptr": {**t, "data_ptr": a_ptr}, "b_ptr": t, "c_ptr": t, "M": i(size), "N": i(size),
                      "K": i(size), "stride_am": i(size), "stride_ak": i(1), "stride_bk": i(size),
