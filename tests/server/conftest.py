@@ -58,8 +58,25 @@ def init_params(name: str, root: Path, options=None) -> types.InitializeParams:
 @pytest_lsp.fixture(config=CONFIG, params=CLIENTS)
 async def client(lsp_client: LanguageClient, request, tmp_path):
     # A short debounce keeps the suite fast; test_debounce checks the configured value is honoured.
-    await lsp_client.initialize_session(init_params(request.param, tmp_path, {"debounceMs": 20}))
+    lsp_client.init_result = await lsp_client.initialize_session(
+        init_params(request.param, tmp_path, {"debounceMs": 20}))
     lsp_client.profile_name = request.param
     lsp_client.root = tmp_path
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=CONFIG, params=CLIENTS)
+async def bare_client(lsp_client: LanguageClient, request, tmp_path):
+    """A started server the test initializes itself (to choose initializationOptions)."""
+
+    async def initialize(options=None, configuration=None):
+        if configuration is not None:
+            lsp_client.set_configuration(configuration, section="tritonlens")
+        lsp_client.profile_name = request.param
+        lsp_client.root = tmp_path
+        return await lsp_client.initialize_session(init_params(request.param, tmp_path, options))
+
+    lsp_client.initialize_for_test = initialize
     yield
     await lsp_client.shutdown_session()

@@ -1,0 +1,130 @@
+"""Code actions end to end: each quick fix applied by the client gives the expected text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from tritonlens.analysis.engine import Analyzer
+from tritonlens.analysis.findings import apply_edits
+
+from lsp_helpers import Doc, apply_text_edits, edits_of
+from test_diagnostics import DATA, copy, tl001
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
+
+
+async def test_quick_fix_gives_the_expected_text(client, tmp_path):
+    doc = Doc(client, copy(tmp_path, "scale.py")).open()
+    diag = tl001(await doc.diagnostics())[0]
+    actions = await doc.code_actions([diag])
+    titles = [a.title for a in actions]
+    fix = next(a for a in actions if a.title.startswith("tritonlens (TL001): "))
+    assert fix.kind == types.CodeActionKind.QuickFix and fix.is_preferred
+    assert "Ignore TL001 on this line" in titles
+    edit = await doc.resolved_edit(fix)
+    if client.capabilities.workspace.workspace_edit.document_changes:
+        # versioned: the client refuses the edit if the document moved on
+        assert edit.document_changes[0].text_document.version == doc.version
+    assert doc.apply(edit) == (DATA / "scale_fixed.py").read_text()
+    assert tl001(await doc.diagnostics()) == []
+
+
+async def test_ignore_on_this_line(client, tmp_path):
+    doc = Doc(client, copy(tmp_path, "scale.py")).open()
+    diag = tl001(await doc.diagnostics())[0]
+    actions = await doc.code_actions([diag])
+    ignore = next(a for a in actions if a.title == "Ignore TL001 on this line")
+    text = doc.apply(await doc.resolved_edit(ignore))
+    line = text.split("\n")[diag.range.start.line]
+    assert line.endswith("tl.arange(0, BLOCK)  # tritonlens: ignore[TL001]")
+    assert tl001(await doc.diagnostics()) == []
+
+
+async def test_fix_all(client, tmp_path):
+    text = (DATA / "scale.py").read_text() + '''
+
+@triton.jit
+def shift_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, 48)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+'''
+    doc = Doc(client, copy(tmp_path, "two.py", text)).open()
+    assert len(tl001(await doc.diagnostics())) == 2
+    actions = await doc.code_actions([], only=["source.fixAll.tritonlens"])
+    assert [a.kind for a in actions] == ["source.fixAll.tritonlens"]
+    doc.apply(await doc.resolved_edit(actions[0]))
+    diags = await doc.diagnostics()
+    assert tl001(diags) == []
+    assert "BLOCK = 128" in doc.text and "tl.arange(0, 64)" in doc.text
+    # Fixes that overlapped one already taken are left for the next round; then nothing is left.
+    for _ in range(3):
+        if not any(d.data and d.data.get("fix") for d in diags):
+            break
+        actions = await doc.code_actions([], only=["source.fixAll.tritonlens"])
+        doc.apply(await doc.resolved_edit(actions[0]))
+        diags = await doc.diagnostics()
+    assert not any(d.data and d.data.get("fix") for d in diags), [d.message for d in diags]
+    # nothing left to fix: no fix-all offered
+    assert not [a for a in (await doc.code_actions([], only=["source"]) or []) if a.kind == "source.fixAll.tritonlens"]
+
+
+async def test_resolve_refuses_a_stale_action(client, tmp_path):
+    if not (client.capabilities.text_document.code_action.resolve_support):
+        pytest.skip("client does not resolve code actions")
+    doc = Doc(client, copy(tmp_path, "scale.py")).open()
+    diag = tl001(await doc.diagnostics())[0]
+    fix = (await doc.code_actions([diag]))[0]
+    doc.replace(doc.text + "\n# edited\n")
+    await doc.diagnostics()
+    with pytest.raises(JsonRpcException, match="document changed"):
+        await client.code_action_resolve_async(fix)
+
+
+def _fixable_fixtures():
+    analyzer = Analyzer()
+    for path in sorted(FIXTURES.glob("TL*/positive*.py")):
+        text = path.read_text()
+        res = analyzer.analyze(text, path=str(path), select=[path.parent.name])
+        if any(f.fix for f in res.findings):
+            yield path
+
+
+async def test_every_rule_fix_through_the_server(client, tmp_path):
+    """Every deterministic fix of every rule fixture, applied the way the editor applies it,
+    gives exactly the engine's own fixed text (positions survive the encoding round trip)."""
+    analyzer = Analyzer()
+    fixtures = list(_fixable_fixtures())
+    assert fixtures, "no rule fixture has a deterministic fix"
+    for path in fixtures:
+        code = path.parent.name
+        text = path.read_text()
+        expected = {}
+        for f in analyzer.analyze(text, path=str(path)).findings:
+            if f.code == code and f.fix:
+                expected.setdefault((f.range, f.message), apply_edits(text, f.fix.edits))
+        doc = Doc(client, copy(tmp_path, f"{code}_{path.name}", text)).open()
+        diags = [d for d in await doc.diagnostics() if d.code == code and d.data and d.data.get("fix")]
+        assert len(diags) == len(expected), (path.name, [d.message for d in diags])
+        got = set()
+        for d in diags:
+            actions = await doc.code_actions([d])
+            fix = next(a for a in actions if a.title.startswith(f"tritonlens ({code}): "))
+            edit = await doc.resolved_edit(fix)
+            got.add(apply_text_edits(text, edits_of(edit, doc.uri), doc.encoding))
+        assert got == set(expected.values()), path.name
+        client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri)))
+
+
+async def test_actions_for_foreign_diagnostics_are_ignored(client, tmp_path):
+    doc = Doc(client, copy(tmp_path, "scale.py")).open()
+    await doc.diagnostics()
+    other = types.Diagnostic(range=types.Range(start=types.Position(line=0, character=0),
+                                               end=types.Position(line=0, character=3)),
+                             message="unused import", source="ruff", code="F401")
+    actions = await doc.code_actions([other])
+    assert not [a for a in (actions or []) if a.kind == types.CodeActionKind.QuickFix]

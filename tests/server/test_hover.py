@@ -1,0 +1,42 @@
+"""Hover cards: on a kernel name (definition and launch site) and on tl.load / tl.store."""
+
+from __future__ import annotations
+
+from lsp_helpers import Doc, position_of
+from test_diagnostics import copy
+
+
+async def test_kernel_card(client, tmp_path):
+    doc = Doc(client, copy(tmp_path, "scale.py")).open()
+    await doc.diagnostics()
+    pos = position_of(doc.text, "scale_kernel(x_ptr", doc.encoding)
+    h = await doc.hover(pos.line, pos.character + 3)
+    md = h.contents.value
+    assert h.contents.kind == "markdown"
+    assert "scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr)" in md
+    # the resolved constexpr per launch site
+    assert "| the launch at line 17 | 100 | 4 (default) | 3 (default) |" in md
+    assert "TL001" in md  # what fired in this kernel
+    assert h.range.start == pos
+    # the same card from the launch site
+    launch = position_of(doc.text, "scale_kernel[", doc.encoding)
+    h2 = await doc.hover(launch.line, launch.character + 1)
+    assert h2 is not None and "the launch at line 17" in h2.contents.value
+
+
+async def test_memory_access_card(client, tmp_path):
+    doc = Doc(client, copy(tmp_path, "scale.py")).open()
+    await doc.diagnostics()
+    pos = position_of(doc.text, "tl.load(", doc.encoding)
+    h = await doc.hover(pos.line, pos.character + 4)
+    assert h is not None
+    md = h.contents.value
+    assert "`tl.load` in `scale_kernel`" in md
+    assert "x_ptr + offs" in md
+
+
+async def test_no_card_elsewhere(client, tmp_path):
+    doc = Doc(client, copy(tmp_path, "scale.py")).open()
+    await doc.diagnostics()
+    pos = position_of(doc.text, "out = torch.empty_like", doc.encoding)
+    assert await doc.hover(pos.line, pos.character + 1) is None
