@@ -1,0 +1,76 @@
+"""TL016: a parameter used as a tl.arange bound or a tile shape without being tl.constexpr."""
+
+from __future__ import annotations
+
+from ..findings import Related, Severity, TextEdit
+from .base import KernelContext, RuleInfo
+
+RULE = RuleInfo(
+    id="TL016",
+    name="non-constexpr-shape",
+    severity=Severity.ERROR,
+    summary="parameter used as an arange extent or tile shape but not tl.constexpr",
+    fix_title="annotate the parameter as tl.constexpr",
+)
+
+_SHAPE_CALLS = {"zeros": 0, "full": 0, "empty": 0, "reshape": 1, "broadcast_to": 1, "view": 1,
+                ".reshape": 0, ".broadcast_to": 0, ".view": 0}
+
+
+def check(ctx: KernelContext):
+    k = ctx.kernel
+    runtime = {p.name: p for p in k.params if not p.is_constexpr}
+    if not runtime:
+        return
+    for call in k.calls:
+        uses = []
+        if call.name == "arange":
+            uses = [(a, "a tl.arange bound", "arange's arguments must be of type tl.constexpr")
+                    for a in (call.arg(0, "start"), call.arg(1, "end")) if a is not None]
+        elif call.name in _SHAPE_CALLS:
+            idx = _SHAPE_CALLS[call.name]
+            shape = call.arg(idx, "shape")
+            nodes = call.args[idx:] if call.name.startswith(".") or (call.name in ("reshape", "view") and len(call.args) > 2) \
+                else [shape]
+            if call.name in ("zeros", "full", "empty") and len(call.args) < 1:
+                nodes = [shape]
+            what = f"the shape of {'tl.' + call.name if not call.name.startswith('.') else call.name}"
+            uses = [(n, what, "Shape element 0 must have type `constexpr[int]`") for n in nodes if n is not None]
+        for node, what, error in uses:
+            for name in sorted(ctx.depends_on(node)):
+                p = runtime.get(name)
+                if p is None:
+                    continue
+                yield ctx.finding(
+                    ctx.src.range(node),
+                    f"`{name}` is used as {what} but is not a tl.constexpr parameter: Triton refuses to compile it "
+                    f"(\"{error}\"); annotate it `{name}: {_tl(ctx)}.constexpr`",
+                    fix=[_annotate(ctx, p)],
+                    related=[Related(p.range, f"parameter {name}")],
+                    data={"parameter": name},
+                )
+
+
+def _tl(ctx) -> str:
+    langs = ctx.module.aliases.language
+    if "tl" in langs:
+        return "tl"
+    short = sorted((a for a in langs if a != "triton.language"), key=len)
+    return short[0] if short else "triton.language"
+
+
+def _annotate(ctx, p) -> TextEdit:
+    text = ctx.src.text_of(_param_node(ctx, p))
+    default = None
+    if p.has_default and "=" in text:
+        default = text.split("=", 1)[1].strip()
+    new = f"{p.name}: {_tl(ctx)}.constexpr" + (f" = {default}" if default is not None else "")
+    return TextEdit(p.range, new)
+
+
+def _param_node(ctx, p):
+    params = ctx.kernel.node.child_by_field_name("parameters")
+    for n in params.named_children if params is not None else []:
+        if ctx.src.range(n) == p.range:
+            return n
+    return None
