@@ -9,6 +9,7 @@ mute the hook), only the launch with the chosen config.
 Captured-launch descriptor (JSON; also documented in README.md):
 
     {"kernel": "add_kernel", "file": "/abs/path.py", "def_line": 19, "key": "9c1e...",
+     "source_hash": "4b0a...",                # sha256 of the kernel's source text (16 hex)
      "mode": "gpu" | "interpreter", "autotuned": false, "count": 3, "case": 0,
      "grid": [16384, 1, 1], "num_warps": 4, "num_stages": 3,
      "constexprs": {"BLOCK_SIZE": 64},
@@ -294,7 +295,8 @@ class Capture:
                 else:
                     arg_desc.append({"name": name, "kind": "scalar", "type": kind, "value": val})
         constexprs = {d["name"]: d["value"] for d in arg_desc if d["kind"] == "constexpr"}
-        sig = {"kernel": fn.__qualname__, "file": os.path.realpath(fn.__code__.co_filename),
+        # the file's base name, not its path: a copy shipped to a remote temp dir keys the same
+        sig = {"kernel": fn.__qualname__, "file": os.path.basename(fn.__code__.co_filename),
                "args": arg_desc, "grid": grid_list,
                "options": {k: _constexpr_value(v) for k, v in sorted(options.items())}}
         key = hashlib.sha256(json.dumps(sig, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -342,8 +344,9 @@ class Capture:
                 if d["written"]:
                     written_bytes += nbytes
         descriptor = {
-            "kernel": fn.__name__, "qualname": fn.__qualname__, "file": sig["file"],
-            "def_line": _def_line(fn), "key": key,
+            "kernel": fn.__name__, "qualname": fn.__qualname__,
+            "file": os.path.realpath(fn.__code__.co_filename),
+            "def_line": _def_line(fn), "key": key, "source_hash": source_hash(fn),
             "mode": "interpreter" if interpreter_mode() else "gpu",
             "autotuned": bool(getattr(self._local, "autotuned", 0)), "count": 1, "case": self.case,
             "grid": grid_list,
@@ -399,6 +402,15 @@ def _loaded_names(kernel, name: str) -> set[str]:
         _loads_cache[fn] = loaded
     loaded = _loads_cache[fn]
     return {"load"} if loaded is None or name in loaded else set()
+
+
+def source_hash(fn) -> str | None:
+    """Hash of the kernel's own source text: results stay valid while it is unchanged."""
+    try:
+        text = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return None
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _def_line(fn) -> int | None:

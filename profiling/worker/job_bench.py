@@ -2,6 +2,8 @@
 
 Job fields: those of "capture", plus max_launches (per kernel, zero-config only; default 3),
 compare_bare (also time a bare `do_bench(launch)`; bench/profile_gpu.py uses it),
+skip (["<source_hash>:<key>", ...]: launches the client has cached results for; they are
+reported with "cached": true and not timed),
 refresh_ceilings (re-measure the GPU's ceilings).
 
 Timing (GPU): one warm-up launch (compiles), a 10-launch estimate, then
@@ -128,10 +130,15 @@ def handle(job: dict) -> dict:
     device = job_info.device_info()
     ceil = ceilings_mod.get(device["name"], refresh=bool(job.get("refresh_ceilings"))) if gpu else None
     launches = []
+    skip = set(job.get("skip") or ())
     for record in select(cap, summary["source"], int(job.get("max_launches", 3))):
         d = record.descriptor
-        entry = {k: d[k] for k in ("kernel", "key", "case", "count", "autotuned", "grid", "num_warps",
-                                   "num_stages", "constexprs", "bytes")}
+        entry = {k: d[k] for k in ("kernel", "key", "source_hash", "case", "count", "autotuned", "grid",
+                                   "num_warps", "num_stages", "constexprs", "bytes")}
+        if f"{d['source_hash']}:{d['key']}" in skip:
+            entry["cached"] = True
+            launches.append(entry)
+            continue
         entry["signature"] = ", ".join(
             f"{a['name']}={a['dtype']}{a['shape']}" if a["kind"] == "tensor" else f"{a['name']}={a.get('value')}"
             for a in d["args"] if a["kind"] in ("tensor", "scalar"))

@@ -535,7 +535,7 @@ def handle(job: dict) -> dict:
         raise JobError("job needs 'path'")
     target = make_target(job.get("target") or "sm_90")
     backend = make_backend(target)
-    artifacts = tuple(job.get("artifacts") or DEFAULT_ARTIFACTS)
+    artifacts = tuple(DEFAULT_ARTIFACTS if job.get("artifacts") is None else job["artifacts"])
     bad = [a for a in artifacts if a not in ALL_ARTIFACTS]
     if bad:
         raise JobError(f"unknown artifact(s) {bad}; choose from {ALL_ARTIFACTS}")

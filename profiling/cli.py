@@ -1,0 +1,102 @@
+"""`tritonlens profile FILE`: profile a file's kernels (text table per kernel, or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser("profile", help="profile the Triton kernels of a file (GPU, or interpreter without one)",
+                       description="Run the file's harness (tritonlens_cases(), --harness, test_* functions "
+                                   "or its __main__ block) in a worker process, record every kernel launch "
+                                   "and time it on the GPU; without a GPU, run Triton's interpreter and "
+                                   "report no timings.")
+    p.add_argument("file")
+    p.add_argument("--kernel", help="only this kernel")
+    p.add_argument("--backend", default="local", help="local (default), ssh://[user@]host[:port], ray, ray://HOST:PORT")
+    p.add_argument("--ncu", action="store_true", help="also run Nsight Compute (ncu must be on the worker's PATH)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--harness", help="FILE.py::FUNCTION returning the cases to run")
+    p.add_argument("--python", help="interpreter for the worker (needs torch + triton); default: this one")
+    p.add_argument("--timeout", type=float, default=120, help="seconds per job (default 120)")
+    p.set_defaults(func=run_profile)
+
+
+def _fmt(value, spec="{:.3g}", none="-"):
+    if value is None:
+        return none
+    return spec.format(value) if not isinstance(value, str) else value
+
+
+def _time(ms):
+    if ms is None:
+        return "-"
+    return f"{ms * 1000:.1f} us" if ms < 1 else f"{ms:.3f} ms"
+
+
+def format_text(result: dict) -> str:
+    dev = result.get("device") or {}
+    ceil = result.get("ceilings") or {}
+    lines = [f"{result['file']}  backend={result['backend']}  mode={result['mode']}  device={dev.get('name', '?')}"]
+    if ceil:
+        lines.append(f"ceilings: copy {ceil.get('copy_gbps')} GB/s, matmul {ceil.get('matmul_tflops')} TFLOP/s"
+                     f" (tf32 {ceil.get('matmul_tf32_tflops')})")
+    if result["mode"] == "interpreter":
+        lines.append("no GPU: kernels ran in Triton's interpreter; no timings (an interpreter time means nothing)")
+    if result.get("error"):
+        lines.append(f"error: {result['error']['type']}: {result['error']['message']}")
+    for case in result.get("cases", []):
+        if not case.get("ok"):
+            lines.append(f"case failed: {case['label']}: {case.get('error')}")
+    header = ("grid", "warps", "stages", "constexprs", "time", "GB/s", "TFLOP/s", "%peak", "bound", "regs",
+              "spills", "smem")
+    for k in result["kernels"]:
+        lines.append("")
+        lines.append(f"{k['name']} (line {k['line']})" + (f": {k['error']}" if k.get("error") else ""))
+        if not k["launches"]:
+            continue
+        rows = [header]
+        for launch in k["launches"]:
+            grid = "x".join(str(g) for g in launch["grid"]) if launch.get("grid") else "-"
+            cx = ",".join(f"{a}={b}" for a, b in (launch.get("constexprs") or {}).items()) or "-"
+            rows.append((grid, _fmt(launch.get("num_warps"), "{}"), _fmt(launch.get("num_stages"), "{}"), cx,
+                         _time(launch.get("time_ms")), _fmt(launch.get("gbps"), "{:.0f}"),
+                         _fmt(launch.get("tflops"), "{:.1f}"), _fmt(launch.get("pct_of_peak"), "{:.0f}%"),
+                         _fmt(launch.get("bound"), "{}"), _fmt(launch.get("registers"), "{}"),
+                         _fmt(launch.get("spills"), "{}"), _fmt(launch.get("shared_bytes"), "{}")))
+        widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
+        for r in rows:
+            lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        for launch in k["launches"]:
+            if launch.get("error"):
+                lines.append(f"  launch {launch.get('signature', '')}: {launch['error']}")
+            n = launch.get("ncu")
+            if n and "error" not in n:
+                occ = n.get("occupancy") or {}
+                stalls = ", ".join(f"{s['reason']} {s['cycles_per_issue']:.1f}" for s in n.get("stalls", [])[:3])
+                lines.append(f"  ncu: DRAM {_fmt(n['sol'].get('dram_pct'))}%  SM {_fmt(n['sol'].get('sm_pct'))}%  "
+                             f"occupancy {_fmt(occ.get('achieved_pct'))}% (limit: {occ.get('limiter')})  "
+                             f"regs {_fmt(n.get('registers_per_thread'), '{:.0f}')}  "
+                             f"tensor pipe {_fmt(n.get('tensor_pipe_pct'))}%  stalls: {stalls or '-'}")
+            elif n:
+                lines.append(f"  ncu: {n['error'].get('type')}: {n['error'].get('message')}")
+    return "\n".join(lines)
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    from tritonlens.profiling.api import ProfileError, profile_file
+
+    try:
+        result = profile_file(args.file, kernel=args.kernel, backend=args.backend, ncu=args.ncu,
+                              python=args.python, harness=args.harness, timeout=args.timeout)
+    except ProfileError as exc:
+        print(f"tritonlens profile: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        print(json.dumps(result, indent=2, default=str))
+    else:
+        print(format_text(result))
+    failed = result.get("error") is not None or all(k.get("error") for k in result["kernels"])
+    return 1 if failed else 0
