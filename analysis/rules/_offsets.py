@@ -293,3 +293,28 @@ def line_of(node) -> int:
 
 def names_in_text(node, src) -> set[str]:
     return {src.text_of(n) for n in [node] + list(walk(node)) if n.type == "identifier"}
+
+
+def launch_args(ctx, name: str):
+    """(launch, argument node) for every visible launch that passes parameter `name`."""
+    p = ctx.kernel.param(name)
+    out = []
+    if p is None:
+        return out
+    for launch in ctx.kernel.launches:
+        node = launch.kwargs.get(name)
+        if node is None and p.index < len(launch.args):
+            if not any(a.type in ("list_splat", "dictionary_splat") for a in launch.args[:p.index + 1]):
+                node = launch.args[p.index]
+        if node is not None:
+            out.append((launch, node))
+    return out
+
+
+_STRIDE_CALL = re.compile(r"\.stride\(\s*(-?\d+)\s*\)$")
+
+
+def stride_dim(ctx, node):
+    """`x.stride(0)` → 0, `x.stride(-1)` → -1; None for anything else."""
+    m = _STRIDE_CALL.search(ctx.src.text_of(node).strip()) if node is not None else None
+    return int(m.group(1)) if m else None
