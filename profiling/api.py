@@ -125,7 +125,8 @@ def _failed(reply: dict) -> dict:
 
 def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: bool = False,
                  python: str | None = None, harness: str | None = None, timeout: float = 120,
-                 progress=None, cancel: threading.Event | None = None) -> dict:
+                 progress=None, cancel: threading.Event | None = None, options: dict | None = None) -> dict:
+    """See the module docstring. `options`: extra bench-job fields (e.g. {"compare_bare": True})."""
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise ProfileError(f"no such file: {path}")
@@ -155,7 +156,7 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
 
     backend_key = f"{spec}|{python or ''}"
     device_name = _cache.devices.get(backend_key, "")
-    base_job = {"kind": "bench", "path": path}
+    base_job = dict(options or {}, kind="bench", path=path)
     if harness:
         base_job["harness"] = harness
     base_job["skip"] = _cache.keys_for(backend_key, device_name, ncu) if device_name else []
@@ -213,7 +214,7 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
         for n, (name, entry) in enumerate(todo):
             _report(progress, f"ncu: {name}", int(50 + 50 * n / max(1, len(todo))))
             job = {"kind": "ncu", "path": path, "kernel": name, "key": entry.get("key"),
-                   "id": uuid.uuid4().hex[:8]}
+                   "id": uuid.uuid4().hex[:8], "keep_csv": bool((options or {}).get("keep_csv"))}
             if harness:
                 job["harness"] = harness
             reply = runner.run(job, timeout=max(timeout, 300), cancel=cancel)
