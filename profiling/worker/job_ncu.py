@@ -35,10 +35,10 @@ if record is None:
 launch = job_bench._prepare(capture, record, seed=0)
 launch()
 torch.cuda.synchronize()
-torch.cuda.cudart().cudaProfilerStart()
+torch.cuda.profiler.start()
 launch()
 torch.cuda.synchronize()
-torch.cuda.cudart().cudaProfilerStop()
+torch.cuda.profiler.stop()
 print("tritonlens-ncu: profiled", record.descriptor["key"], file=sys.stderr)
 '''
 
