@@ -48,9 +48,8 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-import triton  # noqa: E402
-from triton.runtime import autotuner as _autotuner  # noqa: E402
-from triton.runtime import jit as _jit  # noqa: E402
+from triton.runtime import autotuner as _autotuner
+from triton.runtime import jit as _jit
 
 try:
     from triton.runtime.interpreter import InterpretedFunction as _Interpreted
@@ -62,7 +61,7 @@ try:
 except Exception:  # pragma: no cover - very old torch
     TorchDispatchMode = None
 
-import harness  # noqa: E402
+import harness
 
 GPU = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
 DEVICE = "cuda" if GPU else "cpu"
@@ -394,7 +393,7 @@ class Side:
         self.module = harness.load_module(self.path, name=f"tritonlens_verify_{tag}_{name}")
         self.uses_dot = ".dot(" in text
 
-    def resolve(self, fn, original: "Side"):
+    def resolve(self, fn, original: Side):
         """This side's counterpart of the original harness function `fn`, looked up by name."""
         if self is original:
             return fn

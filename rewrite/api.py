@@ -1,0 +1,184 @@
+"""`optimize_file`: the one entry point the CLI and the language server share.
+
+    result = optimize_file("kern.py", proposers=("config", "rules", "llm"),
+                           llm={"baseUrl": "http://127.0.0.1:8000/v1", "model": "m"},
+                           progress=lambda message, fraction: ..., cancel=threading.Event())
+
+Everything that runs a kernel runs in a worker process (the backend's); this process only parses,
+proposes and decides. The result is JSON-serialisable; see `optimize_file`'s docstring.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import threading
+
+from .candidate import Verdict, short_device, unified_diff
+from .context import ProposalContext
+from .verify import Verifier, VerifyError
+
+ALL_PROPOSERS = ("config", "rules", "llm")
+
+
+class OptimizeError(Exception):
+    """Bad input or an unusable original (the message says which)."""
+
+
+def _summarise_refusals(verdicts: list[Verdict]) -> str | None:
+    refused = [v for v in verdicts if not v.accepted]
+    if not refused:
+        return None
+    reasons = "; ".join(f"{v.candidate.title}: {v.reason}" for v in refused[:3])
+    more = f"; and {len(refused) - 3} more" if len(refused) > 3 else ""
+    return f"{len(refused)} candidate{'s' if len(refused) != 1 else ''} refused: {reasons}{more}"
+
+
+def _candidate_json(v: Verdict, original: str, path: str) -> dict:
+    ev = v.evidence or {}
+    d = {"proposer": v.candidate.proposer, "title": v.candidate.title, "kernel": v.candidate.kernel,
+         "description": v.candidate.description, "accepted": v.accepted, "reason": v.reason, "mode": v.mode,
+         "speedup": v.speedup, "max_rel_error": v.max_rel_error, "checks": v.checks, "seeds": v.seeds,
+         "shapes": v.shapes, "orig_ms": v.orig_ms, "cand_ms": v.cand_ms,
+         "quick_fix_title": v.quick_fix_title(),
+         "diff": unified_diff(original, v.candidate.source, os.path.basename(path)),
+         "evidence": {k: ev.get(k) for k in ("checks", "launches", "calls", "ops_added", "stability",
+                                             "ragged_sizes", "ragged_note", "timing", "error", "static",
+                                             "llm_error") if ev.get(k) is not None},
+         "meta": {k: v2 for k, v2 in v.candidate.meta.items() if k not in ("reply",)}}
+    if v.accepted:
+        d["source"] = v.candidate.source
+    return d
+
+
+def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
+                  proposers=("config", "rules"), llm: dict | None = None, rounds: int = 3,
+                  backend: str = "local", python: str | None = None, progress=None,
+                  cancel: threading.Event | None = None, harness: str | None = None, seeds: int = 3,
+                  timing: dict | None = None, parallel: int = 1, profile: dict | None = None,
+                  timeout: float = 600) -> dict:
+    """Propose, verify and rank rewrites of `path` (its current `text`, if the editor has one).
+
+    progress(message: str, fraction: float | None) is called as work advances; setting `cancel`
+    stops at the next candidate boundary (the worker job in flight is killed).
+    Returns {"path", "kernel", "device", "mode", "baseline_ms", "candidates": [...], "best": {...} | None,
+    "refusals": str | None, "notes": [...]}; each candidate has proposer, title, accepted, reason,
+    speedup, max_rel_error, checks, diff, quick_fix_title (and source when accepted).
+    """
+    path = os.path.abspath(path)
+    if text is None:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise OptimizeError(f"cannot read {path}: {exc}") from exc
+    wanted = tuple(p.strip() for p in (proposers if not isinstance(proposers, str) else proposers.split(",")) if p.strip())
+    unknown = [p for p in wanted if p not in ALL_PROPOSERS]
+    if unknown:
+        raise OptimizeError(f"unknown proposer(s) {', '.join(unknown)}: choose from {', '.join(ALL_PROPOSERS)}")
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise OptimizeError(f"{os.path.basename(path)} does not parse: line {exc.lineno}: {exc.msg}") from exc
+    from .edits import kernels as kernel_defs
+
+    names = [k.name for k in kernel_defs(tree)]
+    if not names:
+        raise OptimizeError(f"{os.path.basename(path)} defines no @triton.jit kernel")
+    if kernel is not None and kernel not in names:
+        raise OptimizeError(f"no kernel named {kernel!r} in {os.path.basename(path)} (kernels: {', '.join(names)})")
+    if "llm" in wanted and not llm:
+        raise OptimizeError("the llm proposer needs settings: --llm-base-url / --llm-model (or the llm setting)")
+
+    def say(message: str, fraction: float | None = None):
+        if progress is not None:
+            try:
+                progress(message, fraction)
+            except Exception:
+                pass
+
+    def cancelled() -> bool:
+        return cancel is not None and cancel.is_set()
+
+    from tritonlens.analysis.engine import Analyzer
+
+    analysis = Analyzer().analyze(text, path)
+    notes: list[str] = []
+    verifier = Verifier(path, text, harness=harness, python=python, backend=backend, timeout=timeout,
+                        seeds=seeds, timing=timing, parallel=parallel)
+    verdicts: list[Verdict] = []
+    try:
+        say("checking the original in the worker", 0.02)
+        try:
+            baseline = verifier._run(verifier.job("check", []), fresh=False, cancel=cancel)
+        except VerifyError as exc:
+            raise OptimizeError(f"the original cannot be verified: {exc}") from exc
+        device = {"name": verifier.device, "mode": verifier.mode}
+        if profile is None and verifier.mode == "gpu":
+            profile = _try_profile(path, kernel, backend, python, notes)
+        ctx = ProposalContext(path, text, kernel=kernel, analysis=analysis, profile=profile, device=device)
+
+        base_text, base_title = None, None
+        if "rules" in wanted and not cancelled():
+            from . import propose_rules
+
+            cands = propose_rules.propose(ctx)
+            say(f"verifying {len(cands)} rule fix(es)", 0.1)
+            rv = verifier.verify(cands, isolate=False, cancel=cancel,
+                                 progress=lambda v: say(f"{v.candidate.title}: {'accepted' if v.accepted else 'refused'}"))
+            verdicts += rv
+            ctx.history += rv
+            structural = [v for v in rv if v.accepted and v.speedup and v.speedup >= 1.05]
+            if structural:
+                top = max(structural, key=lambda v: v.speedup)
+                base_text, base_title = top.candidate.source, top.candidate.title
+        if "config" in wanted and not cancelled():
+            from . import propose_config
+
+            tuner = None
+            if verifier.mode == "gpu":
+                def tuner(sources):
+                    say(f"timing {len(sources)} configs on {short_device(verifier.device)}", None)
+                    return verifier.tune(sources, cancel=cancel)
+            cands = propose_config.propose(ctx, tuner=tuner)
+            if base_text is not None:
+                cands += propose_config.propose(ctx, tuner=tuner, base=base_text, base_title=base_title)
+            say(f"verifying {len(cands)} config candidate(s)", 0.4)
+            cv = verifier.verify(cands, isolate=False, cancel=cancel,
+                                 progress=lambda v: say(f"{v.candidate.title}: {'accepted' if v.accepted else 'refused'}"))
+            verdicts += cv
+            ctx.history += cv
+        if "llm" in wanted and not cancelled():
+            from .propose_llm import LLMProposer, LLMSettings
+
+            settings = llm if isinstance(llm, LLMSettings) else LLMSettings.from_dict(llm)
+            say(f"asking {settings.model} for rewrites (up to {rounds} rounds)", 0.7)
+            lv, _ = LLMProposer(settings).run(
+                ctx, lambda cs: verifier.verify(cs, isolate=True, cancel=cancel), rounds=rounds,
+                kernel=kernel, progress=lambda m: say(m), cancel=cancel)
+            verdicts += lv
+    finally:
+        verifier.close()
+    say("done", 1.0)
+    cand_json = [_candidate_json(v, text, path) for v in verdicts]
+    accepted = [c for c in cand_json if c["accepted"]]
+    best = None
+    if accepted:
+        measured = [c for c in accepted if c["speedup"]]
+        best = max(measured, key=lambda c: c["speedup"]) if measured else accepted[0]
+    return {"path": path, "kernel": kernel or (names[0] if len(names) == 1 else ",".join(names)),
+            "device": verifier.device, "mode": verifier.mode, "baseline_ms": verifier.baseline_ms,
+            "cancelled": cancelled(), "candidates": cand_json, "best": best,
+            "refusals": _summarise_refusals(verdicts), "notes": notes}
+
+
+def _try_profile(path, kernel, backend, python, notes) -> dict | None:
+    try:
+        from tritonlens.profiling import api as profiling_api  # written by the profiling area
+    except ImportError:
+        return None
+    try:
+        return profiling_api.profile_file(path, kernel=kernel, backend=backend, python=python)
+    except Exception as exc:  # the profile only enriches prompts and config choices
+        notes.append(f"profile unavailable: {type(exc).__name__}: {exc}")
+        return None

@@ -1,0 +1,89 @@
+"""`tritonlens optimize FILE`: propose rewrites, verify them in a worker, print or apply the best."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("optimize", help="propose and verify faster rewrites of a kernel file",
+                              description=__doc__)
+    p.add_argument("file")
+    p.add_argument("--kernel", help="only this kernel (default: every kernel of the file)")
+    p.add_argument("--proposers", default="config,rules", help="comma list of config, rules, llm (default: config,rules)")
+    p.add_argument("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--llm-model", default="gpt-4o")
+    p.add_argument("--llm-api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    p.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per LLM request")
+    p.add_argument("--rounds", type=int, default=3, help="LLM propose→verify rounds (default 3)")
+    p.add_argument("--backend", default="local", help="local | ssh://[user@]host[:port] | ray | ray://HOST:PORT")
+    p.add_argument("--python", help="interpreter that runs the kernels (needs torch + triton)")
+    p.add_argument("--harness", help="FILE.py::FUNC yielding (fn, args) cases (default: the file's tritonlens_cases)")
+    p.add_argument("--seeds", type=int, default=3, help="random inputs per shape (at least 3)")
+    p.add_argument("--apply", action="store_true", help="write the best accepted rewrite to FILE")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from .api import OptimizeError, optimize_file
+
+    proposers = [x.strip() for x in args.proposers.split(",") if x.strip()]
+    llm = None
+    if "llm" in proposers:
+        if not args.llm_base_url and not os.environ.get(args.llm_api_key_env):
+            print(f"tritonlens optimize: the llm proposer needs --llm-base-url or ${args.llm_api_key_env}",
+                  file=sys.stderr)
+            return 2
+        llm = {"base_url": args.llm_base_url, "model": args.llm_model, "api_key_env": args.llm_api_key_env,
+               "timeout": args.llm_timeout}
+    if args.rounds < 1:
+        print("tritonlens optimize: --rounds must be at least 1", file=sys.stderr)
+        return 2
+
+    def progress(message, fraction):
+        if args.format == "text":
+            print(f"  … {message}", file=sys.stderr)
+
+    try:
+        result = optimize_file(args.file, kernel=args.kernel, proposers=proposers, llm=llm, rounds=args.rounds,
+                               backend=args.backend, python=args.python, progress=progress,
+                               harness=args.harness, seeds=args.seeds)
+    except OptimizeError as exc:
+        print(f"tritonlens optimize: {exc}", file=sys.stderr)
+        return 2 if "unknown proposer" in str(exc) or "no kernel named" in str(exc) or "needs settings" in str(exc) else 1
+    applied = False
+    if args.apply and result["best"] is not None:
+        with open(args.file, "w", encoding="utf-8") as fh:
+            fh.write(result["best"]["source"])
+        applied = True
+    result["applied"] = applied
+    if args.format == "json":
+        print(json.dumps(result, indent=2, default=str))
+    else:
+        print(render_text(result))
+    return 0
+
+
+def render_text(result: dict) -> str:
+    out = [f"{os.path.basename(result['path'])}: kernel {result['kernel']} on {result['device']} ({result['mode']})"]
+    if result.get("baseline_ms"):
+        out.append(f"baseline: {result['baseline_ms']:.4g} ms")
+    for c in result["candidates"]:
+        mark = "ACCEPTED" if c["accepted"] else "refused "
+        speed = f"{c['speedup']:.2f}x" if c.get("speedup") else "  -  "
+        err = f"{c['max_rel_error']:.2g}" if c.get("max_rel_error") not in (None, float("inf")) else "-"
+        out.append(f"  [{mark}] {c['proposer']:<6} {speed:>7}  err {err:<8} {c['title']}")
+        out.append(f"             {c['reason']}")
+    if result["best"]:
+        out.append("best: " + result["best"]["quick_fix_title"])
+        out.append(result["best"]["diff"].rstrip("\n"))
+        if result.get("applied"):
+            out.append(f"applied to {result['path']}")
+    else:
+        out.append("no rewrite accepted")
+    for note in result.get("notes") or []:
+        out.append(f"note: {note}")
+    return "\n".join(out)

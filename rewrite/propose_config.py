@@ -1,0 +1,457 @@
+"""Config search: tile sizes, num_warps, num_stages, GROUP_M, chosen from the kernel's structure and
+the device, measured on the GPU when there is one.
+
+Structure decides the search space:
+- a tl.dot kernel tunes its M/N/K tiles with warps and stages, bounded by shared memory:
+  stages × (BM·BK + BK·BN) × bytes ≤ the device's budget (227 KB on H100);
+- a kernel that loops over a row in BLOCK chunks tunes the chunk and warps;
+- a 1-D block kernel (element-wise, per-block reductions) tunes BLOCK and warps;
+- 2-D tiles without a dot (transpose-like) tune both tile sides and warps;
+- a constexpr whose launch value is computed (softmax's next_power_of_2(n_cols)) is a correctness
+  requirement, not a knob: only num_warps is tuned then.
+Only literal launch values (directly or through a local `NAME = 64`) are edited.
+
+Emits (1) the best config as edited literals at the launch site and (2) an `@triton.autotune`
+decorator with the best few configs, `key` = the size parameters, the grid turned into
+`lambda META: …` where it used a tuned value. An already autotuned kernel gets its config list
+replaced. Without a GPU nothing is measured: the candidates are the structure's heuristic picks,
+and the verifier can only check their correctness.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from dataclasses import dataclass, field
+
+from .candidate import Candidate
+from .context import ProposalContext
+from .edits import (Edit, Lines, apply, constexpr_params, dotted, kernel_named, kernels, launch_sites,
+                    local_assignment, local_literal, tl_calls)
+
+SMEM_BUDGET = {"H100": 227 * 1024, "H200": 227 * 1024, "A100": 163 * 1024, "default": 99 * 1024}
+MAX_VARIANTS = 16
+TOP_K = 4
+
+
+@dataclass
+class Knob:
+    param: str  # constexpr name, or "num_warps" / "num_stages"
+    role: str  # "M" | "N" | "K" | "block" | "group" | "warps" | "stages"
+    sites: list = field(default_factory=list)  # [(start, end)] text spans holding the literal, or insert points
+    current: int | None = None
+
+
+@dataclass
+class Plan:
+    kernel: str
+    kind: str  # "dot" | "row_loop" | "block1d" | "tile2d" | "warps_only" | "autotuned"
+    knobs: dict
+    space: list  # list of dicts {param: value}
+    size_params: list
+    notes: list = field(default_factory=list)
+
+
+def _smem_budget(device: dict) -> int:
+    name = (device or {}).get("name") or ""
+    for key, value in SMEM_BUDGET.items():
+        if key in name:
+            return value
+    return SMEM_BUDGET["H100"] if (device or {}).get("mode") != "gpu" else SMEM_BUDGET["default"]
+
+
+def _role(name: str) -> str:
+    up = name.upper()
+    if "GROUP" in up:
+        return "group"
+    for suffix, role in (("_M", "M"), ("_N", "N"), ("_K", "K")):
+        if up.endswith(suffix):
+            return role
+    return "block"
+
+
+def size_params(fn: ast.FunctionDef) -> list[str]:
+    """Runtime parameters that bound the work: compared against, divided by blocks, looped to."""
+    params = [a.arg for a in fn.args.args]
+    consts = set(constexpr_params(fn))
+    found: list[str] = []
+    for n in ast.walk(fn):
+        cands = []
+        if isinstance(n, ast.Compare):
+            cands = [n.left] + list(n.comparators)
+        elif isinstance(n, ast.Call) and (dotted(n.func) or "").split(".")[-1] in ("cdiv", "range", "static_range"):
+            cands = list(n.args)
+        for c in cands:
+            for x in ast.walk(c):
+                if isinstance(x, ast.Name) and x.id in params and x.id not in consts and "stride" not in x.id:
+                    if x.id not in found and not x.id.endswith("ptr"):
+                        found.append(x.id)
+    order = {p: i for i, p in enumerate(params)}
+    return sorted(found, key=lambda p: order[p])
+
+
+def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int = 2) -> Plan | None:
+    tree = ast.parse(text)
+    fn = kernel_named(tree, kernel)
+    if fn is None:
+        return None
+    lines = Lines(text)
+    consts = constexpr_params(fn)
+    autotuned = "autotune" in [(dotted(d.func if isinstance(d, ast.Call) else d) or "").split(".")[-1]
+                               for d in fn.decorator_list]
+    sites = launch_sites(tree, kernel)
+    if not sites:
+        return None
+    knobs: dict[str, Knob] = {}
+    computed = []
+    for name in consts:
+        spans, current, ok = [], None, True
+        for site in sites:
+            kw = next((k for k in site.call.keywords if k.arg == name), None)
+            if kw is None:
+                ok = False
+                break
+            if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, int):
+                spans.append(("kw", lines.span(kw.value), kw))
+                current = kw.value.value
+            elif isinstance(kw.value, ast.Name):
+                lit = local_literal(site.function, kw.value.id, site.call.lineno)
+                if lit is None:
+                    ok = False
+                    break
+                spans.append(("local", lines.span(lit), kw))
+                current = lit.value
+            else:
+                ok = False
+                break
+        if ok and spans:
+            knobs[name] = Knob(name, _role(name), spans, current)
+        elif not autotuned:
+            computed.append(name)
+    for opt, role in (("num_warps", "warps"), ("num_stages", "stages")):
+        spans, current = [], None
+        for site in sites:
+            kw = next((k for k in site.call.keywords if k.arg == opt), None)
+            if kw is not None and isinstance(kw.value, ast.Constant):
+                spans.append(("kw", lines.span(kw.value), kw))
+                current = kw.value.value
+            elif kw is None:
+                spans.append(("add", None, site))
+            else:
+                spans = []
+                break
+        if spans:
+            knobs[opt] = Knob(opt, role, spans, current)
+    uses_dot = bool(tl_calls(fn, "dot"))
+    loops_over_block = any(isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
+                           and any(isinstance(a, ast.Name) and a.id in consts for a in n.iter.args[2:3])
+                           for n in ast.walk(fn))
+    has_atomic = any(isinstance(n, ast.Call) and (dotted(n.func) or "").split(".")[-1].startswith("atomic_")
+                     for n in ast.walk(fn))
+    budget = _smem_budget(device or {})
+    blocks = [k for k in knobs.values() if k.role in ("M", "N", "K", "block")]
+    space: list[dict] = []
+    if autotuned:
+        kind = "autotuned"
+        tuned = [p for p in consts if p not in ("GROUP_M", "GROUP_SIZE_M")]
+        space = _space_for(fn, tuned, uses_dot, loops_over_block, has_atomic, budget, elem_bytes)
+    elif uses_dot and {k.role for k in blocks} >= {"M", "N", "K"}:
+        kind = "dot"
+        bm = next(k.param for k in blocks if k.role == "M")
+        bn = next(k.param for k in blocks if k.role == "N")
+        bk = next(k.param for k in blocks if k.role == "K")
+        for (m, n, k, w, s) in _DOT_CONFIGS:
+            if s * (m * k + k * n) * elem_bytes > budget:
+                continue
+            space.append({bm: m, bn: n, bk: k, "num_warps": w, "num_stages": s})
+        group = next((k.param for k in knobs.values() if k.role == "group"), None)
+        if group:
+            for cfg in space:
+                cfg[group] = 8
+    elif blocks:
+        tuned = [k.param for k in blocks]
+        space = _space_for(fn, tuned, uses_dot, loops_over_block, has_atomic, budget, elem_bytes)
+        kind = "row_loop" if loops_over_block else ("tile2d" if len(tuned) >= 2 else "block1d")
+    elif "num_warps" in knobs:
+        kind = "warps_only"
+        space = [{"num_warps": w} for w in (4, 8, 2, 1, 16)]
+    else:
+        return None
+    if "num_stages" not in knobs or kind != "dot":
+        for cfg in space:
+            if kind != "autotuned":
+                cfg.pop("num_stages", None)
+    current = {k.param: k.current for k in knobs.values() if k.current is not None}
+    current.setdefault("num_warps", 4)
+    if kind != "autotuned":
+        space = [c for c in space if any(current.get(k, None if k != "num_stages" else 3) != v for k, v in c.items())]
+    plan = Plan(kernel, kind, knobs, space[:MAX_VARIANTS], size_params(fn))
+    if computed:
+        plan.notes.append("left alone (computed at the launch, a correctness requirement): " + ", ".join(computed))
+    return plan
+
+
+_DOT_CONFIGS = [  # (BM, BN, BK, warps, stages), best-known first on Hopper
+    (128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3), (128, 128, 64, 8, 3),
+    (128, 128, 64, 4, 4), (128, 128, 32, 4, 4), (128, 256, 32, 8, 4), (64, 256, 32, 4, 4),
+    (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 64, 64, 4, 3), (256, 64, 32, 4, 4),
+]
+
+
+def _space_for(fn, tuned: list[str], uses_dot, loops, atomic, budget, elem_bytes) -> list[dict]:
+    """Candidate configs, the likeliest winners first (that order is the pick when nothing is timed)."""
+    if not tuned:
+        return [{"num_warps": w} for w in (4, 8, 2, 1, 16)]
+    if uses_dot:
+        roles = {_role(p): p for p in tuned}
+        if {"M", "N", "K"} <= set(roles):
+            return [{roles["M"]: m, roles["N"]: n, roles["K"]: k, "num_warps": w, "num_stages": s}
+                    for (m, n, k, w, s) in _DOT_CONFIGS if s * (m * k + k * n) * elem_bytes <= budget]
+    if len(tuned) >= 2:
+        return [{tuned[0]: a, tuned[1]: b, "num_warps": w} for a, b, w in _TILE2D]
+    p = tuned[0]
+    table = _ROW_LOOP if loops else (_ATOMIC if atomic else _BLOCK1D)
+    return [{p: b, "num_warps": w} for b, w in table]
+
+
+_BLOCK1D = [(1024, 4), (2048, 8), (4096, 8), (512, 4), (1024, 8), (2048, 4), (4096, 16), (256, 2)]
+_ATOMIC = [(8192, 16), (4096, 8), (16384, 16), (2048, 8), (8192, 8), (4096, 4)]
+_ROW_LOOP = [(4096, 8), (8192, 16), (2048, 8), (1024, 4), (4096, 16), (8192, 8), (2048, 4), (1024, 8)]
+_TILE2D = [(64, 64, 4), (64, 64, 8), (32, 128, 4), (128, 32, 4), (64, 128, 8), (128, 64, 8), (32, 32, 4),
+           (32, 32, 8)]
+
+
+# -- emitting -----------------------------------------------------------------------------------
+def with_literals(text: str, plan: Plan, cfg: dict) -> str:
+    """The file with `cfg` written into the launch-site literals (adding num_warps/num_stages)."""
+    tree = ast.parse(text)
+    lines = Lines(text)
+    edits: list[Edit] = []
+    done_spans = set()
+    for name, value in cfg.items():
+        knob = plan.knobs.get(name)
+        if knob is None:
+            raise ValueError(f"{name} cannot be set at the launch")
+        for kind, span, ref in knob.sites:
+            if kind in ("kw", "local"):
+                if span in done_spans:
+                    continue
+                done_spans.add(span)
+                edits.append(Edit(span[0], span[1], str(value)))
+            else:  # add the keyword after the launch's last argument
+                site = ref
+                call = _same_call(tree, site.call)
+                args = list(call.args) + [k.value for k in call.keywords]
+                end = max(lines.span(a)[1] for a in args)
+                edits.append(Edit(end, end, f", {name}={value}"))
+    return apply(text, edits)
+
+
+def _same_call(tree, call):
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and n.lineno == call.lineno and n.col_offset == call.col_offset:
+            return n
+    return call
+
+
+def _config_text(cfg: dict, indent: str) -> str:
+    consts = {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
+    opts = "".join(f", {k}={cfg[k]}" for k in ("num_warps", "num_stages") if k in cfg)
+    body = ", ".join(f'"{k}": {v}' for k, v in consts.items())
+    return f"{indent}triton.Config({{{body}}}{opts}),\n"
+
+
+def with_autotune(text: str, plan: Plan, configs: list[dict]) -> str:
+    """The file with an @triton.autotune over `configs` (or the existing list replaced)."""
+    tree = ast.parse(text)
+    fn = kernel_named(tree, plan.kernel)
+    lines = Lines(text)
+    edits: list[Edit] = []
+    if plan.kind == "autotuned":
+        dec = next(d for d in fn.decorator_list if isinstance(d, ast.Call)
+                   and (dotted(d.func) or "").split(".")[-1] == "autotune")
+        kw = next((k for k in dec.keywords if k.arg == "configs"), None)
+        node = kw.value if kw is not None else (dec.args[0] if dec.args else None)
+        if node is None:
+            raise ValueError("autotune decorator without configs")
+        indent = lines.indent_of(node.lineno) + "    "
+        s, e = lines.span(node)
+        edits.append(Edit(s, e, "[\n" + "".join(_config_text(c, indent) for c in configs) + lines.indent_of(node.lineno) + "]"))
+        return apply(text, edits)
+    tuned = sorted({k for c in configs for k in c})
+    dec_line = min(d.lineno for d in fn.decorator_list)
+    indent = lines.indent_of(dec_line)
+    key = plan.size_params
+    block = (f"{indent}@triton.autotune(\n{indent}    configs=[\n"
+             + "".join(_config_text(c, indent + "        ") for c in configs)
+             + f"{indent}    ],\n{indent}    key={key!r},\n{indent})\n").replace("'", '"')
+    edits.append(Edit(lines.line_start(dec_line), lines.line_start(dec_line), block))
+    # the launch no longer passes what the autotuner now picks; the grid reads it from META
+    for site in launch_sites(tree, plan.kernel):
+        locals_map = {kw.value.id: kw.arg for kw in site.call.keywords
+                      if kw.arg in tuned and isinstance(kw.value, ast.Name)}
+        edits.append(_strip_keywords(text, lines, site.call, set(tuned)))
+        edits += _grid_to_meta(text, lines, site, locals_map, tuned)
+    return apply(text, edits)
+
+
+def _strip_keywords(text: str, lines: Lines, call: ast.Call, names: set) -> Edit:
+    """One edit over the call's argument list dropping keywords in `names`; lines left empty go."""
+    args = list(call.args) + list(call.keywords)
+    keep = [a for a in args if not (isinstance(a, ast.keyword) and a.arg in names)]
+    drop = [a for a in args if a not in keep]
+    start = lines.span(args[0])[0] if not isinstance(args[0], ast.keyword) else lines.offset(args[0].lineno, args[0].col_offset)
+    end = lines.offset(call.end_lineno, call.end_col_offset) - 1  # before ")"
+    region = text[start:end]
+    if not drop:
+        return Edit(start, start, "")
+    cuts = []
+    for kw in drop:
+        s = lines.offset(kw.lineno, kw.col_offset) - start
+        e = lines.offset(kw.end_lineno, kw.end_col_offset) - start
+        while e < len(region) and region[e] in " \t":
+            e += 1
+        if e < len(region) and region[e] == ",":
+            e += 1
+            while e < len(region) and region[e] in " \t":
+                e += 1
+        cuts.append((s, e))
+    out, pos = [], 0
+    for s, e in sorted(cuts):
+        out.append(region[pos:s])
+        pos = e
+    out.append(region[pos:])
+    new = "".join(out)
+    old_lines = region.split("\n")
+    new_lines = new.split("\n")
+    if len(old_lines) == len(new_lines):
+        new = "\n".join(n for o, n in zip(old_lines, new_lines) if n.strip() or not o.strip())
+    new = new.rstrip()
+    if new.endswith(","):
+        new = new[:-1]
+    if region.rstrip(" \t").endswith("\n"):  # the closing parenthesis sits on its own line
+        new += ",\n" + lines.indent_of(call.end_lineno)
+    return Edit(start, end, new)
+
+
+class _MetaRewriter(ast.NodeTransformer):
+    def __init__(self, mapping: dict):
+        self.mapping = mapping
+        self.changed = False
+
+    def visit_Name(self, node):
+        if node.id in self.mapping:
+            self.changed = True
+            return ast.Subscript(value=ast.Name("META", ast.Load()), slice=ast.Constant(self.mapping[node.id]),
+                                 ctx=ast.Load())
+        return node
+
+
+def _grid_to_meta(text, lines, site, locals_map: dict, tuned) -> list[Edit]:
+    grid = site.grid
+    target = grid
+    if isinstance(grid, ast.Name):
+        assign = local_assignment(site.function, grid.id, site.call.lineno)
+        if assign is None:
+            return []
+        target = assign.value
+    if isinstance(target, ast.Lambda):
+        return []  # already reads the meta-parameters
+    rewriter = _MetaRewriter(locals_map)
+    new = rewriter.visit(ast.parse(ast.unparse(target), mode="eval").body)
+    if not rewriter.changed:
+        return []
+    s, e = lines.span(target)
+    return [Edit(s, e, f"lambda META: {ast.unparse(new)}".replace("'", '"'))]
+
+
+def describe(cfg: dict) -> str:
+    parts = [f"{k}={v}" for k, v in cfg.items() if k not in ("num_warps", "num_stages")]
+    parts += [f"{k}={cfg[k]}" for k in ("num_warps", "num_stages") if k in cfg]
+    return ", ".join(parts)
+
+
+def propose(ctx: ProposalContext, tuner=None, base: str | None = None, base_title: str | None = None) -> list[Candidate]:
+    """`tuner(sources) -> [{"ok", "ms"}]` measures variants (GPU); None or no times: heuristic picks.
+
+    `base`: the text to tune (e.g. an accepted rule rewrite of the original); default ctx.text.
+    """
+    text = base or ctx.text
+    tree = ast.parse(text)
+    names = [k.name for k in kernels(tree)] if ctx.kernel is None else [ctx.kernel]
+    out: list[Candidate] = []
+    suffix = f" + {base_title}" if base_title else ""
+    elem_bytes = _elem_bytes(ctx)
+    for name in names:
+        plan = analyse(text, name, ctx.device, elem_bytes)
+        if plan is None or not plan.space:
+            continue
+        measured = None
+        ranked = list(plan.space)
+        if tuner is not None and plan.kind != "autotuned":
+            variants = []
+            for cfg in plan.space:
+                try:
+                    variants.append(with_literals(text, plan, cfg))
+                except ValueError:
+                    variants.append(None)
+            results = tuner([v for v in variants if v is not None])
+            it = iter(results)
+            scored = []
+            for cfg, v in zip(plan.space, variants):
+                if v is None:
+                    continue
+                r = next(it)
+                if r.get("ok") and r.get("ms"):
+                    scored.append((r["ms"], cfg))
+            if scored:
+                scored.sort(key=lambda x: x[0])
+                ranked = [c for _, c in scored]
+                measured = {describe(c): ms for ms, c in scored}
+        elif tuner is not None and plan.kind == "autotuned":
+            # an autotuned kernel: time each config alone through a one-config autotune list
+            variants = [with_autotune(text, plan, [cfg]) for cfg in plan.space]
+            results = tuner(variants)
+            scored = sorted(((r["ms"], cfg) for r, cfg in zip(results, plan.space) if r.get("ok") and r.get("ms")),
+                            key=lambda x: x[0])
+            if scored:
+                ranked = [c for _, c in scored]
+                measured = {describe(c): ms for ms, c in scored}
+        how = "measured on the GPU" if measured else "heuristic pick for the kernel's structure (not measured here)"
+        meta = {"plan": plan.kind, "space": len(plan.space), "measured_ms": measured, "notes": plan.notes}
+        best = ranked[0]
+        if plan.kind != "autotuned":
+            out.append(Candidate("config", f"config {describe(best)}{suffix}", with_literals(text, plan, best),
+                                 f"launch {name} with {describe(best)} ({how})", kernel=name,
+                                 meta={**meta, "config": best}))
+        top = _distinct(ranked, TOP_K)
+        if len(top) > 1:
+            try:
+                source = with_autotune(text, plan, top)
+            except ValueError:
+                continue
+            out.append(Candidate("config", f"autotune {len(top)} configs{suffix}", source,
+                                 f"@triton.autotune over {len(top)} configs ({how}), key={plan.size_params}",
+                                 kernel=name, meta={**meta, "configs": top}))
+    return out
+
+
+def _distinct(ranked: list[dict], k: int) -> list[dict]:
+    out = []
+    for c in ranked:
+        if c not in out:
+            out.append(c)
+        if len(out) == k:
+            break
+    return out
+
+
+def _elem_bytes(ctx: ProposalContext) -> int:
+    prof = ctx.profile or {}
+    for kern in prof.get("kernels", []):
+        for launch in kern.get("launches", []):
+            for arg in launch.get("args", []) or []:
+                if arg.get("kind") == "tensor":
+                    dt = arg.get("dtype", "")
+                    return 4 if "32" in dt else (1 if "8" in dt else 2)
+    return 2

@@ -1,0 +1,202 @@
+"""Screen a candidate's source before anything runs it.
+
+The original file is as trusted as the user; a candidate (above all an LLM's) is not. Top-level
+statements the candidate kept unchanged from the original are taken as the user's own; every new or
+changed statement is read for what a kernel rewrite has no business doing: touching the harness or
+the timing, global state, the file system, processes, the network, dynamic code — and for torch ops
+that would do the kernel's work in the wrapper (a "torch fallback").
+"""
+
+from __future__ import annotations
+
+import ast
+
+ALLOWED_IMPORTS = {"triton", "triton.language", "torch", "math", "typing", "functools", "__future__",
+                   "dataclasses", "itertools"}
+BANNED_NAMES = {
+    "os", "sys", "subprocess", "socket", "shutil", "pathlib", "importlib", "builtins", "ctypes", "signal",
+    "threading", "multiprocessing", "time", "timeit", "open", "eval", "exec", "compile", "__import__",
+    "globals", "locals", "vars", "getattr", "setattr", "delattr", "breakpoint", "input", "exit", "quit",
+    "urllib", "requests", "http", "pickle", "marshal", "inspect", "gc", "atexit", "tempfile", "io",
+}
+# Attribute chains that belong to measuring, not computing.
+TIMING = ("triton.testing", "torch.cuda.synchronize", "torch.cuda.Event", "torch.cuda.graph",
+          "torch.cuda.CUDAGraph", "do_bench", "torch.cuda.set_stream", "torch.cuda.Stream", "torch.profiler",
+          "torch.backends", "torch.set_", "torch.manual_seed", "torch.random", "torch.cuda.manual_seed",
+          "triton.runtime", "triton.knobs", "triton.compiler", "triton.config", "torch.library", "torch.ops",
+          "torch.utils", "torch._", "triton._")
+MODULE_NAMES = {"torch", "triton", "tl", "math", "F"}
+# torch functions / tensor methods that compute: new ones in a wrapper mean a torch fallback.
+TORCH_COMPUTE = {
+    "matmul", "mm", "bmm", "addmm", "addmv", "mv", "einsum", "softmax", "log_softmax", "layer_norm",
+    "rms_norm", "group_norm", "batch_norm", "linear", "conv1d", "conv2d", "conv3d", "sum", "mean", "var",
+    "std", "prod", "exp", "log", "sqrt", "rsqrt", "add", "sub", "mul", "div", "cumsum", "cumprod", "amax",
+    "amin", "max", "min", "sort", "topk", "relu", "gelu", "silu", "sigmoid", "tanh", "dot", "norm",
+    "baddbmm", "scaled_dot_product_attention", "clone", "contiguous", "copy_", "add_", "mul_", "sub_",
+    "div_", "t_", "where", "abs", "pow", "square", "logsumexp", "argmax", "argmin", "transpose_", "mean_",
+    "index_select", "gather", "scatter", "scatter_add", "scatter_add_", "index_add_", "masked_fill",
+    "lerp", "addcmul", "addcdiv", "outer", "kron", "tensordot", "chain_matmul", "cross", "cdist",
+    "dropout", "embedding", "normalize", "cross_entropy", "nll_loss", "mse_loss", "flip", "roll",
+    "tril", "triu", "repeat", "repeat_interleave", "tile", "cat", "stack", "narrow_copy", "numpy",
+}
+
+
+class StaticRefusal(Exception):
+    pass
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _is_kernel(fn: ast.AST) -> bool:
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for dec in fn.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        name = _dotted(target) or ""
+        if name.split(".")[-1] in ("jit", "autotune", "heuristics"):
+            return True
+    return False
+
+
+def _called_names(tree: ast.AST, skip_kernels: bool) -> set[str]:
+    """Last component of every call's callee outside @triton.jit bodies (and `@` as "matmul")."""
+    names: set[str] = set()
+
+    def visit(node, in_kernel):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_kernel(node):
+            in_kernel = True
+        if not (skip_kernels and in_kernel):
+            if isinstance(node, ast.Call):
+                callee = node.func
+                if isinstance(callee, ast.Attribute):
+                    names.add(callee.attr)
+                elif isinstance(callee, ast.Name):
+                    names.add(callee.id)
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                names.add("matmul")
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_kernel)
+
+    visit(tree, False)
+    return names
+
+
+def _import_problems(node) -> list[str]:
+    mods = []
+    if isinstance(node, ast.Import):
+        mods = [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        if node.level:
+            return ["a relative import"]
+        mods = [node.module or ""]
+    return [f"imports {m}" for m in mods if m not in ALLOWED_IMPORTS and not m.startswith("triton.language")]
+
+
+def _scan(node: ast.AST, where: str) -> list[str]:
+    problems: list[str] = []
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Import, ast.ImportFrom)):
+            problems += [f"{where}: {p}" for p in _import_problems(sub)]
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            problems.append(f"{where}: declares `{type(sub).__name__.lower()} {', '.join(sub.names)}` (global state)")
+        elif isinstance(sub, ast.Name) and sub.id in BANNED_NAMES:
+            problems.append(f"{where}: uses `{sub.id}`")
+        elif isinstance(sub, ast.Attribute):
+            if sub.attr.startswith("__") and sub.attr != "__name__":
+                problems.append(f"{where}: touches `{sub.attr}`")
+            dotted = _dotted(sub)
+            if dotted and any(dotted == t or dotted.startswith(t + ".") or (t.endswith("_") and dotted.startswith(t))
+                              for t in TIMING):
+                problems.append(f"{where}: touches `{dotted}` (timing / runtime internals)")
+        elif isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = sub.targets if isinstance(sub, (ast.Assign, ast.Delete)) else [sub.target]
+            for target in targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Attribute):
+                        base = _dotted(t.value) or ""
+                        if base.split(".")[0] in MODULE_NAMES:
+                            problems.append(f"{where}: assigns `{_dotted(t)}` (global state)")
+        elif isinstance(sub, ast.Lambda) and where.startswith("module"):
+            pass
+    return problems
+
+
+def screen(original: str, candidate: str) -> list[str]:
+    """Problems that refuse the candidate before it runs (empty list: it may run in the worker)."""
+    try:
+        cand_tree = ast.parse(candidate)
+    except SyntaxError as exc:
+        return [f"syntax error: line {exc.lineno}: {exc.msg}"]
+    try:
+        orig_tree = ast.parse(original)
+    except SyntaxError:
+        orig_tree = ast.Module(body=[], type_ignores=[])
+    trusted = {ast.dump(stmt) for stmt in orig_tree.body}
+    orig_defs = {stmt.name: ast.dump(stmt) for stmt in orig_tree.body
+                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    problems: list[str] = []
+    kernels = 0
+    for stmt in cand_tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_kernel(stmt):
+            kernels += 1
+        if ast.dump(stmt) in trusted:
+            continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            problems += _import_problems(stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if stmt.name == "tritonlens_cases" or stmt.name.startswith("test_"):
+                problems.append(f"changes the harness ({stmt.name})")
+                continue
+            problems += _scan(stmt, f"{stmt.name}()")
+        elif isinstance(stmt, ast.ClassDef):
+            problems.append(f"defines class {stmt.name} (not part of a kernel rewrite)")
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if not all(isinstance(t, ast.Name) for t in targets):
+                problems.append(f"line {stmt.lineno}: module-level assignment to {ast.unparse(targets[0])} (global state)")
+            elif any(isinstance(t, ast.Name) and t.id in orig_defs for t in targets):
+                problems.append(f"line {stmt.lineno}: rebinds {targets[0].id} at module level")
+            else:
+                problems += _scan(stmt, f"module line {stmt.lineno}")
+                if any(isinstance(n, ast.Call) for n in ast.walk(stmt.value)) and not _harmless_call(stmt.value):
+                    problems.append(f"line {stmt.lineno}: runs code at import time")
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # a docstring
+        else:
+            problems.append(f"line {stmt.lineno}: new module-level `{type(stmt).__name__}` statement")
+    if kernels == 0:
+        problems.append("defines no @triton.jit kernel")
+    if "tritonlens_cases" in orig_defs:
+        cand_defs = {stmt.name: ast.dump(stmt) for stmt in cand_tree.body
+                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if cand_defs.get("tritonlens_cases") not in (None, orig_defs["tritonlens_cases"]):
+            problems.append("changes the harness (tritonlens_cases)")
+    new_compute = (_called_names(cand_tree, True) - _called_names(orig_tree, True)) & TORCH_COMPUTE
+    for name in sorted(new_compute):
+        problems.append(f"torch fallback: calls {name}() outside the kernels where the original did not")
+    seen, unique = set(), []
+    for p in problems:
+        if p not in seen:
+            seen.add(p)
+            unique.append(p)
+    return unique
+
+
+def _harmless_call(value: ast.AST) -> bool:
+    """Module-level constants built with triton.Config / tl.constexpr / triton.next_power_of_2."""
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call):
+            name = (_dotted(n.func) or "").split(".")[-1]
+            if name not in ("Config", "constexpr", "next_power_of_2", "cdiv", "dict", "tuple", "list", "int",
+                            "float"):
+                return False
+    return True

@@ -1,0 +1,304 @@
+"""The verifier, client side: screen statically, run in the worker, decide from the evidence.
+
+Nothing here executes a candidate: the worker job (profiling/worker/job_verify.py) does, in a
+separate process. `decide` and `judge_speed` are pure functions of the evidence, so the rules that
+accept or refuse are tested directly (timings injected) as well as end to end.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from .candidate import Candidate, Verdict
+from .static_check import screen
+
+MIN_SPEEDUP = 1.05
+SUSPICIOUS_SPEEDUP = 10.0
+DEFAULT_TIMING = {"rounds": 7, "rep_ms": 40}
+
+
+class VerifyError(Exception):
+    """The verification could not run at all (no harness, original broken, worker died)."""
+
+
+def judge_speed(orig_ms: list[float], cand_ms: list[float], min_speedup: float = MIN_SPEEDUP) -> dict:
+    """Interleaved A/B timings → {"ok", "speedup", "reason", "ratios", "q25"}.
+
+    Accept only if the median speedup reaches `min_speedup` and the spread of the per-round ratios
+    says it is not noise: the lower quartile of orig/cand must itself be above 1.
+    """
+    pairs = [(a, b) for a, b in zip(orig_ms, cand_ms) if a and b and a > 0 and b > 0]
+    if len(pairs) < 3:
+        return {"ok": False, "speedup": None, "reason": "too few timing rounds to judge speed"}
+    a_med = statistics.median(a for a, _ in pairs)
+    b_med = statistics.median(b for _, b in pairs)
+    speedup = a_med / b_med
+    ratios = sorted(a / b for a, b in pairs)
+    q25 = ratios[max(0, (len(ratios) - 1) // 4)]
+    out = {"speedup": speedup, "ratios": ratios, "q25": q25, "orig_ms": a_med, "cand_ms": b_med}
+    if speedup < 1.0:
+        out.update(ok=False, reason=f"slower: {speedup:.2f}x ({b_med:.4g} ms vs {a_med:.4g} ms)")
+    elif speedup < min_speedup:
+        out.update(ok=False, reason=f"not faster: {speedup:.3f}x is below the {min_speedup}x bar")
+    elif q25 <= 1.0:
+        out.update(ok=False, reason=f"{speedup:.2f}x is within the A/B noise (lower-quartile ratio {q25:.3f}x)")
+    else:
+        out.update(ok=True, reason=f"{speedup:.2f}x faster ({a_med:.4g} → {b_med:.4g} ms, median of {len(pairs)} interleaved rounds)")
+    out["suspicious"] = bool(out["ok"] and speedup > SUSPICIOUS_SPEEDUP)
+    return out
+
+
+def _check_failure(checks: list[dict]) -> str | None:
+    bad = next((c for c in checks if not c.get("ok")), None)
+    if bad is None:
+        return None
+    where = f"{bad['label']} ({bad['shapes']}, seed {bad['seed']})"
+    reason = bad.get("reason") or "wrong result"
+    if "unstable" in reason:
+        return f"race: {reason} on {where}"
+    if bad["case"] == "ragged":
+        earlier_ok = any(c.get("ok") for c in checks if c["case"] != "ragged")
+        prefix = "wrong result only on the ragged shape (a missing mask?)" if earlier_ok else "wrong result on the ragged shape"
+        return f"{prefix} {bad['shapes']}: {reason}"
+    if "NaN" in reason:
+        return f"unwritten or invalid output on {where}: {reason}"
+    return f"wrong result on {where}: {reason}"
+
+
+def decide(ev: dict, mode: str, n_cases: int, n_seeds: int, timing_ok: dict | None = None) -> dict:
+    """Evidence of one candidate (the worker's dict) → {"accepted", "reason", ...}."""
+    err = ev.get("error")
+    checks = ev.get("checks") or []
+    shapes = n_cases + (1 if ev.get("ragged_sizes") and not ev.get("ragged_note") else 0)
+    base = {"checks": len(checks), "seeds": n_seeds, "shapes": shapes,
+            "max_rel_error": max((c["rel_err"] for c in checks if c.get("rel_err") is not None), default=None)}
+    if err:
+        kind = err.get("type")
+        first = (err.get("message") or "").splitlines()[0][:300] if err.get("message") else ""
+        if kind == "syntax":
+            reason = f"syntax error: {first}"
+        elif err.get("stage") == "import":
+            reason = f"import failed: {first}"
+        elif kind == "compile":
+            reason = f"compile error: {first}"
+        elif err.get("stage") == "timing":
+            reason = f"failed while timing: {first}"
+        else:
+            reason = f"runtime error: {first}"
+        return {**base, "accepted": False, "reason": reason}
+    failure = _check_failure(checks)
+    if failure:
+        return {**base, "accepted": False, "reason": failure}
+    if not checks:
+        return {**base, "accepted": False, "reason": "no check ran"}
+    if ev.get("launches", 0) == 0:
+        return {**base, "accepted": False, "reason": "torch fallback: the candidate launched no Triton kernel"}
+    if ev.get("launches", 0) < ev.get("calls", 0):
+        return {**base, "accepted": False,
+                "reason": "torch fallback: some calls of the candidate launched no Triton kernel"}
+    if ev.get("ops_added"):
+        return {**base, "accepted": False,
+                "reason": "torch fallback: the wrapper now runs torch ops the original did not: "
+                          + ", ".join(ev["ops_added"][:6])}
+    expected = n_seeds * shapes
+    if len(checks) < expected:
+        return {**base, "accepted": False, "reason": f"only {len(checks)} of {expected} checks ran"}
+    scope = f"{n_seeds} seeds × {shapes} shapes"
+    if mode != "gpu" or not ev.get("timing"):
+        return {**base, "accepted": True, "reason": f"correct on {scope}; speed not measured",
+                "speedup": None}
+    speed = timing_ok or judge_speed(ev["timing"].get("orig_ms", []), ev["timing"].get("cand_ms", []))
+    result = {**base, "speedup": speed.get("speedup"), "orig_ms": speed.get("orig_ms"),
+              "cand_ms": speed.get("cand_ms"), "suspicious": speed.get("suspicious", False)}
+    if not speed["ok"]:
+        return {**result, "accepted": False, "reason": speed["reason"]}
+    return {**result, "accepted": True, "reason": f"correct on {scope}; {speed['reason']}"}
+
+
+class Verifier:
+    """Verifies candidates for one file. `backend`: "local" | "ssh://…" | "ray" | "ray://…".
+
+    isolate=True (the default for untrusted proposers) gives each candidate a fresh worker process
+    on the local backend, so one candidate's side effects cannot reach the next one's run.
+    """
+
+    def __init__(self, path: str, text: str, harness: str | None = None, python: str | None = None,
+                 backend: str = "local", timeout: float = 300, seeds: int = 3, timing: dict | None = None,
+                 parallel: int = 1):
+        self.path = os.path.abspath(path)
+        self.text = text
+        self.name = _module_name(path)
+        self.harness = harness
+        self.python = python
+        self.backend_spec = backend or "local"
+        self.timeout = timeout
+        self.seeds = max(3, int(seeds))
+        self.timing = dict(DEFAULT_TIMING if timing is None else timing)
+        self.parallel = max(1, int(parallel))
+        self._shared = None
+        self._lock = threading.Lock()
+        self.mode: str | None = None
+        self.device: str | None = None
+        self.baseline_ms: float | None = None
+        self.n_cases: int | None = None
+
+    # -- backends --------------------------------------------------------------------------
+    def _backend(self, fresh: bool):
+        from tritonlens.profiling.backends import make_backend
+
+        if fresh:
+            return make_backend(self.backend_spec, python=self.python, timeout=self.timeout)
+        with self._lock:
+            if self._shared is None:
+                self._shared = make_backend(self.backend_spec, python=self.python, timeout=self.timeout)
+            return self._shared
+
+    def close(self):
+        with self._lock:
+            if self._shared is not None:
+                self._shared.close()
+                self._shared = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def job(self, action: str, candidates: list[dict], **more) -> dict:
+        job = {"kind": "verify", "action": action, "name": self.name, "original": self.text,
+               "path": self.path, "origin_dir": os.path.dirname(self.path), "seeds": self.seeds,
+               "candidates": candidates, "timing": self.timing}
+        if self.harness:
+            job["harness"] = self.harness
+        job.update(more)
+        return job
+
+    def _run(self, job: dict, fresh: bool, cancel=None) -> dict:
+        backend = self._backend(fresh)
+        try:
+            reply = backend.run(job, timeout=self.timeout, cancel=cancel)
+        finally:
+            if fresh:
+                backend.close()
+        if not reply.get("ok"):
+            err = reply.get("error") or {}
+            raise VerifyError(f"{err.get('type', 'error')}: {err.get('message', 'worker failed')}")
+        result = reply["result"]
+        self.mode = result.get("mode", self.mode)
+        self.device = result.get("device", self.device)
+        self.n_cases = result.get("cases", self.n_cases)
+        if result.get("baseline_ms") is not None:
+            self.baseline_ms = result["baseline_ms"]
+        return result
+
+    # -- public ----------------------------------------------------------------------------
+    def verify(self, candidates: list[Candidate], isolate: bool = True, cancel: threading.Event | None = None,
+               progress=None) -> list[Verdict]:
+        """One verdict per candidate, in order. Static refusals never reach the worker."""
+        verdicts: list[Verdict | None] = [None] * len(candidates)
+        runnable = []
+        for i, cand in enumerate(candidates):
+            problems = screen(self.text, cand.source)
+            if problems:
+                syntax = problems[0].startswith("syntax error")
+                verdicts[i] = Verdict(cand, False, problems[0] if syntax else "refused before running: " + "; ".join(problems[:4]),
+                                      mode="static", evidence={"static": problems})
+            else:
+                runnable.append(i)
+
+        def run_group(group: list[int], fresh: bool) -> None:
+            if cancel is not None and cancel.is_set():
+                return
+            items = [{"id": str(i), "source": candidates[i].source} for i in group]
+            try:
+                result = self._run(self.job("check", items), fresh=fresh, cancel=cancel)
+            except VerifyError as exc:
+                text = str(exc)
+                if len(group) > 1 and not text.startswith(("timeout", "cancelled")):
+                    for i in group:  # find the one that broke the batch
+                        run_group([i], True)
+                    return
+                for i in group:
+                    verdicts[i] = Verdict(candidates[i], False, f"verification failed: {text}",
+                                          mode=self.mode or "unknown", evidence={"error": text})
+                return
+            for ev in result["candidates"]:
+                i = int(ev["id"])
+                verdicts[i] = self._verdict(candidates[i], ev, result)
+                if progress:
+                    progress(verdicts[i])
+
+        if isolate:
+            groups, fresh = [[i] for i in runnable], True
+        elif self.parallel == 1 or len(runnable) <= 1:
+            groups, fresh = ([runnable] if runnable else []), False
+        else:  # trusted candidates, split over `parallel` worker processes
+            groups, fresh = [runnable[k::self.parallel] for k in range(self.parallel)], True
+            groups = [g for g in groups if g]
+        if len(groups) > 1 and self.parallel > 1:
+            with ThreadPoolExecutor(min(self.parallel, len(groups))) as pool:
+                list(pool.map(lambda g: run_group(g, fresh), groups))
+        else:
+            for g in groups:
+                run_group(g, fresh)
+        for i, v in enumerate(verdicts):
+            if v is None:
+                verdicts[i] = Verdict(candidates[i], False, "cancelled" if cancel is not None and cancel.is_set()
+                                      else "not verified", mode=self.mode or "unknown")
+        return verdicts  # type: ignore[return-value]
+
+    def _verdict(self, cand: Candidate, ev: dict, result: dict) -> Verdict:
+        mode = result.get("mode", "interpreter")
+        d = decide(ev, mode, result.get("cases", 1), result.get("seeds", self.seeds))
+        if d["accepted"] and d.get("suspicious"):
+            d = self._extra_checks(cand, d)
+        return Verdict(cand, d["accepted"], d["reason"], mode=mode, speedup=d.get("speedup"),
+                       max_rel_error=d.get("max_rel_error"), checks=d["checks"], seeds=d["seeds"],
+                       shapes=d["shapes"], orig_ms=d.get("orig_ms"), cand_ms=d.get("cand_ms"),
+                       device=result.get("device"), evidence=ev)
+
+    def _extra_checks(self, cand: Candidate, d: dict) -> dict:
+        """> 10x is more often a bug than a breakthrough: more seeds, fresh timing, agreement."""
+        saved = self.seeds
+        self.seeds = saved + 3
+        try:
+            result = self._run(self.job("check", [{"id": "0", "source": cand.source}],
+                                        timing={"rounds": 9, "rep_ms": self.timing.get("rep_ms", 40)}),
+                               fresh=True)
+        except VerifyError as exc:
+            return {**d, "accepted": False, "reason": f"{d['speedup']:.1f}x needs extra checks, which failed: {exc}"}
+        finally:
+            self.seeds = saved
+        ev = result["candidates"][0]
+        again = decide(ev, result.get("mode", "gpu"), result.get("cases", 1), result.get("seeds", saved + 3))
+        if not again["accepted"]:
+            return {**d, "accepted": False, "reason": f"{d['speedup']:.1f}x claimed, extra checks refused it: {again['reason']}"}
+        if again.get("speedup") and abs(again["speedup"] / d["speedup"] - 1) > 0.3:
+            return {**d, "accepted": False,
+                    "reason": f"{d['speedup']:.1f}x did not reproduce ({again['speedup']:.1f}x on re-timing)"}
+        return {**again, "reason": again["reason"] + f" (over {SUSPICIOUS_SPEEDUP:.0f}x: re-checked on {saved + 3} seeds and re-timed)"}
+
+    def tune(self, sources: list[str], rep_ms: float = 25, cancel=None) -> list[dict]:
+        """Quick correctness + one timing per source (GPU only; the interpreter returns no times).
+
+        These sources are our own edits of the user's file (configs), so they share one worker.
+        """
+        items = [{"id": str(i), "source": s} for i, s in enumerate(sources)]
+        result = self._run(self.job("tune", items, tune={"rep_ms": rep_ms}, timing=None), fresh=False, cancel=cancel)
+        out = []
+        for ev in result["candidates"]:
+            ok = ev.get("error") is None and bool(ev.get("checks")) and all(c["ok"] for c in ev["checks"])
+            times = (ev.get("timing") or {}).get("cand_ms") or []
+            out.append({"id": int(ev["id"]), "ok": ok, "ms": times[0] if times else None,
+                        "reason": None if ok else (decide(ev, "interpreter", 1, 1)["reason"])})
+        return out
+
+
+def _module_name(path: str) -> str:
+    stem = os.path.splitext(os.path.basename(path))[0]
+    clean = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in stem) or "kernel"
+    return clean if not clean[0].isdigit() else "k_" + clean
