@@ -385,12 +385,21 @@ class RunResult:
         return self.exprs.get((node.start_byte, node.end_byte))
 
 
-@dataclass
 class KernelShapes:
-    kernel: Kernel
-    symbolic: RunResult
-    per_config: list[RunResult]  # one per entry of kernel.configs (identical configs share a run)
-    assignments: list = field(default_factory=list)  # (statement node, [(name, target node)]) in order
+    """Every run of one kernel. The symbolic run is made on first use: rules need only the
+    configurations, the editor (hover, inlay hints) wants the symbolic shapes too."""
+
+    def __init__(self, kernel: Kernel, per_config: list[RunResult], make_symbolic, symbolic: RunResult | None = None):
+        self.kernel = kernel
+        self.per_config = per_config  # one per entry of kernel.configs (identical constexprs share a run)
+        self._make_symbolic = make_symbolic
+        self._symbolic = symbolic
+
+    @property
+    def symbolic(self) -> RunResult:
+        if self._symbolic is None:
+            self._symbolic = self._make_symbolic()
+        return self._symbolic
 
     def results(self) -> list[RunResult]:
         return self.per_config or [self.symbolic]
@@ -438,6 +447,10 @@ class Interpreter:
         self.module = module
         self.src = src
         self.al = module.aliases
+        memo = module.__dict__.get("_tritonlens_tl_names")
+        if memo is None:
+            memo = module.__dict__["_tritonlens_tl_names"] = {}
+        self._tl_memo = memo
         self.consts = consts  # constexpr name → value (or Sym)
         self.run = run  # where to record; None inside helpers
         self.arg_dtypes = arg_dtypes or {}
@@ -445,6 +458,14 @@ class Interpreter:
         self.depth = depth
         self.memo = memo if memo is not None else {}
         self.returns: list[Abs] = []
+
+    def tl_name(self, dotted: str | None) -> str | None:
+        """Aliases.tl_function, memoised per module (it is asked for every name and call)."""
+        try:
+            return self._tl_memo[dotted]
+        except KeyError:
+            r = self._tl_memo[dotted] = self.al.tl_function(dotted)
+            return r
 
     # -- recording ----------------------------------------------------------------------------
 
@@ -600,7 +621,7 @@ class Interpreter:
         if right is not None:
             if right.type == "call":
                 fname = dotted_name(right.child_by_field_name("function"), self.src)
-                tl = self.al.tl_function(fname)
+                tl = self.tl_name(fname)
                 argn = right.child_by_field_name("arguments")
                 for a in (argn.named_children if argn else []):
                     self.expr(a.child_by_field_name("value") if a.type == "keyword_argument" else a, env)
@@ -695,7 +716,7 @@ class Interpreter:
             return const(self.consts[name])
         if name in ("True", "False", "None"):
             return const({"True": True, "False": False, "None": None}[name])
-        tl = self.al.tl_function(name)
+        tl = self.tl_name(name)
         if tl is not None:
             return self.tl_attr(tl)
         if name in self.module.constants:
@@ -712,7 +733,7 @@ class Interpreter:
 
     def e_attribute(self, n, env):
         dotted = dotted_name(n, self.src)
-        tl = self.al.tl_function(dotted)
+        tl = self.tl_name(dotted)
         if tl is not None:
             return self.tl_attr(tl)
         obj = self.expr(n.child_by_field_name("object"), env)
@@ -886,7 +907,7 @@ class Interpreter:
         if fnode is None:
             return UNKNOWN_ABS
         dotted = dotted_name(fnode, self.src) if fnode.type in ("attribute", "identifier") else None
-        tl = self.al.tl_function(dotted)
+        tl = self.tl_name(dotted)
         if tl is not None:
             return self.tl_call(tl, n, args, kwargs, env, None)
         ta = self.al.triton_attr(dotted)
@@ -1479,26 +1500,29 @@ def infer_kernel(module: Module, kernel: Kernel, arg_dtypes: dict | None = None)
     (the engine caches kernels by text), keyed by the file's jit helpers and the argument dtypes."""
     arg_dtypes = dict(arg_dtypes or {})
     jit = jit_functions(module)
-    key = (_helpers_key(module, jit) if len(jit) > 1 else "", tuple(sorted(arg_dtypes.items())))
+    hkey = module.__dict__.get("_tritonlens_helpers_key")
+    if hkey is None:
+        hkey = module.__dict__["_tritonlens_helpers_key"] = _helpers_key(module, jit) if len(jit) > 1 else ""
+    key = (hkey, tuple(sorted(arg_dtypes.items())))
     cache = kernel.__dict__.get("_tritonlens_inference")
     if cache is not None and cache[0] == key:
         return cache[1]
-    symbolic = _interpret(module, kernel, None, "symbolic", arg_dtypes, jit)
+    symbolic = None
     per_config = []
     by_values: dict = {}
     for c in kernel.configs:
-        ck = tuple(sorted((n, repr(_consts_for(kernel, c)[n])) for n in _consts_for(kernel, c)))
+        consts = _consts_for(kernel, c)
+        ck = tuple(sorted((n, repr(v)) for n, v in consts.items()))
         run = by_values.get(ck)
         if run is None:
-            if all(isinstance(v, Sym) for v in _consts_for(kernel, c).values()):
-                run = RunResult(c, c.label, symbolic.targets, symbolic.exprs, symbolic.problems)
-            else:
-                run = _interpret(module, kernel, c, c.label, arg_dtypes, jit)
+            run = _interpret(module, kernel, c, c.label, arg_dtypes, jit)
+            if all(isinstance(v, Sym) for v in consts.values()):
+                symbolic = RunResult(None, "symbolic", run.targets, run.exprs, run.problems)
             by_values[ck] = run
             per_config.append(run)
         else:
             per_config.append(RunResult(c, c.label, run.targets, run.exprs, run.problems))
-    result = KernelShapes(kernel, symbolic, per_config)
+    result = KernelShapes(kernel, per_config, lambda: _interpret(module, kernel, None, "symbolic", arg_dtypes, jit), symbolic)
     try:
         kernel.__dict__["_tritonlens_inference"] = (key, result)
     except AttributeError:
