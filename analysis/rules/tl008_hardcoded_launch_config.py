@@ -1,0 +1,131 @@
+"""TL008: tile sizes / num_warps fixed at the launch of a kernel that is not autotuned."""
+
+from __future__ import annotations
+
+import re
+
+from ..findings import Related, Severity
+from ..source import walk
+from . import _offsets as off
+from .base import KernelContext, RuleInfo
+
+RULE = RuleInfo(
+    id="TL008",
+    name="hardcoded-launch-config",
+    severity=Severity.INFO,
+    summary="tile sizes / num_warps hard-coded at the launch with no @triton.autotune",
+)
+
+_TILE = re.compile(r"BLOCK|^TILE|^GROUP|_SIZE$|^B[MNKD]$", re.IGNORECASE)
+# model dimensions are fixed by the model, not tunable tile sizes
+_MODEL_DIM = re.compile(r"HEAD|DIM|VOCAB|HIDDEN|EMBED|FEAT|CHANNEL|SEQ|BATCH", re.IGNORECASE)
+_OPTIONS = ("num_warps", "num_stages")
+
+
+def _is_tile_name(name: str) -> bool:
+    return bool(_TILE.search(name)) and not _MODEL_DIM.search(name)
+
+
+def _literal(ctx, node, launch, depth=0):
+    """(value text, where) when `node` is an integer literal, or a name the wrapper (or the module)
+    binds to one before the launch; None when it is computed (next_power_of_2(n), a parameter, …)."""
+    src = ctx.src
+    node = off.strip_parens(node)
+    if node is None or depth > 4:
+        return None
+    if node.type == "integer":
+        return src.text_of(node), "a literal at the launch"
+    if node.type != "identifier":
+        return None
+    name = src.text_of(node)
+    if launch.wrapper is not None:
+        params = launch.wrapper.child_by_field_name("parameters")
+        if params is not None and name in off.names_in_text(params, src):
+            return None  # the caller chooses it
+        body = launch.wrapper.child_by_field_name("body")
+        last = None
+        for n in walk(body, stop_at=("function_definition", "lambda", "class_definition")) if body is not None else []:
+            if n.type == "assignment" and n.start_byte < launch.node.start_byte:
+                bound = _bound_value(n, name, src)
+                if bound is not None:
+                    last = (n, bound)
+        if last is not None:
+            stmt, value = last
+            value = off.strip_parens(value)
+            if value is not None and value.type == "integer":
+                return src.text_of(value), f"`{src.text_of(stmt).strip()}` at line {off.line_of(stmt)}"
+            if value is not None and value.type == "identifier":
+                return _literal(ctx, value, launch, depth + 1)
+            return None
+    for right in ctx.module.constants.get(name, [])[-1:]:
+        r = off.strip_parens(right)
+        if r is not None and r.type == "integer":
+            return src.text_of(r), f"the module constant at line {off.line_of(r)}"
+    return None
+
+
+def _bound_value(assign, name, src):
+    """The value `assign` gives `name`: `X = v` or `A, X = a, v`; None when it does not bind it."""
+    left, right = assign.child_by_field_name("left"), assign.child_by_field_name("right")
+    if left is None or right is None:
+        return None
+    if left.type == "identifier":
+        return right if src.text_of(left) == name else None
+    if left.type in ("pattern_list", "tuple_pattern") and right.type in ("expression_list", "tuple"):
+        targets = [c for c in left.named_children]
+        values = [c for c in right.named_children]
+        if len(targets) == len(values):
+            for t, v in zip(targets, values):
+                if t.type == "identifier" and src.text_of(t) == name:
+                    return v
+    return None
+
+
+def check(ctx: KernelContext):
+    k = ctx.kernel
+    if k.autotuned or not k.launches:
+        return
+    tiles = [p for p in k.params if p.is_constexpr and _is_tile_name(p.name) and p.name not in k.heuristics]
+    for launch in k.launches:
+        fixed = []  # (name, value, where, node)
+        for p in tiles:
+            node = launch.kwargs.get(p.name)
+            if node is None and p.index < len(launch.args):
+                node = launch.args[p.index]
+            if node is None:
+                continue
+            lit = _literal(ctx, node, launch)
+            if lit is not None:
+                fixed.append((p.name, lit[0], lit[1], node))
+        options = []
+        for opt in _OPTIONS:
+            node = launch.kwargs.get(opt)
+            if node is not None:
+                lit = _literal(ctx, node, launch)
+                if lit is not None:
+                    options.append((opt, lit[0], lit[1], node))
+        if not fixed and not any(o[0] == "num_warps" for o in options):
+            continue
+        yield _finding(ctx, launch, fixed, options)
+
+
+def _finding(ctx, launch, fixed, options):
+    src = ctx.src
+    everything = fixed + options
+    nodes = [n for *_, n in everything]
+    first = min(nodes, key=lambda n: n.start_byte)
+    last = max(nodes, key=lambda n: n.end_byte)
+    start, end = first, last
+    # name the keyword too (`BLOCK_M=32`), not only its value
+    if first.parent is not None and first.parent.type == "keyword_argument":
+        start = first.parent
+    by_where: dict[str, list[str]] = {}
+    for name, value, where, _ in everything:
+        by_where.setdefault(where, []).append(f"{name}={value}")
+    seen = "; ".join(f"{', '.join(v)} ({w})" for w, v in by_where.items())
+    msg = (f"{ctx.kernel.name} is launched with fixed {seen} and has no @triton.autotune: one configuration for every "
+           f"shape and GPU; on an H100 the tile/warp/stage choice alone moves a matmul 7.8x (89 → 691 TFLOP/s) and a "
+           f"vector add 2.4x (BLOCK 64 → 256); autotune over a few triton.Config keyed on the sizes")
+    related = [Related(src.range(n), f"{name}={value} ({where})") for name, value, where, n in everything]
+    return ctx.finding(src.span(start, end), msg, related=related,
+                       data={"fixed": {n: v for n, v, _, _ in everything}})
