@@ -8,6 +8,7 @@ first and each edit on `codeAction/resolve`.
 from __future__ import annotations
 
 import logging
+import re
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -21,6 +22,7 @@ from .documents import Snapshot, snapshot_of
 log = logging.getLogger(__name__)
 
 FIX_ALL = "source.fixAll.tritonlens"
+RULE_CODE = re.compile(r"^TL\d{3}$")  # rule findings; measurements ("profile") have nothing to fix
 QUICKFIX = types.CodeActionKind.QuickFix
 
 
@@ -125,7 +127,7 @@ def register(ls) -> None:
         out = []
         if kind_wanted(QUICKFIX, only):
             for diag in params.context.diagnostics:
-                if diag.source not in (None, SOURCE) or not isinstance(diag.code, str) or not diag.code.startswith("TL"):
+                if diag.source not in (None, SOURCE) or not isinstance(diag.code, str) or not RULE_CODE.match(diag.code):
                     continue
                 f = _match(diag, findings, snap)
                 if f is None:

@@ -1,47 +1,149 @@
-"""Static estimates as hover markdown, placed against the target GPU's measured roofline."""
+"""Static estimates (tritonlens.analysis.estimates) as hover markdown, placed on the target GPU's
+roofline (tritonlens.analysis.gpus: the H100 figures are the ones measured in shared/gpu/h100.md)."""
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
+
+from tritonlens.analysis import estimates, gpus
 
 log = logging.getLogger(__name__)
 
-# Measured on an H100 80GB HBM3 (shared/gpu/h100.md): device-to-device copy and cuBLAS peaks.
-CEILINGS = {
-    "H100": {"copy_bytes_per_s": 2.97e12, "fp16_flops": 714e12, "bf16_flops": 743e12},
-}
+_CACHE: OrderedDict = OrderedDict()  # (id(kernel), gpu) -> (kernel, [Estimate]); kernels are reused while unchanged
+_CACHE_SIZE = 256
 
 
-def ceilings_for(gpu: str) -> tuple[str, dict]:
-    """Measured ceilings for `gpu`; only the H100 has been measured, so others fall back to it."""
-    if gpu in CEILINGS:
-        return gpu, CEILINGS[gpu]
-    return "H100", CEILINGS["H100"]
-
-
-def ridge_point(gpu: str) -> tuple[float, float]:
-    """(low, high) arithmetic intensity in FLOP/byte where the roofline bends (fp16, bf16 peaks)."""
-    _, c = ceilings_for(gpu)
-    return c["fp16_flops"] / c["copy_bytes_per_s"], c["bf16_flops"] / c["copy_bytes_per_s"]
-
-
-def _estimates():
+def kernel_estimates(module, kernel, gpu: str) -> list:
+    key = (id(kernel), gpu)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is kernel:
+        _CACHE.move_to_end(key)
+        return hit[1]
     try:
-        from tritonlens.analysis import estimates
-    except ImportError:
-        return None
-    return estimates
+        ests = estimates.estimates_for(kernel, module, gpu=gpu)
+    except Exception:  # an estimator bug must not take the hover down
+        log.exception("estimates failed for %s", kernel.name)
+        ests = []
+    _CACHE[key] = (kernel, ests)
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return ests
+
+
+def _target(settings) -> gpus.Gpu:
+    try:
+        return gpus.get(settings.target_gpu)
+    except KeyError:
+        return gpus.get(None)
+
+
+def fmt_bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def fmt_count(n: int | float | None) -> str:
+    if n is None:
+        return "?"
+    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.2f}{unit}"
+    return f"{n:g}"
+
+
+def fmt_seconds(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} µs"
+    return f"{s * 1e3:.2f} ms"
+
+
+def roofline_line(gpu: gpus.Gpu) -> str:
+    kind = "measured" if gpu.measured else "datasheet"
+    return (f"{gpu.name} ({kind}): {gpu.bandwidth / 1e12:.2f} TB/s, {gpu.fp16_flops / 1e12:.0f} TFLOP/s fp16 "
+            f"→ ridge point {gpu.ridge:.0f} FLOP/byte")
+
+
+def _position(e, gpu: gpus.Gpu) -> str:
+    if e.intensity is None:
+        return "compute-bound (no bytes moved)" if e.bound_hint == "compute" else "?"
+    side = "below" if e.intensity < gpu.ridge else "above"
+    return f"{e.intensity:.2f} FLOP/B, {side} the ridge: {e.bound_hint}-bound"
+
+
+def _floor(e, gpu: gpus.Gpu) -> str:
+    """The fastest the launch can be on this GPU: its bytes at copy bandwidth or its FLOPs at peak."""
+    if e.per_launch_bytes is None:
+        return "?"
+    t = max(e.per_launch_bytes / gpu.bandwidth, (e.per_launch_flops or 0) / gpu.fp16_flops)
+    return fmt_seconds(t)
 
 
 def kernel_section(module, kernel, settings) -> str:
-    est = _estimates()
-    if est is None:
+    gpu = _target(settings)
+    ests = kernel_estimates(module, kernel, gpu.name)
+    if not ests:
         return ""
-    return ""
+    rows = []
+    seen = set()
+    for e in ests[:8]:
+        per_prog = f"{fmt_bytes(e.bytes_loaded)} / {fmt_bytes(e.bytes_stored)}"
+        if e.per_iteration:
+            per_prog += " per iteration"
+        cells = [e.config, per_prog, fmt_count(e.flops) if e.flops else "0",
+                 str(e.programs) if e.programs is not None else "?",
+                 fmt_bytes(e.per_launch_bytes), fmt_count(e.per_launch_flops) if e.per_launch_flops else "—",
+                 _position(e, gpu), _floor(e, gpu), fmt_bytes(e.shared_bytes)]
+        row = "| " + " | ".join(cells) + " |"
+        if row not in seen:
+            seen.add(row)
+            rows.append(row)
+    head = ("| configuration | loaded / stored per program | FLOPs per program | programs | bytes per launch "
+            "| FLOPs per launch | arithmetic intensity | roofline floor | shared memory |\n"
+            "|---|---|---|---|---|---|---|---|---|")
+    notes = []
+    for e in ests:
+        for n in e.notes:
+            if n not in notes:
+                notes.append(n)
+    text = f"**Static estimates** — {roofline_line(gpu)}\n\n{head}\n" + "\n".join(rows)
+    if notes:
+        text += "\n\n_Assumptions: " + "; ".join(notes[:4]) + ("; …" if len(notes) > 4 else "") + "._"
+    return text
 
 
 def call_section(module, kernel, call, settings) -> str:
-    est = _estimates()
-    if est is None:
+    gpu = _target(settings)
+    ests = kernel_estimates(module, kernel, gpu.name)
+    lines = []
+    for e in ests[:4]:
+        a = e.access_at(call.range.start.line, call.range.start.column)
+        if a is None:
+            continue
+        if a.kind == "dot":
+            if a.shape is not None:
+                (sa, sb) = a.shape
+                what = f"{'×'.join(map(str, sa))} @ {'×'.join(map(str, sb))}"
+            else:
+                what = "operand tiles of unknown shape"
+            flops = fmt_count(a.flops) + " FLOPs" if a.flops is not None else "? FLOPs"
+            lines.append(f"- {e.config}: {what} → {flops} per program"
+                         + (" per iteration" if a.per_iteration else "")
+                         + (f" ({a.trips} iterations)" if a.trips and a.trips > 1 else ""))
+        else:
+            shape = "×".join(map(str, a.shape)) if a.shape else "?"
+            elem = f"{a.elem_bytes} B" if a.elem_bytes else "?"
+            verb = "reads" if a.kind == "load" else "writes" if a.kind == "store" else "reads and writes"
+            where = f" of `{a.base}`" if a.base else ""
+            trips = f" × {a.trips} iterations" if a.trips and a.trips > 1 else (" per iteration" if a.per_iteration else "")
+            lines.append(f"- {e.config}: {verb} a {shape} tile{where} ({a.elements or '?'} elements × {elem}"
+                         f"{', ' + a.note if a.note else ''}){trips} = **{fmt_bytes(a.bytes)} per program**")
+            if e.programs is not None and a.bytes is not None and not a.per_iteration:
+                lines[-1] += f", {fmt_bytes(a.bytes * e.programs)} per launch ({e.programs} programs)"
+    if not lines:
         return ""
-    return ""
+    return "**What it moves** (static estimate, masks ignored)\n\n" + "\n".join(dict.fromkeys(lines))

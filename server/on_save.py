@@ -50,8 +50,10 @@ async def _run(ls, uri: str) -> None:
     task = asyncio.current_task()
     ls.on_save_tasks[uri] = task
     try:
-        await profiling_bridge.profile(ls, uri, None, kernels=kernels,
-                                       title=f"tritonlens: profiling {len(kernels)} changed kernel(s) on save")
+        # One changed kernel: profile just it. Several: the whole file, where the engine's cache
+        # skips the timing of every launch whose kernel source did not change.
+        await profiling_bridge.profile(ls, uri, kernels[0] if len(kernels) == 1 else None,
+                                       title=f"tritonlens: profiling {', '.join(kernels)} on save")
     except EngineUnavailable as exc:
         log.warning("profile on save: %s", exc)
     except (Cancelled, asyncio.CancelledError):

@@ -62,25 +62,40 @@ async def _model(ls, uri: str):
     return getattr(result, "module", None)
 
 
-async def profile(ls, uri: str, kernel: str | None, *, kernels: list[str] | None = None, title: str | None = None) -> dict:
+async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None) -> dict:
+    """Profile one kernel (or every kernel of the file) through tritonlens.profiling.api.
+
+    The engine caches by kernel source hash and launch signature, so profiling the whole file
+    after a save times only the kernels that changed.
+    """
     api = load(PROFILING, "Profiling")
     path = _path_of(uri)
     settings = ls.settings.for_uri(uri)
     _unsaved_warning(ls, uri, path)
-    wanted = [kernel] if kernel else kernels
+    loop = asyncio.get_running_loop()
     async with Progress(ls, title or f"tritonlens: profiling {kernel or 'kernels'} in {Path(path).name}") as p:
         cancel = threading.Event()
         p.on_cancel(cancel.set)
-        p.report(f"running {', '.join(wanted) if wanted else 'every kernel'} on {settings.backend}")
+
+        def progress(message: str, percent: int | None) -> None:  # called on the engine's thread
+            loop.call_soon_threadsafe(p.report, message, percent)
+
         try:
             report = await p.run(asyncio.to_thread(
-                _call, api.profile_file, path, kernel=kernel, kernels=wanted, backend=settings.backend,
-                python=settings.python or None, ncu=settings.ncu, cancel=cancel,
+                _call, api.profile_file, path, kernel=kernel, backend=settings.backend,
+                python=settings.python or None, ncu=settings.ncu, progress=progress, cancel=cancel,
             ))
+        except getattr(api, "ProfileError", ()) as exc:
+            raise EngineUnavailable(f"cannot profile: {exc}") from exc
         finally:
-            cancel.set()  # the thread's worker stops if the await ended early for any reason
+            cancel.set()  # the worker stops if the await ended early for any reason
+        if p.cancelled.is_set():
+            raise Cancelled("profiling cancelled")
     await record_profile(ls, uri, report)
-    return {"ok": True, "report": report}
+    if report.get("error"):
+        err = report["error"]
+        ls.show_error(f"profiling {Path(path).name} failed: {err.get('type')}: {err.get('message')}")
+    return {"ok": not report.get("error"), "report": report}
 
 
 async def record_profile(ls, uri: str, report: dict) -> None:
@@ -101,13 +116,12 @@ async def record_profile(ls, uri: str, report: dict) -> None:
         anchored = [a for a in anchored if a.kernel != name]
         msg = results.diagnostic_message(m)
         if msg:
-            f = Finding(code="TL-PROFILE", severity=Severity.INFO, message=msg, range=k.name_range, kernel=name,
+            f = Finding(code="profile", severity=Severity.INFO, message=msg, range=k.name_range, kernel=name,
                         data={"measured": True})
             anchored.append(AnchoredFinding(f, name, m.kernel_hash, m.kernel_line))
     st.extra["profile"] = anchored
     ls.measurements.last_report[uri] = {"markdown": _report_markdown(ls, uri, report), "json": report}
-    ls.refresh_all()
-    code_lens.refresh(ls)
+    ls.refresh_all()  # diagnostics and lenses
 
 
 def _report_markdown(ls, uri: str, report: dict) -> str:

@@ -32,6 +32,7 @@ class Progress:
         self.token: types.ProgressToken | None = None
         self.cancelled = asyncio.Event()
         self._callbacks: list[Callable[[], None]] = []
+        self._ended = False
 
     async def __aenter__(self) -> Progress:
         token = work_done_token.get()
@@ -71,7 +72,7 @@ class Progress:
             callback()
 
     def report(self, message: str, percentage: int | None = None) -> None:
-        if self.token is not None and not self.cancelled.is_set():
+        if self.token is not None and not self.cancelled.is_set() and not self._ended:
             self.ls.work_done_progress.report(
                 self.token, types.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=self.cancellable)
             )
@@ -91,6 +92,7 @@ class Progress:
                 task.cancel()
 
     async def __aexit__(self, exc_type, exc, tb) -> bool:
+        self._ended = True
         if self.token is not None:
             if exc_type is None:
                 message = "done"

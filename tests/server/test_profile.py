@@ -1,0 +1,165 @@
+"""Profile and Optimize through the server: lenses, commands, $/progress, cancellation, profile on
+save. Kernels run in Triton's interpreter (TRITON_INTERPRET=1, no GPU): results say so."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from conftest import REPO
+from lsp_helpers import Doc
+from tritonlens.server import results
+
+DATA = Path(__file__).parent / "data"
+
+
+def example(tmp_path: Path, name: str = "vector_add.py") -> Path:
+    p = tmp_path / name
+    shutil.copy(REPO / "examples" / name, p)
+    return p
+
+
+async def lenses(doc: Doc):
+    return await doc.client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=doc.uri)))
+
+
+def execute(client, command: str, *args):
+    return client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=list(args)))
+
+
+def progress_kinds(client) -> dict:
+    return {token: [type(v).__name__ for v in values] for token, values in client.progress_reports.items()}
+
+
+async def test_lenses_profile_with_progress(client, tmp_path):
+    doc = Doc(client, example(tmp_path)).open()
+    await doc.diagnostics()
+    got = await lenses(doc)
+    assert [(l.command.title, l.command.command, list(l.command.arguments)) for l in got] == [
+        ("Profile", "tritonlens.server.profile", [doc.uri, "add_kernel"]),
+        ("Optimize", "tritonlens.server.optimize", [doc.uri, "add_kernel"]),
+    ]
+    assert got[0].range.start.line == doc.text.split("\n").index("@triton.jit")
+    refreshes = client.lens_refreshes
+    res = await asyncio.wait_for(execute(client, "tritonlens.server.profile", doc.uri, "add_kernel"), 120)
+    assert res["ok"], res
+    report = res["report"]
+    assert report["mode"] == "interpreter"
+    launch = report["kernels"][0]["launches"][0]
+    assert launch["time_ms"] is None  # no GPU: never a made-up time
+    # $/progress: begin ... end on a token the server created
+    kinds = progress_kinds(client)
+    assert any(k[0] == "WorkDoneProgressBegin" and k[-1] == "WorkDoneProgressEnd" for k in kinds.values()), kinds
+    # the result lens, and a refresh request for clients that support it
+    titles = [l.command.title for l in await lenses(doc)]
+    assert "ran in the interpreter (1 launch) · no GPU timing" in titles
+    if client.capabilities.workspace.code_lens and client.capabilities.workspace.code_lens.refresh_support:
+        assert client.lens_refreshes > refreshes
+    # the hover card shows the latest measurement
+    from lsp_helpers import position_of
+
+    pos = position_of(doc.text, "add_kernel(x_ptr", doc.encoding)
+    md = (await doc.hover(pos.line, pos.character + 2)).contents.value
+    assert "**Latest measurement**" in md and "interpreter run" in md
+    assert "Static estimates" in md and "ridge point 240 FLOP/byte" in md
+    rep = await execute(client, "tritonlens.server.report", doc.uri, "add_kernel")
+    assert rep["json"]["mode"] == "interpreter" and "add_kernel" in rep["markdown"]
+
+
+async def test_profile_is_cancellable(client, tmp_path):
+    if client.profile_name != "visual-studio-code":
+        pytest.skip("one client is enough to show the worker is killed")
+    path = tmp_path / "slow.py"
+    shutil.copy(DATA / "slow_harness.py", path)
+    pidfile = tmp_path / "worker.pid"
+    doc = Doc(client, path).open()
+    task = asyncio.ensure_future(execute(client, "tritonlens.server.profile", doc.uri, "copy_kernel"))
+    for _ in range(400):  # the harness has started when the worker wrote its pid
+        if pidfile.exists() and pidfile.read_text():
+            break
+        await asyncio.sleep(0.05)
+    assert pidfile.exists(), "the harness never started"
+    pid = int(pidfile.read_text())
+    token = next(t for t, v in client.progress_reports.items() if v and isinstance(v[0], types.WorkDoneProgressBegin))
+    assert client.progress_reports[token][0].cancellable
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    res = await asyncio.wait_for(task, 30)
+    assert res.get("cancelled"), res
+    assert loop.time() - t0 < 20
+    for _ in range(100):  # cancelling stops the work: the worker process is gone
+        if not Path(f"/proc/{pid}").exists():
+            break
+        await asyncio.sleep(0.1)
+    assert not Path(f"/proc/{pid}").exists(), f"worker {pid} still running after cancel"
+    assert isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd)
+    assert client.progress_reports[token][-1].message == "cancelled"
+
+
+async def test_profile_on_save(bare_client, tmp_path):
+    await bare_client.initialize_for_test({"profileOnSave": True, "debounceMs": 20})
+    if bare_client.profile_name != "visual-studio-code":
+        pytest.skip("one client is enough for the on-save flow")
+    doc = Doc(bare_client, example(tmp_path)).open()
+    await doc.diagnostics()
+
+    async def profiles_done(n):
+        for _ in range(600):
+            ends = [v for v in bare_client.progress_reports.values() if v and isinstance(v[-1], types.WorkDoneProgressEnd)]
+            if len(ends) >= n:
+                return ends
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"expected {n} finished profiles, got {progress_kinds(bare_client)}")
+
+    doc.save()
+    ends = await profiles_done(1)
+    assert "add_kernel" in bare_client.progress_reports[next(iter(bare_client.progress_reports))][0].title
+    titles = [l.command.title for l in await lenses(doc)]
+    assert any(t.startswith("ran in the interpreter") for t in titles), titles
+    # saving again without touching the kernel profiles nothing
+    doc.save()
+    await asyncio.sleep(1.0)
+    assert len(bare_client.progress_reports) == 1
+    # editing the kernel makes the lens stale, and the next save profiles it again
+    doc.replace(doc.text.replace("    x = tl.load(x_ptr + offsets, mask=mask)",
+                                 "    x = tl.load(x_ptr + offsets, mask=mask) * 1"))
+    titles = [l.command.title for l in await lenses(doc)]
+    assert any(t.endswith("(before last edit)") for t in titles), titles
+    doc.save()
+    await profiles_done(2)
+    assert len(ends) >= 1
+
+
+async def test_optimize_answers_honestly(client, tmp_path):
+    doc = Doc(client, example(tmp_path)).open()
+    await doc.diagnostics()
+    res = await asyncio.wait_for(execute(client, "tritonlens.server.optimize", doc.uri, "add_kernel"), 300)
+    if not res["ok"]:
+        # the rewrite engine is not installed: a clear message, never a fake result
+        assert "not available" in res["error"]
+        assert any("Optimization is not available" in m.message for m in client.messages)
+    else:
+        report = res["report"]
+        assert report["mode"] == "interpreter"
+        # without a GPU nothing is called faster
+        assert all(not c.get("speedup") for c in report.get("candidates", [])), report
+
+
+def test_lens_and_diagnostic_text_for_gpu_measurements():
+    m = results.Measurement(
+        kernel="matmul_kernel", kernel_hash="x", kernel_line=0, mode="gpu", device={"name": "NVIDIA H100"},
+        entry={"name": "matmul_kernel", "launches": [
+            {"time_ms": 0.41, "tflops": 612.3, "gbps": 150.0, "pct_of_peak": 85.7, "bound": "compute"}]},
+    )
+    assert results.summary(m) == "0.41 ms · 612 TFLOP/s · 86% of peak · compute-bound"
+    assert results.diagnostic_message(m) == "86% of matmul peak: compute-bound; see hover"
+    m.entry["launches"][0].update(time_ms=0.062, tflops=0.0, gbps=1040.0, pct_of_peak=35.0, bound="memory")
+    assert results.summary(m) == "0.062 ms · 1.04 TB/s · 35% of peak · memory-bound"
+    assert results.diagnostic_message(m) == "35% of copy bandwidth: memory-bound; see hover"
