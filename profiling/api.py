@@ -30,7 +30,7 @@ import uuid
 
 from tritonlens.profiling.backends import BackendError, get_backend
 
-__all__ = ["profile_file", "find_kernels", "ProfileError", "clear_cache"]
+__all__ = ["ProfileError", "clear_cache", "find_kernels", "profile_file"]
 
 CACHE_SIZE = 1024
 _LAUNCH_FIELDS = ("grid", "num_warps", "num_stages", "constexprs", "time_ms", "gbps", "tflops",

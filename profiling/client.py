@@ -18,7 +18,7 @@ from tritonlens.profiling.worker.supervisor import Supervisor, clean_env, defaul
 
 WORKER_DIR = Path(__file__).resolve().parent / "worker"
 
-__all__ = ["WorkerClient", "WORKER_DIR", "worker_bundle", "clean_env", "default_limits"]
+__all__ = ["WORKER_DIR", "WorkerClient", "clean_env", "default_limits", "worker_bundle"]
 
 
 class WorkerClient(Supervisor):

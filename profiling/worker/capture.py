@@ -46,9 +46,9 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # must precede the user's `import triton` effects
 
-import triton  # noqa: E402
-from triton.runtime import autotuner as _autotuner  # noqa: E402
-from triton.runtime import jit as _jit  # noqa: E402
+import triton
+from triton.runtime import autotuner as _autotuner
+from triton.runtime import jit as _jit
 
 try:
     from triton.runtime.interpreter import InterpretedFunction as _Interpreted

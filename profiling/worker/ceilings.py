@@ -44,43 +44,48 @@ def _store(data: dict) -> None:
         pass  # an unwritable cache costs a re-measure next time, nothing else
 
 
-def measure() -> dict:
+def _copy_gbps() -> float:
     import torch
     from triton.testing import do_bench
 
-    t0 = time.perf_counter()
     n = (1 << 30) // 4  # 1 GiB of fp32: far beyond any L2
     src = torch.empty(n, dtype=torch.float32, device="cuda").normal_()
     dst = torch.empty_like(src)
-    copy_ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=100, return_mode="median")
-    copy_gbps = 2 * src.numel() * 4 / (copy_ms * 1e-3) / 1e9  # bytes read + written
-    del src, dst
-    torch.cuda.empty_cache()
+    ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=100, return_mode="median")
+    return 2 * n * 4 / (ms * 1e-3) / 1e9  # bytes read + written
 
-    out = {"copy_gbps": round(copy_gbps, 1)}
-    size = 8192
-    for label, dtype in (("matmul_bf16_tflops", torch.bfloat16), ("matmul_fp16_tflops", torch.float16)):
-        a = torch.randn(size, size, device="cuda", dtype=dtype)
-        b = torch.randn(size, size, device="cuda", dtype=dtype)
-        ms = do_bench(lambda: torch.matmul(a, b), warmup=25, rep=100, return_mode="median")
-        out[label] = round(2 * size ** 3 / (ms * 1e-3) / 1e12, 1)
-        del a, b
+
+def _matmul_tflops(dtype, tf32: bool = False, size: int = 8192) -> float:
+    import torch
+    from triton.testing import do_bench
+
+    a = torch.randn(size, size, device="cuda", dtype=dtype)  # random data: zeros run faster
+    b = torch.randn(size, size, device="cuda", dtype=dtype)
     prev = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = True  # Triton's default for fp32 tl.dot is tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
     try:
-        a = torch.randn(size, size, device="cuda")
-        b = torch.randn(size, size, device="cuda")
         ms = do_bench(lambda: torch.matmul(a, b), warmup=25, rep=100, return_mode="median")
-        out["matmul_tf32_tflops"] = round(2 * size ** 3 / (ms * 1e-3) / 1e12, 1)
-        del a, b
     finally:
         torch.backends.cuda.matmul.allow_tf32 = prev
+    return 2 * size ** 3 / (ms * 1e-3) / 1e12
+
+
+def measure() -> dict:
+    import torch
+
+    t0 = time.perf_counter()
+    out = {"copy_gbps": round(_copy_gbps(), 1)}
+    torch.cuda.empty_cache()
+    out["matmul_bf16_tflops"] = round(_matmul_tflops(torch.bfloat16), 1)
+    out["matmul_fp16_tflops"] = round(_matmul_tflops(torch.float16), 1)
+    # Triton's default for an fp32 tl.dot is tf32: its own, lower, ceiling
+    out["matmul_tf32_tflops"] = round(_matmul_tflops(torch.float32, tf32=True), 1)
     torch.cuda.empty_cache()
     out["matmul_tflops"] = max(out["matmul_bf16_tflops"], out["matmul_fp16_tflops"])
     out["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
     out["measure_seconds"] = round(time.perf_counter() - t0, 1)
     out["method"] = ("copy: do_bench median of a 1 GiB fp32 device-to-device copy, bytes read+written; "
-                     "matmul: do_bench median of torch.matmul 8192^3 (bf16, fp16, fp32 with tf32)")
+                     "matmul: do_bench median of torch.matmul 8192^3 on random data (bf16, fp16, fp32 with tf32)")
     return out
 
 

@@ -30,7 +30,7 @@ SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re
 STDERR_KEEP = 64 * 1024
 HELLO_TIMEOUT = 60.0
 
-_live: "weakref.WeakSet[Supervisor]" = weakref.WeakSet()
+_live: weakref.WeakSet[Supervisor] = weakref.WeakSet()
 
 
 def clean_env(base: dict | None = None, extra: dict | None = None) -> dict:
@@ -299,7 +299,7 @@ def _shutdown_all() -> None:
             pass
 
 
-import atexit  # noqa: E402
+import atexit
 
 atexit.register(_shutdown_all)
 

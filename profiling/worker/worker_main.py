@@ -79,7 +79,7 @@ def handle_line(line: str) -> tuple[dict, bool]:
         module = importlib.import_module(f"job_{kind}")
         result = module.handle(job)
         return {"id": job_id, "ok": True, "result": result}, False
-    except BaseException as exc:  # noqa: BLE001 - SystemExit from user code is an error too
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         etype = classify(exc)

@@ -8,7 +8,6 @@ import threading
 import time
 
 import pytest
-
 from tritonlens.profiling.api import ProfileError, find_kernels, profile_file
 
 DATA = os.path.join(os.path.dirname(__file__), "data")

@@ -9,7 +9,6 @@ import threading
 import time
 
 import pytest
-
 from tritonlens.profiling.backends import BackendError, SSHBackend
 
 SSHD = "/usr/sbin/sshd"

@@ -4,7 +4,6 @@ import os
 import sys
 
 import pytest
-
 from tritonlens.profiling.client import WORKER_DIR, WorkerClient
 
 DATA = os.path.join(os.path.dirname(__file__), "data")

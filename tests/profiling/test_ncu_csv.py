@@ -4,11 +4,10 @@ import os
 import sys
 
 import pytest
-
 from tritonlens.profiling.client import WORKER_DIR
 
 sys.path.insert(0, str(WORKER_DIR))
-import ncu_csv  # noqa: E402
+import ncu_csv
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "data", "ncu_details_handwritten.csv")
 

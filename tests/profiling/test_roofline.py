@@ -5,7 +5,7 @@ import sys
 from tritonlens.profiling.client import WORKER_DIR
 
 sys.path.insert(0, str(WORKER_DIR))
-import roofline  # noqa: E402
+import roofline
 
 CEIL = {"copy_gbps": 3000.0, "matmul_tflops": 750.0, "matmul_tf32_tflops": 380.0}
 
