@@ -40,15 +40,31 @@ async function pickKernel(uriArg?: unknown, kernelArg?: unknown): Promise<Kernel
   return pick ? { uri, kernel: pick.label } : undefined;
 }
 
-/** A one-line summary of a profile/optimize result for the notification. */
+/** A one-line summary of a profile/optimize result ({ok, report} or {ok: false, error}). */
 export function summarize(result: unknown): string {
   if (typeof result === 'string') return result;
   if (result && typeof result === 'object') {
     const r = result as Record<string, unknown>;
     for (const key of ['summary', 'message', 'title']) if (typeof r[key] === 'string') return r[key] as string;
     if (typeof r.markdown === 'string') return (r.markdown as string).split('\n').find(l => l.trim()) ?? 'done';
+    const report = r.report as Record<string, unknown> | undefined;
+    if (report && typeof report === 'object') {
+      if (typeof report.summary === 'string') return report.summary;
+      const kernels = Array.isArray(report.kernels) ? report.kernels.length : undefined;
+      const mode = typeof report.mode === 'string' ? ` (${report.mode} mode)` : '';
+      if (kernels !== undefined) return `${kernels} kernel${kernels === 1 ? '' : 's'} measured${mode}`;
+    }
   }
   return 'done';
+}
+
+/** The server's refusal in a result (`{ok: false, error}`), if any. */
+export function failureOf(result: unknown): string | undefined {
+  if (result && typeof result === 'object') {
+    const r = result as Record<string, unknown>;
+    if (r.ok === false) return typeof r.error === 'string' ? r.error : 'failed';
+  }
+  return undefined;
 }
 
 function errorText(e: unknown): string {
@@ -63,6 +79,8 @@ export class Commands {
     overviewRulerLane: vscode.OverviewRulerLane.Center,
   });
   private reportPanel: vscode.WebviewPanel | undefined;
+  /** The last kernel profiled or optimized: "Show last report" falls back to its file. */
+  private lastTarget: KernelTarget | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -75,7 +93,7 @@ export class Commands {
     return [
       reg('tritonlens.profileKernel', (uri?: unknown, kernel?: unknown) => this.runKernelCommand('profile', uri, kernel)),
       reg('tritonlens.optimizeKernel', (uri?: unknown, kernel?: unknown) => this.runKernelCommand('optimize', uri, kernel)),
-      reg('tritonlens.showReport', () => this.showReport()),
+      reg('tritonlens.showReport', (uri?: unknown) => this.showReport(uri)),
       reg('tritonlens.showIr', (uri?: unknown, kernel?: unknown, stage?: unknown, line?: unknown) => this.showIr(uri, kernel, stage, line)),
       reg('tritonlens.previewRewrite', (arg?: unknown) => this.previewRewrite(arg)),
       reg('tritonlens.openRuleDoc', (arg?: unknown) => this.openRuleDoc(arg)),
@@ -101,9 +119,15 @@ export class Commands {
     const label = `${verb === 'profile' ? 'profiling' : 'optimizing'} ${target.kernel}`;
     try {
       const result = await this.server.executeServerCommand(`tritonlens.server.${verb}`, [target.uri.toString(), target.kernel], label);
-      const buttons = ['Show report'];
-      void vscode.window.showInformationMessage(`tritonlens ${verb} ${target.kernel}: ${summarize(result)}`, ...buttons).then(pick => {
-        if (pick) void this.showReport();
+      this.lastTarget = target;
+      const failure = failureOf(result);
+      if (failure) {
+        // The server already said why in a window/showMessage; keep the log pointer only.
+        this.server.output.appendLine(`[client] ${verb} ${target.kernel}: ${failure}`);
+        return result;
+      }
+      void vscode.window.showInformationMessage(`tritonlens ${verb} ${target.kernel}: ${summarize(result)}`, 'Show report').then(pick => {
+        if (pick) void this.showReport(target.uri.toString());
       });
       return result;
     } catch (e) {
@@ -116,10 +140,23 @@ export class Commands {
   }
 
   /** The last profile/optimize report in a webview (markdown rendered by VS Code's own renderer). */
-  async showReport(): Promise<{ markdown: string } | { error: string }> {
+  async showReport(uriArg?: unknown): Promise<{ markdown: string } | { error: string }> {
+    const active = vscode.window.activeTextEditor?.document;
+    const uri =
+      typeof uriArg === 'string'
+        ? uriArg
+        : this.lastTarget && (!active || active.languageId !== 'python' || active.uri.toString() === this.lastTarget.uri.toString())
+          ? this.lastTarget.uri.toString()
+          : active?.languageId === 'python'
+            ? active.uri.toString()
+            : undefined;
+    if (!uri) {
+      void vscode.window.showInformationMessage('tritonlens: no report yet — profile or optimize a kernel first.');
+      return { error: 'no file' };
+    }
     let report: unknown;
     try {
-      report = await this.server.executeServerCommand('tritonlens.server.report', [], 'report');
+      report = await this.server.executeServerCommand('tritonlens.server.report', [uri], 'report');
     } catch (e) {
       void vscode.window.showErrorMessage(`tritonlens: no report (${errorText(e)})`);
       return { error: errorText(e) };
@@ -203,13 +240,15 @@ export class Commands {
       const line = editor.document.lineAt(editor.selection.active.line).range;
       let candidates: lsp.CodeAction[];
       try {
-        candidates = (await this.server.codeActionsAt(editor.document, line)).filter(a => readRewriteData(a.data));
+        // Rewrites first; the rules' own quick fixes can be previewed the same way.
+        const all = await this.server.codeActionsAt(editor.document, line);
+        candidates = [...all.filter(a => readRewriteData(a.data)), ...all.filter(a => !readRewriteData(a.data) && a.data && (a.data as { action?: unknown }).action !== 'ignore')];
       } catch (e) {
         void vscode.window.showErrorMessage(`tritonlens: ${errorText(e)}`);
         return { error: errorText(e) };
       }
       if (candidates.length === 0) {
-        void vscode.window.showInformationMessage('tritonlens: no rewrite is offered on this line (rewrites appear after Optimize kernel).');
+        void vscode.window.showInformationMessage('tritonlens: no rewrite or fix is offered on this line (rewrites appear after Optimize kernel).');
         return { error: 'no rewrite here' };
       }
       action =

@@ -203,16 +203,21 @@ export class ServerController implements vscode.Disposable {
     this.context.subscriptions.push(sub);
   }
 
-  /** Sends changed settings to the server, or restarts it when the change needs a new process. */
+  /** Restarts the server when a change needs a new process; the rest goes through the middleware. */
   async onConfigurationChanged(e: vscode.ConfigurationChangeEvent): Promise<void> {
     if (!e.affectsConfiguration('tritonlens')) return;
     this.refreshStatus();
-    if (RESTART_SETTINGS.some(key => e.affectsConfiguration(key)) || !this.client) {
+    if (RESTART_SETTINGS.some(key => e.affectsConfiguration(key)) || (!this.client && !this.starting)) {
       await this.restart('settings changed');
-      return;
     }
+  }
+
+  /** didChangeConfiguration with the mapped section (the server parses the payload, then pulls). */
+  private async sendConfiguration(): Promise<void> {
+    const client = this.client;
+    if (!client?.isRunning()) return;
     const config = this.serverConfig(vscode.workspace.workspaceFolders?.[0]?.uri);
-    await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { tritonlens: config } });
+    await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { tritonlens: config } });
   }
 
   /** The running client, or an error the user can read. */
@@ -275,6 +280,8 @@ export class ServerController implements vscode.Disposable {
   private middleware(): Middleware {
     return {
       workspace: {
+        // The client would send the raw settings (with client-only keys such as `interpreter`).
+        didChangeConfiguration: async () => this.sendConfiguration(),
         // Answer workspace/configuration from the mapped settings (with `trusted`), not the raw ones.
         configuration: async (params, token, next) => {
           const raw = await next(params, token);

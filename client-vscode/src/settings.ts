@@ -25,11 +25,14 @@ export interface ServerConfig {
   ncu: boolean;
   inlayHints: boolean;
   llm: LlmConfig;
-  /** False in an untrusted workspace: the server must not run the workspace's code. */
-  trusted: boolean;
+  /**
+   * Present (and false) only in an untrusted workspace: the server must not run the workspace's
+   * code. Absent means trusted, so servers that predate the key see no unknown setting.
+   */
+  trusted?: false;
 }
 
-export const DEFAULTS: Omit<ServerConfig, 'trusted'> = {
+export const DEFAULTS: ServerConfig = {
   select: [],
   ignore: [],
   targetGpu: 'H100',
@@ -116,9 +119,9 @@ export function toServerConfig(read: SettingReader, trusted: boolean): MappingRe
       model: str(read('llm.model'), DEFAULTS.llm.model),
       apiKeyEnv,
     },
-    trusted,
   };
   if (!trusted) {
+    config.trusted = false;
     // Profiling and compiling import the user's file in a worker: never in an untrusted folder.
     config.profileOnSave = false;
     config.compileOnSave = false;

@@ -5,14 +5,15 @@ import { backendLabel, configSection, DEFAULTS, RESTART_SETTINGS, serverEnvironm
 /** A reader over a flat map of keys below `tritonlens.`, the way WorkspaceConfiguration.get answers. */
 const reader = (values: Record<string, unknown>) => (key: string) => values[key];
 
-test('no settings: the contract defaults, trusted', () => {
+test('no settings: the contract defaults', () => {
   const { config, problems } = toServerConfig(reader({}), true);
-  assert.deepEqual(config, { ...DEFAULTS, trusted: true });
+  assert.deepEqual(config, DEFAULTS);
   assert.deepEqual(config, {
     select: [], ignore: [], targetGpu: 'H100', debounceMs: 200, profileOnSave: false, compileOnSave: true,
     compileTarget: 'sm_90', backend: 'local', python: '', ncu: false, inlayHints: true,
-    llm: { baseUrl: '', model: '', apiKeyEnv: 'OPENAI_API_KEY' }, trusted: true,
+    llm: { baseUrl: '', model: '', apiKeyEnv: 'OPENAI_API_KEY' },
   });
+  assert.ok(!('trusted' in config), 'a trusted workspace sends no trusted key');
   assert.deepEqual(problems, []);
 });
 
@@ -26,7 +27,7 @@ test('every setting maps to its server key', () => {
   assert.deepEqual(config, {
     select: ['TL001', 'TL005'], ignore: ['TL003'], targetGpu: 'H100', debounceMs: 350, profileOnSave: true,
     compileOnSave: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222', python: '/opt/proj/bin/python',
-    ncu: true, inlayHints: false, llm: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'MY_KEY' }, trusted: true,
+    ncu: true, inlayHints: false, llm: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'MY_KEY' },
   });
 });
 

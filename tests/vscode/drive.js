@@ -1,0 +1,70 @@
+// Opens code-server in the system Chromium (playwright-core, headless), waits for the extension's
+// self-test result, then checks in the UI itself: hovers the kernel name with the mouse until the
+// hover card renders, reads the status bar, and takes a screenshot.
+// env: CS_URL, RESULT (self-test JSON), UI_OUT (what the UI showed), SHOT (png), KERNEL, TIMEOUT_MS
+const { chromium } = require('playwright-core');
+const fs = require('fs');
+
+const env = process.env;
+const timeout = Number(env.TIMEOUT_MS || 180000);
+
+async function main() {
+  const ui = { hoverVisible: false, hoverText: '', statusBar: '', problemsBadge: '', consoleErrors: [] };
+  const browser = await chromium.launch({
+    executablePath: env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.on('pageerror', e => ui.consoleErrors.push(String(e)));
+    const t0 = Date.now();
+    await page.goto(env.CS_URL, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+    ui.workbenchMs = Date.now() - t0;
+    // Open the kernel file as a person would, from the explorer: this activates the extension
+    // (onLanguage:python), whose self test then runs inside the extension host.
+    const file = env.OPEN_FILE || 'vector_add.py';
+    const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: file }).first();
+    await row.waitFor({ timeout: 30000 });
+    await row.dblclick();
+    while (!fs.existsSync(env.RESULT) && Date.now() - t0 < timeout) await page.waitForTimeout(500);
+    ui.resultMs = Date.now() - t0;
+    if (!fs.existsSync(env.RESULT)) {
+      await page.screenshot({ path: env.SHOT });
+      throw new Error(`no self-test result after ${timeout} ms`);
+    }
+    // Dismiss notifications so they do not cover the editor.
+    await page.keyboard.press('Escape');
+    // Hover the kernel's name in the editor with the mouse: the card must render in the page.
+    const kernel = env.KERNEL || 'add_kernel';
+    const line = page.locator('.monaco-editor .view-lines .view-line', { hasText: `def ${kernel}(` }).first();
+    await line.waitFor({ timeout: 20000 });
+    const token = line.locator('span > span', { hasText: new RegExp(`^${kernel}$`) }).first();
+    const hover = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
+    for (let attempt = 0; attempt < 5 && !ui.hoverVisible; attempt++) {
+      await page.mouse.move(5, 5);
+      await token.hover();
+      try {
+        await hover.waitFor({ state: 'visible', timeout: 6000 });
+        ui.hoverText = await hover.innerText();
+        ui.hoverVisible = ui.hoverText.includes(kernel);
+      } catch {
+        /* hover not shown yet: move away and back */
+      }
+    }
+    ui.statusBar = await page.locator('.statusbar-item', { hasText: 'tritonlens' }).first().innerText().catch(() => '');
+    ui.problemsBadge = await page.locator('.statusbar-item[id*="problems"], .statusbar-item.problems, a[aria-label*="Problems"]').first().innerText().catch(() => '');
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: env.SHOT });
+  } finally {
+    fs.writeFileSync(env.UI_OUT, JSON.stringify(ui, null, 2));
+    await browser.close();
+  }
+}
+
+main().catch(e => {
+  console.error(e);
+  process.exit(1);
+});
