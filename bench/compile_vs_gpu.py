@@ -260,9 +260,10 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "compile_vs_gpu.md").write_text(text + "\n", encoding="utf-8")
-    (out / "compile_vs_gpu.json").write_text(json.dumps({"meta": meta, "rows": rows, "records": records,
-                                                         "cross": {str(k): v for k, v in cross.items()}},
-                                                        indent=1, default=str), encoding="utf-8")
+    dump = json.dumps({"meta": meta, "rows": rows, "records": records, "cross": {str(k): v for k, v in cross.items()}},
+                      indent=1, default=str)
+    # Paths relative to the repository: results are committed, machine paths are not.
+    (out / "compile_vs_gpu.json").write_text(dump.replace(str(ROOT) + "/", ""), encoding="utf-8")
     return 0 if rows and all(r["match"] for r in rows) else 1
 
 
