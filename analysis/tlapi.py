@@ -1,0 +1,260 @@
+"""What Triton's Python API looks like, per Triton version: names, signatures, first doc paragraphs.
+
+Never hand-typed. Two sources:
+- the project's own Triton, introspected in a subprocess with the project's Python
+  (api_introspect.py) and cached on disk per Triton version;
+- snapshots generated from the real wheels by scripts/gen_api_snapshot.py, shipped as package data
+  (api_snapshots/triton-<version>.json.gz), used when the project's Triton cannot be introspected.
+
+Pure: this module never imports triton itself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+SNAPSHOT_DIR = Path(__file__).parent / "api_snapshots"
+INTROSPECT_SCRIPT = Path(__file__).parent / "api_introspect.py"
+
+# How user code spells each module (prefix after the alias is resolved by the kernel model).
+MODULE_KEYS = {
+    "": "triton.language",  # tl.load
+    "math": "triton.language.math",
+    "extra.libdevice": "triton.language.extra.libdevice",
+    "extra.cuda.libdevice": "triton.language.extra.cuda.libdevice",
+    "random": "triton.language.random",
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "p" positional-only, "pk", "k" keyword-only, "*" varargs, "**" varkw
+    default: str | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is None and self.kind in ("p", "pk", "k")
+
+
+@dataclass(frozen=True)
+class ApiEntry:
+    module: str  # "triton.language"
+    name: str
+    kind: str  # function, class, dtype, module, constant, method, property
+    signature: str | None
+    params: tuple[Param, ...] | None
+    doc: str
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.module}.{self.name}"
+
+    def display(self, prefix: str | None = None) -> str:
+        """`tl.load(pointer, mask=None, …)` style, with the caller's prefix."""
+        head = prefix if prefix is not None else self.qualname
+        return head + (self.signature or "")
+
+
+def _version_key(v: str) -> tuple:
+    return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.+-]", v)[:3])
+
+
+class ApiIndex:
+    def __init__(self, data: dict, source: str):
+        self.version: str = data["triton_version"]
+        self.source = source  # "snapshot" or "introspected (<python>)"
+        self._modules: dict[str, dict] = {}
+        raw = data["modules"]
+        for mod, members in raw.items():
+            if isinstance(members, dict) and "$same_as" in members:
+                members = raw.get(members["$same_as"], {})
+            self._modules[mod] = members
+        self._entries: dict[tuple[str, str], ApiEntry] = {}
+
+    def modules(self) -> list[str]:
+        return list(self._modules)
+
+    def names(self, module: str) -> list[str]:
+        return sorted(self._modules.get(module, {}))
+
+    def get(self, module: str, name: str) -> ApiEntry | None:
+        key = (module, name)
+        e = self._entries.get(key)
+        if e is not None:
+            return e
+        raw = self._modules.get(module, {}).get(name)
+        if raw is None:
+            return None
+        params = None
+        if raw.get("params") is not None:
+            params = tuple(Param(p[0], p[1], p[2] if len(p) > 2 else None) for p in raw["params"])
+        e = ApiEntry(module, name, raw.get("kind", "unknown"), raw.get("signature"), params, raw.get("doc", ""))
+        self._entries[key] = e
+        return e
+
+    def members(self, module: str) -> list[ApiEntry]:
+        return [self.get(module, n) for n in self.names(module)]
+
+    def lookup_tl(self, tlname: str) -> ApiEntry | None:
+        """A canonical tl name from the kernel model ("load", "math.exp", "extra.libdevice.exp")."""
+        module, name = split_tl(tlname)
+        return self.get(module, name) if module in self._modules else None
+
+    def suggest(self, module: str, name: str, n: int = 3) -> list[str]:
+        return difflib.get_close_matches(name, self.names(module), n=n, cutoff=0.6)
+
+
+def split_tl(tlname: str) -> tuple[str, str]:
+    head, _, name = tlname.rpartition(".")
+    return MODULE_KEYS.get(head, "triton.language." + head if head else "triton.language"), name
+
+
+# ---------------------------------------------------------------------------------------------
+# snapshots
+
+
+def snapshot_versions() -> list[str]:
+    out = []
+    for p in SNAPSHOT_DIR.glob("triton-*.json.gz"):
+        out.append(p.name[len("triton-"):-len(".json.gz")])
+    return sorted(out, key=_version_key)
+
+
+@lru_cache(maxsize=8)
+def load_snapshot(version: str) -> ApiIndex:
+    path = SNAPSHOT_DIR / f"triton-{version}.json.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return ApiIndex(json.load(f), "snapshot")
+
+
+def nearest_snapshot(version: str | None) -> str:
+    """The snapshot for `version`: the same version, else the newest not newer than it with the
+    same major.minor, else the newest not newer, else the oldest."""
+    versions = snapshot_versions()
+    if not versions:
+        raise FileNotFoundError(f"no API snapshots in {SNAPSHOT_DIR}")
+    if version is None:
+        return versions[-1]
+    if version in versions:
+        return version
+    want = _version_key(version)
+    older = [v for v in versions if _version_key(v) <= want]
+    same_minor = [v for v in older if _version_key(v)[:2] == want[:2]]
+    if same_minor:
+        return same_minor[-1]
+    return older[-1] if older else versions[0]
+
+
+def all_snapshots() -> list[ApiIndex]:
+    return [load_snapshot(v) for v in snapshot_versions()]
+
+
+# ---------------------------------------------------------------------------------------------
+# the project's own Triton
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("TRITONLENS_CACHE", Path.home() / ".cache" / "tritonlens")) / "api"
+
+
+def installed_version(python: str | None = None, timeout: float = 20) -> str | None:
+    """Triton's version in `python` (default: this interpreter), read from package metadata
+    without importing triton."""
+    if not python or python == sys.executable:
+        try:
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                return version("triton")
+            except PackageNotFoundError:
+                return None
+        except Exception:
+            return None
+    code = ("import importlib.metadata as m\ntry:\n print(m.version('triton'))\nexcept Exception:\n print('')")
+    try:
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    v = out.stdout.strip()
+    return v or None
+
+
+def introspect(python: str | None = None, timeout: float = 120) -> ApiIndex | None:
+    """The API of the Triton importable by `python`, introspected in a subprocess and cached on
+    disk per Triton version (introspecting imports triton: about a second)."""
+    py = python or sys.executable
+    version = installed_version(python)
+    if version is None:
+        return None
+    cache = _cache_root() / f"triton-{version}.json"
+    if cache.is_file():
+        try:
+            return ApiIndex(json.loads(cache.read_text()), f"introspected ({py})")
+        except (OSError, ValueError, KeyError):
+            pass
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    try:
+        out = subprocess.run([py, "-s", str(INTROSPECT_SCRIPT)], capture_output=True, text=True, timeout=timeout,
+                             env=env, cwd=str(_cache_root().parent) if _cache_root().parent.is_dir() else None)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    try:
+        data = json.loads(out.stdout)
+    except ValueError:
+        return None
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(cache)
+    except OSError:
+        pass
+    return ApiIndex(data, f"introspected ({py})")
+
+
+_active_lock = threading.Lock()
+_active: ApiIndex | None = None
+
+
+def set_active(index: ApiIndex | None) -> None:
+    """The API the rules check against (the server sets it from the project's Python)."""
+    global _active
+    with _active_lock:
+        _active = index
+
+
+def active() -> ApiIndex:
+    """The API in use: what was set, else the snapshot for the Triton installed beside us
+    (metadata only, no import), else the newest snapshot."""
+    global _active
+    with _active_lock:
+        if _active is None:
+            _active = load_snapshot(nearest_snapshot(installed_version()))
+        return _active
+
+
+def resolve(python: str | None) -> ApiIndex:
+    """The best API for a project: introspected from its Python when Triton is importable there,
+    else the nearest snapshot to its Triton version, else the newest snapshot."""
+    idx = introspect(python)
+    if idx is not None:
+        return idx
+    return load_snapshot(nearest_snapshot(installed_version(python)))
+
+
+def history(module: str, name: str) -> list[tuple[str, bool]]:
+    """(version, present) across the shipped snapshots, oldest first."""
+    return [(idx.version, idx.get(module, name) is not None) for idx in all_snapshots()]
