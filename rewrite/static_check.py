@@ -180,6 +180,7 @@ def screen(original: str, candidate: str) -> list[str]:
                      if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
         if cand_defs.get("tritonlens_cases") not in (None, orig_defs["tritonlens_cases"]):
             problems.append("changes the harness (tritonlens_cases)")
+    problems += race_problems(original, candidate)
     new_compute = (_called_names(cand_tree, True) - _called_names(orig_tree, True)) & TORCH_COMPUTE
     for name in sorted(new_compute):
         problems.append(f"torch fallback: calls {name}() outside the kernels where the original did not")
@@ -189,6 +190,71 @@ def screen(original: str, candidate: str) -> list[str]:
             seen.add(p)
             unique.append(p)
     return unique
+
+
+def _pid_dependent(fn: ast.FunctionDef) -> set[str]:
+    """Names in a kernel whose value depends (transitively) on tl.program_id."""
+    deps: dict[str, set[str]] = {}
+    seeds: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            if value is None:
+                continue
+            used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            direct = any(isinstance(n, ast.Call) and (_dotted(n.func) or "").endswith("program_id")
+                         for n in ast.walk(value))
+            for t in targets:
+                for name in (x.id for x in ast.walk(t) if isinstance(x, ast.Name)):
+                    deps.setdefault(name, set()).update(used)
+                    if direct:
+                        seeds.add(name)
+        elif isinstance(node, ast.For):
+            used = {n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)}
+            for name in (x.id for x in ast.walk(node.target) if isinstance(x, ast.Name)):
+                deps.setdefault(name, set()).update(used)
+    dependent = set(seeds)
+    changed = True
+    while changed:
+        changed = False
+        for name, used in deps.items():
+            if name not in dependent and used & dependent:
+                dependent.add(name)
+                changed = True
+    return dependent
+
+
+def shared_stores(fn: ast.FunctionDef) -> list[str]:
+    """Plain tl.store calls whose address and mask do not depend on the program id: every
+    program writes the same place, so with more than one program the result is a race."""
+    dependent = _pid_dependent(fn)
+    out = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and (_dotted(node.func) or "").split(".")[-1] == "store" and node.args:
+            parts = [node.args[0]] + [k.value for k in node.keywords if k.arg == "mask"] + node.args[2:3]
+            names = {n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)}
+            direct = any(isinstance(n, ast.Call) and (_dotted(n.func) or "").endswith("program_id")
+                         for p in parts for n in ast.walk(p))
+            if not direct and not names & dependent:
+                out.append(ast.unparse(node.args[0]))
+    return out
+
+
+def race_problems(original: str, candidate: str) -> list[str]:
+    try:
+        orig = {n.name: n for n in ast.parse(original).body if _is_kernel(n)}
+        cand = [n for n in ast.parse(candidate).body if _is_kernel(n)]
+    except SyntaxError:
+        return []
+    problems = []
+    for fn in cand:
+        before = set(shared_stores(orig[fn.name])) if fn.name in orig else set()
+        for target in shared_stores(fn):
+            if target not in before:
+                problems.append(f"race: in {fn.name} every program stores to `{target}` (the address does "
+                                "not depend on the program id) without an atomic")
+    return problems
 
 
 def _harmless_call(value: ast.AST) -> bool:

@@ -61,8 +61,11 @@ def _check_failure(checks: list[dict]) -> str | None:
         return f"race: {reason} on {where}"
     if bad["case"] == "ragged":
         earlier_ok = any(c.get("ok") for c in checks if c["case"] != "ragged")
-        prefix = "wrong result only on the ragged shape (a missing mask?)" if earlier_ok else "wrong result on the ragged shape"
+        prefix = ("fails only on the ragged shape (a missing mask?)" if earlier_ok
+                  else "fails on the ragged shape")
         return f"{prefix} {bad['shapes']}: {reason}"
+    if "out-of-bounds" in reason:
+        return f"{reason} on {where}"
     if "NaN" in reason:
         return f"unwritten or invalid output on {where}: {reason}"
     return f"wrong result on {where}: {reason}"

@@ -91,6 +91,8 @@ class Tracker:
         self.poison = False
         self.record_ops = False
         self.force_config: int | None = None
+        self.kernel_error = False
+        self.violations: list[str] = []
         self._saved = []
 
     def in_kernel(self) -> bool:
@@ -113,6 +115,9 @@ class Tracker:
                 tracker.local.depth = getattr(tracker.local, "depth", 0) + 1
                 try:
                     return original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
+                except BaseException:
+                    tracker.kernel_error = True  # raised while compiling / running a kernel
+                    raise
                 finally:
                     tracker.local.depth -= 1
 
@@ -146,7 +151,7 @@ class Tracker:
             def poisoned(*args, __original=original, **kwargs):
                 out = __original(*args, **kwargs)
                 if tracker.poison and not tracker.in_kernel() and isinstance(out, torch.Tensor):
-                    poison_(out)
+                    out = _guarded_copy_of(out)
                 return out
 
             self._saved.append((torch, name, original))
@@ -156,7 +161,7 @@ class Tracker:
         def poisoned_new_empty(self_, *args, **kwargs):
             out = new_empty(self_, *args, **kwargs)
             if tracker.poison and not tracker.in_kernel():
-                poison_(out)
+                out = _guarded_copy_of(out)
             return out
 
         self._saved.append((torch.Tensor, "new_empty", new_empty))
@@ -167,6 +172,24 @@ class Tracker:
         for owner, name, original in reversed(self._saved):
             setattr(owner, name, original)
         self._saved.clear()
+
+
+_raw_empty = torch.empty
+
+
+def _span(t: torch.Tensor) -> int:
+    if t.numel() == 0:
+        return 0
+    return t.storage_offset() + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1
+
+
+def _guarded_copy_of(t: torch.Tensor) -> torch.Tensor:
+    """A NaN-poisoned, guarded tensor with t's shape, strides and dtype (t's contents are garbage anyway)."""
+    if t.numel() == 0 or t.requires_grad:
+        poison_(t)
+        return t
+    base, off = guarded_empty(_span(t), t.dtype, t.device)
+    return base.as_strided(t.shape, t.stride(), off + t.storage_offset())
 
 
 if TorchDispatchMode is not None:
@@ -182,6 +205,68 @@ if TorchDispatchMode is not None:
             return func(*args, **(kwargs or {}))
 else:  # pragma: no cover
     OpRecorder = None
+
+
+# Every buffer a check hands to a kernel, and every torch.empty* the wrapper makes, sits between two
+# poisoned guard zones. A write past either end changes a zone (caught after the run); a read past
+# an end loads NaN, which poisons the result. That is how a missing mask shows in the interpreter,
+# where an out-of-bounds access is otherwise silent.
+GUARD = 4096  # elements on each side
+GUARDS: list = []
+
+
+_GUARD_BITS = {  # (integer view, quiet-NaN base, payload range): each buffer gets its own NaN payload,
+    torch.float32: (torch.int32, 0x7FC00000, 0x3FFFFF),  # so data copied out of one buffer's guard
+    torch.float16: (torch.int16, 0x7E00, 0x1FF),  # into another's is still a change
+    torch.bfloat16: (torch.int16, 0x7FC0, 0x3F),
+    torch.float64: (torch.int64, 0x7FF8000000000000, 0xFFFFFFFF),
+}
+_guard_count = [0]
+
+
+def _guard_pattern(zone: torch.Tensor, index: int):
+    spec = _GUARD_BITS.get(zone.dtype)
+    if spec is not None:
+        itype, base, span = spec
+        return zone.view(itype), base + 1 + index % span
+    if zone.dtype.is_floating_point or zone.dtype.is_complex:
+        return None, None
+    if zone.dtype == torch.bool:
+        return zone, True
+    info = torch.iinfo(zone.dtype)
+    return zone, (info.max - index % 97) if info.min == 0 else (_POISON_INT + index % 9973) if info.bits >= 32 else (info.min + index % 97)
+
+
+def guarded_empty(need: int, dtype, device) -> tuple[torch.Tensor, int]:
+    """(base, offset): a buffer of need + 2*GUARD elements; the payload starts at `offset`, both
+    guard zones hold this buffer's own poison pattern."""
+    base = _raw_empty(max(need, 1) + 2 * GUARD, dtype=dtype, device=device)
+    poison_(base)
+    _guard_count[0] += 1
+    index = _guard_count[0]
+    view, value = _guard_pattern(base, index)
+    if view is not None:
+        with torch.no_grad():
+            view[:GUARD].fill_(value)
+            view[GUARD + max(need, 1):].fill_(value)
+    GUARDS.append((base, GUARD, max(need, 1), index))
+    return base, GUARD
+
+
+def guard_violations() -> list[str]:
+    """Describe guard zones that changed since allocation; clears the registry."""
+    bad = []
+    for base, off, need, index in GUARDS:
+        view, value = _guard_pattern(base, index)
+        if view is None:
+            continue
+        for name, zone in (("before the start", view[:off]), ("past the end", view[off + need:])):
+            changed = int((zone != value).sum())
+            if changed:
+                dtype = str(base.dtype).replace("torch.", "")
+                bad.append(f"{changed} element(s) written {name} of a {need}-element {dtype} buffer")
+    GUARDS.clear()
+    return bad
 
 
 def poison_(t: torch.Tensor) -> None:
@@ -239,8 +324,8 @@ def _layout_order(t: torch.Tensor) -> list[int]:
 def _random_like(t: torch.Tensor, shape, gen, exact_layout: bool) -> torch.Tensor:
     dev = t.device
     if exact_layout:
-        need = t.storage_offset() + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1 if t.numel() else 1
-        base = torch.empty(max(need, 1), dtype=t.dtype, device=dev)
+        need = max(_span(t), 1)
+        base = _raw_empty(need, dtype=t.dtype, device=dev)
         out = base.as_strided(t.shape, t.stride(), t.storage_offset())
         fill = base
     else:
@@ -290,10 +375,9 @@ def clone_tree(value):
     if isinstance(value, torch.Tensor):
         if value.numel() == 0:
             return value.clone()
-        # keep the layout (strides, storage offset), not just the visible elements
-        need = value.storage_offset() + sum((s - 1) * st for s, st in zip(value.shape, value.stride())) + 1
-        base = torch.empty(need, dtype=value.dtype, device=value.device)
-        out = base.as_strided(value.shape, value.stride(), value.storage_offset())
+        # keep the layout (strides, storage offset); guard zones around it catch out-of-bounds access
+        base, off = guarded_empty(_span(value), value.dtype, value.device)
+        out = base.as_strided(value.shape, value.stride(), off + value.storage_offset())
         with torch.no_grad():
             out.copy_(value)
         return out
@@ -407,6 +491,7 @@ def run_call(tracker: Tracker, side: Side, fn, args, kwargs, poison_args=(), con
     """Call fn on (args, kwargs) (already private copies); returns (ret, launches, ops)."""
     before = tracker.launches.get(side.path, 0)
     tracker.ops = set()
+    tracker.kernel_error = False
     tracker.force_config = config_index
     for t in poison_args:
         poison_(t)
@@ -421,6 +506,7 @@ def run_call(tracker: Tracker, side: Side, fn, args, kwargs, poison_args=(), con
     finally:
         tracker.poison = False
         tracker.record_ops = False
+    tracker.violations = guard_violations()
     return ret, tracker.launches.get(side.path, 0) - before, set(tracker.ops)
 
 
@@ -607,15 +693,21 @@ def check_candidate(session: Session, cand: dict, quick: bool = False) -> dict:
                 ret, launches, ops = run_call(session.tracker, side, fn, args, kwargs, poison,
                                               config_index=check_no)
             except Exception as exc:
-                ev["error"] = _error("run", exc, in_kernel=session.tracker.in_kernel())
+                GUARDS.clear()
+                ev["error"] = _error("run", exc, in_kernel=session.tracker.kernel_error)
                 session.tracker.local.depth = 0
                 check["reason"] = ev["error"]["message"]
                 break
             ev["calls"] += 1
             ev["launches"] += launches
+            if session.tracker.violations:
+                check["reason"] = ("out-of-bounds write (a missing mask?): "
+                                   + "; ".join(session.tracker.violations[:3]))
+                check["oob"] = True
+                break
             ops_cand |= ops
             runs.append(outputs_of(ret, args, kwargs))
-        if ev["error"]:
+        if ev["error"] or check.get("oob"):
             break
         ops_orig |= ref["ops"]
         outs = runs[0]
