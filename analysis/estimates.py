@@ -89,9 +89,9 @@ class Estimate:
         best = None
         for a in self.accesses:
             r = a.range
-            if (r.start.line, r.start.column) <= (line, column) <= (r.end.line, r.end.column):
-                if best is None or (r.start.line, r.start.column) >= (best.range.start.line, best.range.start.column):
-                    best = a
+            inside = (r.start.line, r.start.column) <= (line, column) <= (r.end.line, r.end.column)
+            if inside and (best is None or (r.start.line, r.start.column) >= (best.range.start.line, best.range.start.column)):
+                best = a  # the innermost call wins
         return best
 
 
@@ -102,7 +102,7 @@ class Estimate:
 class _Dim:
     """One tile dimension: `end - start` of an arange, or an expression from a shape tuple."""
 
-    __slots__ = ("start", "end", "node")
+    __slots__ = ("end", "node", "start")
 
     def __init__(self, start=None, end=None, node=None):
         self.start, self.end, self.node = start, end, node
@@ -112,6 +112,8 @@ class _Dim:
                 self.end.start_byte if self.end is not None else -1,
                 self.node.start_byte if self.node is not None else -1)
 
+
+_SCALAR_BUILTINS = {"min", "max", "abs", "int", "float", "bool"}
 
 ONE = 1  # a broadcast dimension (`x[:, None]`)
 
@@ -133,6 +135,7 @@ class KernelShapes:
         self._active: set = set()
         self._calls = {(c.node.start_byte, c.node.end_byte): c for c in kernel.calls}
         self.params = {p.name for p in kernel.params}
+        self.tiles: dict = {}  # configuration key → Tile (largest_tile)
 
     def call_of(self, node) -> TlCall | None:
         return self._calls.get((node.start_byte, node.end_byte))
@@ -234,6 +237,11 @@ class KernelShapes:
     def _call(self, node):
         c = self.call_of(node)
         if c is None:
+            # Python builtins on constexprs and scalars (`min(num_pid_m - first_pid_m, GROUP_SIZE_M)`)
+            fn = node.child_by_field_name("function")
+            args = node.child_by_field_name("arguments")
+            if fn is not None and fn.type == "identifier" and self.src.text_of(fn) in _SCALAR_BUILTINS and args is not None:
+                return _broadcast(*(self.shape(a) for a in args.named_children if a.type != "comment"))
             return None
         name = c.name
         if name == "arange":
@@ -352,8 +360,11 @@ class _Eval:
     """Evaluates kernel expressions in one configuration (the same scope rules use)."""
 
     def __init__(self, kernel: Kernel, module: Module | None, config: Config | None):
-        from .rules.base import KernelContext, RuleInfo  # late: rules import this module
         from .findings import Severity
+        from .rules.base import (  # late: rules import this module
+            KernelContext,
+            RuleInfo,
+        )
 
         mod = module if module is not None else types.SimpleNamespace(constants={}, src=kernel.src)
         self.ctx = KernelContext(mod, kernel, RuleInfo("TL000", "estimate", Severity.INFO, "estimate"))
@@ -407,6 +418,22 @@ class Tile:
 def largest_tile(kernel: Kernel, module: Module | None, config: Config | None) -> Tile | None:
     """The kernel's largest tile in `config`: what its num_warps × 32 threads share."""
     shapes = shapes_of(kernel)
+    key = _config_key(config)
+    if key in shapes.tiles:
+        return shapes.tiles[key]
+    shapes.tiles[key] = best = _largest_tile(kernel, module, config, shapes)
+    return best
+
+
+def _config_key(config: Config | None):
+    """Configurations that differ only in where they come from share their tiles."""
+    if config is None:
+        return None
+    return (tuple(sorted((n, repr(v.value)) for n, v in config.values.items())),
+            tuple(sorted((n, repr(v.value)) for n, v in config.scalars.items())))
+
+
+def _largest_tile(kernel, module, config, shapes) -> Tile | None:
     ev = _Eval(kernel, module, config)
     best: Tile | None = None
     complete = True
@@ -707,6 +734,17 @@ def _is_block_ptr(kernel, shapes, ptr) -> bool:
     return c is not None and c.name in ("make_block_ptr", "advance")
 
 
+def shared_estimate(kernel: Kernel, module: Module | None, config: Config | None,
+                    elem_bytes: dict[str, int] | None = None) -> tuple[int | None, bool]:
+    """(shared bytes of the pipelined tl.dot operands, whether an element size was assumed)."""
+    shapes = shapes_of(kernel)
+    dtypes = _Dtypes(kernel, module, elem_bytes, shapes)
+    ev = _Eval(kernel, module, config)
+    assumed = dtypes.half_hint is None and any(
+        dtypes.of_value(c.arg(i, name)) is None for c in kernel.calls_named("dot") for i, name in ((0, "input"), (1, "other")))
+    return _shared(kernel, shapes, ev, dtypes, config, []), assumed
+
+
 def _shared(kernel, shapes, ev, dtypes, config, notes) -> int | None:
     """num_stages × (BM×BK + BK×BN) × element bytes for each pipelined tl.dot (inside a loop)."""
     dots = kernel.calls_named("dot")
@@ -846,7 +884,7 @@ def _eval_grid(node, src, scope, meta_name, meta):
             try:
                 return {"cdiv": cdiv, "min": min, "max": max, "int": int,
                         "next_power_of_2": lambda x: 1 if x <= 1 else 1 << (x - 1).bit_length()}[name](*vals)
-            except Exception:
+            except (TypeError, ValueError, ZeroDivisionError, OverflowError):
                 return UNKNOWN
         vals = evaluate(node, src, scope)
         return vals[0] if len(vals) == 1 else UNKNOWN

@@ -31,12 +31,14 @@ def check(ctx: KernelContext):
         for a in assigns:
             if a.value is None:
                 continue
+            ops = _operators(ctx, a.value)
+            if "//" not in ops and "%" not in ops:
+                continue
             deps = ctx.depends_on(a.value)
             if not deps & pid_vars:
                 continue
             if any("group" in d.lower() for d in deps | {name}):
                 grouped = True
-            ops = _operators(ctx, a.value)
             if "//" in ops:
                 div.append(name)
             if "%" in ops:

@@ -18,6 +18,7 @@ RULE = RuleInfo(
 def check(ctx: KernelContext):
     k = ctx.kernel
     shapes = None
+    variants: dict[int, set[str]] = {}
     for call in k.calls_named("load"):
         if not call.loops:
             continue
@@ -25,7 +26,11 @@ def check(ctx: KernelContext):
         ptr = call.arg(0, "pointer")
         if ptr is None or _volatile(ctx, call):
             continue
-        variant = _assigned_in(k, loop)
+        variant = variants.get(id(loop))
+        if variant is None:
+            variant = variants[id(loop)] = _assigned_in(k, loop)
+        if set(ctx.names_in(ptr)) & variant:
+            continue  # the common case, settled without the transitive closure
         deps = ctx.depends_on(ptr)
         mask = call.kwargs.get("mask")
         if mask is not None:
@@ -67,7 +72,7 @@ def _volatile(ctx, call) -> bool:
 
 def _written_in_loop(ctx, k, shapes, loop, base: str) -> bool:
     for c in k.calls:
-        if (c.name == "store" or c.name in ATOMICS) and loop in c.loops:
-            if base_pointer(k, shapes, c.arg(0, "pointer")) in (base, None):
-                return True
+        writes = (c.name == "store" or c.name in ATOMICS) and loop in c.loops
+        if writes and base_pointer(k, shapes, c.arg(0, "pointer")) in (base, None):
+            return True
     return False

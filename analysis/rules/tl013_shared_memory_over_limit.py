@@ -3,8 +3,10 @@ the target GPU gives one block."""
 
 from __future__ import annotations
 
+import types
+
 from .. import gpus
-from ..estimates import estimate, shapes_of, _Eval
+from ..estimates import _Dtypes, _Eval, shapes_of, shared_estimate
 from ..findings import Related, Severity
 from .base import KernelContext, RuleInfo
 
@@ -25,24 +27,28 @@ def check(ctx: KernelContext):
         return
     gpu = gpus.get(TARGET)
     for config in k.configs:
-        est = estimate(k, config, ctx.module)
-        if any(n.startswith("assumed 4-byte") for n in est.notes):
+        shared, assumed = shared_estimate(k, ctx.module, config)
+        note = ""
+        if assumed:
             # The operands' dtype is unknown: judge with the smallest usual tl.dot input (fp16/bf16)
             # rather than guess fp32 and report a kernel that fits.
-            low = estimate(k, config, ctx.module, elem_bytes={p.name: 2 for p in k.params if not p.is_constexpr})
-            if low.shared_bytes != est.shared_bytes:
-                low.notes.append("assumed 2-byte (fp16/bf16) dot operands: their dtype is not in the code")
-            est = low
-        if est.shared_bytes is None or est.shared_bytes <= gpu.smem_per_block:
+            low, _ = shared_estimate(k, ctx.module, config, {p.name: 2 for p in k.params if not p.is_constexpr})
+            if low != shared:
+                note = "assumed 2-byte (fp16/bf16) dot operands: their dtype is not in the code"
+            shared = low
+        elif _half_hint(k, ctx.module):
+            note = _half_hint(k, ctx.module)
+        if shared is None or shared <= gpu.smem_per_block:
             continue
+        stages_v = config.values.get("num_stages")
+        est = types.SimpleNamespace(shared_bytes=shared, num_stages=_stages(k, config))
         dot = dots[0]
         detail = _detail(ctx, dot, config, est)
-        stages = config.values.get("num_stages")
+        stages = stages_v
         origin = f"num_stages={est.num_stages} from {stages.origin}" if stages is not None and stages.origin else ""
         related = [Related(stages.range, origin)] if stages is not None and stages.range is not None else \
             ctx.related_for(config, None, "configuration")
-        assumed = [n for n in est.notes if n.startswith("assumed") and "pointers of unknown dtype" in n
-                   or n.startswith("assumed 2-byte (fp16")]
+        assumed = [note] if note else []
         yield ctx.finding(
             ctx.src.range(dot.node),
             f"pipelined tl.dot needs about {est.shared_bytes:,} bytes of shared memory in {config.label} "
@@ -66,3 +72,13 @@ def _detail(ctx, dot, config, est) -> str:
         if est.num_stages * (sa[0] * sa[-1] + sb[0] * sb[-1]) else 0
     return (f"num_stages={est.num_stages} × ({sa[0]}×{sa[-1]} + {sb[0]}×{sb[-1]}) × {per_elem} bytes"
             if len(ctx.kernel.calls_named('dot')) == 1 else "summed over the kernel's tl.dot calls")
+
+
+def _stages(k, config) -> int | None:
+    v = config.get("num_stages")
+    return v if isinstance(v, int) else None
+
+
+def _half_hint(k, module) -> str:
+    d = _Dtypes(k, module, None, shapes_of(k))
+    return d.default()[1] if d.half_hint is not None else ""
