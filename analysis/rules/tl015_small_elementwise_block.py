@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..estimates import shapes_of, _Eval
+from ..estimates import _Eval, shapes_of
 from ..findings import Related, Severity
 from ..model import ATOMICS, REDUCTIONS
 from ._literals import is_wrapper_assignment, literal_edit
