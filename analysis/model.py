@@ -424,7 +424,7 @@ def _read_autotune(k: Kernel, call, src: Source, al: Aliases) -> None:
     if configs_node is None:
         return
     if configs_node.type in ("list", "tuple"):
-        items = configs_node.named_children
+        items = [c for c in configs_node.named_children if c.type != "comment"]
     else:
         items = []  # a list built elsewhere (a comprehension, a variable): values stay unknown
         k.autotune_configs.append(AutotuneConfig(0, {}, src.range(configs_node)))

@@ -142,3 +142,22 @@ def test_examples_resolve():
         assert {n: got[n] for n in expect} == expect, name
     tuned = model((EXAMPLES / "rmsnorm_autotune.py").read_text()).kernels[0]
     assert len(tuned.configs) == len(tuned.autotune_configs) >= 2
+
+
+def test_comments_in_autotune_list_do_not_shift_numbering():
+    m = model('''
+import triton
+import triton.language as tl
+
+@triton.autotune(configs=[
+    # small rows
+    triton.Config({"BLOCK": 128}),
+    # large rows
+    triton.Config({"BLOCK": 256}),
+], key=["n"])
+@triton.jit
+def k(x, n, BLOCK: tl.constexpr):
+    tl.store(x + tl.arange(0, BLOCK), 0.0)
+''')
+    (k,) = m.kernels
+    assert [c.label for c in k.configs] == ["autotune config #1", "autotune config #2"]
