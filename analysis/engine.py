@@ -66,7 +66,8 @@ class Analyzer:
             p = self._local.parser = new_parser()
         return p
 
-    def analyze(self, text: str, path: str | None = None, select=None, ignore=None, doc_id: str | None = None) -> AnalysisResult:
+    def analyze(self, text: str, path: str | None = None, select=None, ignore=None, doc_id: str | None = None,
+                target: str | None = None) -> AnalysisResult:
         """Analyze `text`. With `doc_id` (e.g. a document URI) the previous tree of that document
         is reused for an incremental parse."""
         tree = None
@@ -108,6 +109,7 @@ class Analyzer:
             h = hashlib.blake2b(digest_size=16)
             h.update(header_key.encode())
             h.update(",".join(codes).encode())
+            h.update(f"|{target}|".encode())
             h.update(f"{outer.start_point[0]}:".encode())
             h.update(src.data[outer.start_byte:outer.end_byte])
             found_roots = []
@@ -151,7 +153,7 @@ class Analyzer:
                 kernel = fresh_by_name.get(name)
                 if kernel is None:
                     continue
-                kfind, kerr = self._check(module, kernel, codes)
+                kfind, kerr = self._check(module, kernel, codes, target)
                 with self._lock:
                     self._cache[keys[name]] = (kernel, kfind, kerr)
                     while len(self._cache) > self._cache_size:
@@ -167,12 +169,12 @@ class Analyzer:
         return AnalysisResult(findings, module, sorted(missing), errors)
 
     @staticmethod
-    def _check(module: Module, kernel: Kernel, codes: list[str]) -> tuple[list[Finding], list[str]]:
+    def _check(module: Module, kernel: Kernel, codes: list[str], target: str | None = None) -> tuple[list[Finding], list[str]]:
         out: list[Finding] = []
         errors: list[str] = []
         for code in codes:
             rule_module = RULE_MODULES[code]
-            ctx = KernelContext(module, kernel, rule_module.RULE)
+            ctx = KernelContext(module, kernel, rule_module.RULE, target)
             try:
                 seen = set()
                 for f in rule_module.check(ctx):
@@ -188,6 +190,6 @@ class Analyzer:
 _default = Analyzer()
 
 
-def analyze(text: str, path: str | None = None, select=None, ignore=None) -> AnalysisResult:
+def analyze(text: str, path: str | None = None, select=None, ignore=None, target: str | None = None) -> AnalysisResult:
     """Analyze with a process-wide analyzer (and its cache)."""
-    return _default.analyze(text, path=path, select=select, ignore=ignore)
+    return _default.analyze(text, path=path, select=select, ignore=ignore, target=target)

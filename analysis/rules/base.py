@@ -41,10 +41,11 @@ class RuleInfo:
 class KernelContext:
     """One kernel of one module, seen by one rule."""
 
-    def __init__(self, module: Module, kernel: Kernel, rule: RuleInfo):
+    def __init__(self, module: Module, kernel: Kernel, rule: RuleInfo, target: str | None = None):
         self.module = module
         self.kernel = kernel
         self.rule = rule
+        self.target = target  # the GPU the user targets ("H100", "sm_80", …); None = the default
         self.src = kernel.src or module.src  # a cached kernel keeps the text it was built from
 
     # -- values -------------------------------------------------------------------------------

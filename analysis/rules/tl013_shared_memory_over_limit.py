@@ -17,7 +17,6 @@ RULE = RuleInfo(
     summary="estimated shared memory of a pipelined tl.dot over the target's limit (H100: 227 KB per block)",
 )
 
-TARGET = gpus.DEFAULT_GPU
 
 
 def check(ctx: KernelContext):
@@ -25,7 +24,10 @@ def check(ctx: KernelContext):
     dots = k.calls_named("dot")
     if not dots:
         return
-    gpu = gpus.get(TARGET)
+    try:
+        gpu = gpus.get(ctx.target)
+    except KeyError:  # the server validates the setting; a stray name must not silence the rule
+        gpu = gpus.get(None)
     for config in k.configs:
         shared, assumed = shared_estimate(k, ctx.module, config)
         note = ""

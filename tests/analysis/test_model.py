@@ -161,3 +161,12 @@ def k(x, n, BLOCK: tl.constexpr):
 ''')
     (k,) = m.kernels
     assert [c.label for c in k.configs] == ["autotune config #1", "autotune config #2"]
+
+
+def test_target_gpu_reaches_rules():
+    text = (Path(__file__).parent.parent / "fixtures" / "rules" / "TL013").glob("positive*.py")
+    text = next(text).read_text()
+    on_h100 = Analyzer().analyze(text, select=["TL013"])
+    on_a100 = Analyzer().analyze(text, select=["TL013"], target="A100")
+    assert on_h100.findings and on_a100.findings
+    assert "H100" in on_h100.findings[0].message and "A100" in on_a100.findings[0].message
