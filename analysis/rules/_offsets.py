@@ -21,6 +21,92 @@ _PTR_NAME = re.compile(r"(^|_)ptrs?$|ptr$|^ptr|Ptr", re.IGNORECASE)
 _MAX_DEPTH = 12
 
 
+def _memo(ctx, key, compute):
+    """Per-kernel cache shared by the rules (a kernel's model is rebuilt when its text changes)."""
+    memo = ctx.kernel.__dict__.setdefault("_tl_offsets_memo", {})
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def feeds(ctx, node, *names):
+    """Cached `ctx.definition_calls(node, *names)`."""
+    return _memo(ctx, ("feeds", node.id, names), lambda: ctx.definition_calls(node, *names))
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def derived_names(ctx, call_name: str) -> frozenset:
+    """Local names whose value (transitively) comes from a `tl.<call_name>` call; one pass over
+    the kernel's assignments instead of a tree walk per question."""
+    def compute():
+        starts = [c.node.start_byte for c in ctx.kernel.calls if c.name == call_name]
+        rhs = {}
+        out = set()
+        for name, defs in ctx.kernel.assignments.items():
+            toks = set()
+            for a in defs:
+                r = rhs_of(a)
+                if r is None:
+                    continue
+                if any(r.start_byte <= b < r.end_byte for b in starts):
+                    out.add(name)
+                toks.update(_IDENT.findall(ctx.src.text_of(r)))
+            rhs[name] = toks
+        changed = True
+        while changed:
+            changed = False
+            for name, toks in rhs.items():
+                if name not in out and toks & out:
+                    out.add(name)
+                    changed = True
+        return frozenset(out)
+    return _memo(ctx, ("derived", call_name), compute)
+
+
+def is_fed(ctx, node, call_name: str) -> bool:
+    """Whether `node` reads a `tl.<call_name>` result, directly or through local names."""
+    if node is None:
+        return False
+    for c in ctx.kernel.calls:
+        if c.name == call_name and node.start_byte <= c.node.start_byte < node.end_byte:
+            return True
+    return bool(set(_IDENT.findall(ctx.src.text_of(node))) & derived_names(ctx, call_name))
+
+
+def _rhs_tokens(ctx) -> dict:
+    def compute():
+        out = {}
+        for name, defs in ctx.kernel.assignments.items():
+            toks = set()
+            for a in defs:
+                r = rhs_of(a)
+                if r is not None:
+                    toks.update(_IDENT.findall(ctx.src.text_of(r)))
+            out[name] = toks
+        return out
+    return _memo(ctx, ("rhs_tokens",), compute)
+
+
+def depends(ctx, node) -> set:
+    """Names `node` reads, directly or through local assignments (a token closure: attribute
+    names such as `tl` or `int64` are included, which the callers filter or look for)."""
+    def compute():
+        rhs = _rhs_tokens(ctx)
+        out = set(_IDENT.findall(ctx.src.text_of(node)))
+        todo = [n for n in out if n in rhs]
+        while todo:
+            n = todo.pop()
+            for t in rhs[n]:
+                if t not in out:
+                    out.add(t)
+                    if t in rhs:
+                        todo.append(t)
+        return out
+    return _memo(ctx, ("deps", node.id), compute)
+
+
 def reaching_defs(ctx, name: str, at_byte: int):
     """The assignments of `name` that can reach a use at byte `at_byte`: the last plain
     assignment before it and the augmented ones after that; every assignment when none precedes
@@ -123,6 +209,12 @@ def additive_terms(ctx, node, depth: int = 0, seen: frozenset = frozenset()) -> 
     node = strip_parens(node)
     if node is None or depth > _MAX_DEPTH:
         return []
+    if depth == 0 and not seen:
+        return _memo(ctx, ("sum", node.id), lambda: _additive_terms(ctx, node, 0, seen))
+    return _additive_terms(ctx, node, depth, seen)
+
+
+def _additive_terms(ctx, node, depth, seen) -> list:
     if node.type == "binary_operator":
         op = ctx.src.text_of(node.child_by_field_name("operator"))
         if op in ("+", "-"):
@@ -226,7 +318,7 @@ def term_info(ctx, term, depth: int = 0) -> TermInfo:
                 if inner.leaf is not None and inner.axis is None:
                     inner.leaf = node
                 return inner
-    aranges = ctx.definition_calls(node, "arange")
+    aranges = feeds(ctx, node, "arange")
     if aranges:
         info.aranges = aranges
         info.leaf = node
@@ -236,7 +328,7 @@ def term_info(ctx, term, depth: int = 0) -> TermInfo:
 
 
 def pointer_terms(ctx, ptr) -> list[TermInfo]:
-    return [term_info(ctx, t) for t in additive_terms(ctx, ptr)]
+    return _memo(ctx, ("terms", ptr.id), lambda: [term_info(ctx, t) for t in additive_terms(ctx, ptr)])
 
 
 def tile_shape(ctx, ptr):
@@ -255,14 +347,17 @@ def tile_shape(ctx, ptr):
 def runtime_params_in(ctx, node) -> list[str]:
     """Runtime (non-constexpr, non-pointer) parameters an expression reads, through locals."""
     kinds = param_kinds(ctx)
-    deps = ctx.depends_on(node)
-    return sorted(n for n in deps if n in kinds.runtime)
+    return sorted(n for n in depends(ctx, node) if n in kinds.runtime)
 
 
 def chain_text(ctx, node) -> str:
     """The text of `node` and of every local assignment it depends on (for cast searches)."""
+    return _memo(ctx, ("chain", node.id), lambda: _chain_text(ctx, node))
+
+
+def _chain_text(ctx, node) -> str:
     parts = [ctx.src.text_of(node)]
-    for name in ctx.depends_on(node):
+    for name in sorted(depends(ctx, node)):
         for a in ctx.kernel.assignments.get(name, []):
             right = rhs_of(a)
             if right is not None:

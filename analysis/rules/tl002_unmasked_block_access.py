@@ -55,9 +55,11 @@ def check(ctx: KernelContext):
             continue
         if call.name == "load" and len(call.args) > 3:
             continue  # positional boundary_check
+        if not off.is_fed(ctx, ptr, "program_id"):
+            continue
         block_ptrs = ctx.definition_calls(ptr, "make_block_ptr", "advance")
-        pids = ctx.definition_calls(ptr, "program_id")
-        aranges = ctx.definition_calls(ptr, "arange")
+        pids = off.feeds(ctx, ptr, "program_id")
+        aranges = off.feeds(ctx, ptr, "arange")
         if not pids or not (aranges or block_ptrs):
             continue
         if sizes is None:

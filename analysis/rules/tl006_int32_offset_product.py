@@ -53,7 +53,7 @@ def check(ctx: KernelContext):
                 continue
             pid_side, runtime_side = None, None
             for f in factors:
-                if ctx.definition_calls(f, "program_id"):
+                if off.is_fed(ctx, f, "program_id"):
                     pid_side = pid_side or f
                 else:
                     rt = off.runtime_params_in(ctx, f)
@@ -86,7 +86,7 @@ def _inner_axis_stride(ctx, pid_side, names) -> bool:
 def _finding(ctx, product, pid_side, runtime_side):
     src = ctx.src
     rt_node, rt_names = runtime_side
-    pids = ctx.definition_calls(pid_side, "program_id")
+    pids = off.feeds(ctx, pid_side, "program_id")
     pid_line = off.line_of(pids[0].node)
     stride = ", ".join(f"`{n}`" for n in rt_names)
     through = "" if off.strip_parens(pid_side).id == pids[0].node.id else f", through `{src.text_of(pid_side)}`"
