@@ -128,9 +128,12 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
                                  progress=lambda v: say(f"{v.candidate.title}: {'accepted' if v.accepted else 'refused'}"))
             verdicts += rv
             ctx.history += rv
-            structural = [v for v in rv if v.accepted and v.speedup and v.speedup >= 1.05]
+            # structural rewrites that proved correct (fast or not yet: their tiles are still naive)
+            # are a base for the config search, which may be what makes them pay off
+            structural = [v for v in rv if (v.evidence or {}).get("correct")
+                          and set(v.candidate.meta.get("codes", ())) & {"TL010", "TL011"}]
             if structural:
-                top = max(structural, key=lambda v: v.speedup)
+                top = max(structural, key=lambda v: v.speedup or 0.0)
                 base_text, base_title = top.candidate.source, top.candidate.title
         if "config" in wanted and not cancelled():
             from . import propose_config

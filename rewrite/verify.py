@@ -111,10 +111,10 @@ def decide(ev: dict, mode: str, n_cases: int, n_seeds: int, timing_ok: dict | No
         return {**base, "accepted": False, "reason": f"only {len(checks)} of {expected} checks ran"}
     scope = f"{n_seeds} seeds × {shapes} shapes"
     if mode != "gpu" or not ev.get("timing"):
-        return {**base, "accepted": True, "reason": f"correct on {scope}; speed not measured",
+        return {**base, "accepted": True, "correct": True, "reason": f"correct on {scope}; speed not measured",
                 "speedup": None}
     speed = timing_ok or judge_speed(ev["timing"].get("orig_ms", []), ev["timing"].get("cand_ms", []))
-    result = {**base, "speedup": speed.get("speedup"), "orig_ms": speed.get("orig_ms"),
+    result = {**base, "correct": True, "speedup": speed.get("speedup"), "orig_ms": speed.get("orig_ms"),
               "cand_ms": speed.get("cand_ms"), "suspicious": speed.get("suspicious", False)}
     if not speed["ok"]:
         return {**result, "accepted": False, "reason": speed["reason"]}
@@ -259,6 +259,7 @@ class Verifier:
         d = decide(ev, mode, result.get("cases", 1), result.get("seeds", self.seeds))
         if d["accepted"] and d.get("suspicious"):
             d = self._extra_checks(cand, d)
+        ev = {**ev, "correct": bool(d.get("correct"))}
         return Verdict(cand, d["accepted"], d["reason"], mode=mode, speedup=d.get("speedup"),
                        max_rel_error=d.get("max_rel_error"), checks=d["checks"], seeds=d["seeds"],
                        shapes=d["shapes"], orig_ms=d.get("orig_ms"), cand_ms=d.get("cand_ms"),

@@ -506,6 +506,7 @@ def run_call(tracker: Tracker, side: Side, fn, args, kwargs, poison_args=(), con
     finally:
         tracker.poison = False
         tracker.record_ops = False
+        tracker.force_config = None  # timing lets the autotuner choose
     tracker.violations = guard_violations()
     return ret, tracker.launches.get(side.path, 0) - before, set(tracker.ops)
 
