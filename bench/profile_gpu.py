@@ -45,6 +45,18 @@ def _import_api():
     return api, cli
 
 
+def scrub(obj, repo: str = REPO):
+    """Results are committed: no machine paths (repo-relative files, interpreter by name)."""
+    if isinstance(obj, dict):
+        return {k: (os.path.basename(v) if k == "executable" and isinstance(v, str) else scrub(v, repo))
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [scrub(v, repo) for v in obj]
+    if isinstance(obj, str) and obj.startswith(repo + os.sep):
+        return os.path.relpath(obj, repo)
+    return obj
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "results"))
@@ -151,9 +163,9 @@ def main() -> int:
     os.makedirs(args.out, exist_ok=True)
     stem = f"profile_{time.strftime('%Y-%m-%d')}_{re.sub(r'[^A-Za-z0-9]+', '-', gpu).strip('-')}"
     with open(os.path.join(args.out, stem + ".json"), "w") as fh:
-        json.dump({"gpu": gpu, "date": time.strftime("%Y-%m-%d"), "rows": rows, "cached": cached,
-                   "first_pass_s": first_pass_s, "second_pass_s": second_pass_s,
-                   "results": runs, "ncu_results": ncu_runs}, fh, indent=1, default=str)
+        json.dump(scrub({"gpu": gpu, "date": time.strftime("%Y-%m-%d"), "rows": rows, "cached": cached,
+                         "first_pass_s": first_pass_s, "second_pass_s": second_pass_s,
+                         "results": runs, "ncu_results": ncu_runs}), fh, indent=1, default=str)
     with open(os.path.join(args.out, stem + ".txt"), "w") as fh:
         fh.write(text + "\n")
     return 0

@@ -97,7 +97,7 @@ def run(args) -> int:
         status = 0
         for k in result["kernels"]:
             try:
-                text, facts = ir_text(result, k["name"], args.emit)
+                text, facts = ir_text(result, k["name"], args.emit, python=args.python)
             except CompileError as exc:
                 print(f"tritonlens compile: {exc}", file=sys.stderr)
                 status = 1

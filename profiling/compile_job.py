@@ -31,6 +31,9 @@ from tritonlens.profiling.occupancy import limits_for, occupancy
 
 RESULT_FORMAT = 1
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+# What a compile brings back: SASS only for spilling kernels (per-line spill traffic); Show IR
+# disassembles the cubin on demand for the others.
+ARTIFACTS = ("ttir", "ttgir", "llir", "ptx", "sass?", "cubin")
 LANGUAGES = {"ttir": "mlir", "ttgir": "mlir", "llir": "llvm", "ptx": "ptx", "sass": "sass"}
 _ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
              "int32": 4, "int64": 8, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "uint16": 2,
@@ -74,6 +77,12 @@ def _client(python: str | None):
             client = WorkerClient(python=python, timeout=600, env={"TRITON_INTERPRET": "0"})
             _clients[key] = client
         return client
+
+
+def warm_up(python: str | None = None) -> None:
+    """Start the compile worker and load Triton in it now (the server calls this at start-up), so
+    that the first save costs a compile, not an interpreter start."""
+    _run(_client(python), {"kind": "compile", "warmup": True}, None, 120)
 
 
 def shutdown() -> None:
@@ -226,7 +235,7 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     if kernel:
         configs = {k: v for k, v in configs.items() if k == kernel}
 
-    job = {"kind": "compile", "path": path, "text": text, "target": target, "artifacts": list(STAGES),
+    job = {"kind": "compile", "path": path, "text": text, "target": target, "artifacts": list(ARTIFACTS),
            "cache_dir": str(root / "configs"),
            "kernels": [{"name": name, "configs": cfgs} for name, cfgs in configs.items()]}
     reply = _compile_job(job, python, cancel, timeout) if job["kernels"] else {
@@ -296,8 +305,7 @@ def _facts(cfg: dict, path: str, target: str, root: Path) -> dict:
         for stage, text in arts.items():
             p = root / "ir" / f["key"][:2] / f["key"] / stage
             if not p.exists():
-                p.parent.mkdir(parents=True, exist_ok=True)
-                p.write_text(text, encoding="utf-8")
+                _write_text(p, text)
     f["registers"] = cfg["registers"]
     f["stack_bytes"] = cfg.get("stack_bytes", 0)
     # What cuFuncGetAttribute(LOCAL_SIZE_BYTES) reports on the GPU (Triton's n_spills × 4): the
@@ -319,11 +327,15 @@ def _facts(cfg: dict, path: str, target: str, root: Path) -> dict:
         f["loads"] = [{"line": ln, "widest": s["widest"], "narrowest": s["narrowest"],
                        "instructions": s["instructions"], "kinds": sorted(s["kinds"])}
                       for ln, s in sorted(loads.items())]
+    # Instructions per line from the PTX (.loc); spill traffic per line from the SASS, which exists
+    # only when ptxas spilled.
+    counts = ptx_facts.ptx_line_stats(arts["ptx"], path) if "ptx" in arts else {}
+    spills = {}
     if "sass" in arts:
         phantoms = ptx_facts.inline_asm_phantoms(arts["ptx"], path) if "ptx" in arts else None
-        stats = ptx_facts.sass_line_stats(arts["sass"], path, phantoms)
-        f["lines"] = [{"line": ln, "instructions": s["instructions"], "spill_bytes": s["spill_bytes"]}
-                      for ln, s in sorted(stats.items())]
+        spills = {ln: s["spill_bytes"] for ln, s in ptx_facts.sass_line_stats(arts["sass"], path, phantoms).items()}
+    f["lines"] = [{"line": ln, "instructions": counts.get(ln, 0), "spill_bytes": spills.get(ln, 0)}
+                  for ln in sorted(set(counts) | {ln for ln, b in spills.items() if b})]
     return f
 
 
@@ -401,7 +413,8 @@ def _constexpr_args(facts: dict) -> dict:
 # Show IR
 
 
-def ir_text(result: dict, kernel: str, stage: str, config: int = 0) -> tuple[str, dict]:
+def ir_text(result: dict, kernel: str, stage: str, config: int = 0, python: str | None = None,
+            cancel: threading.Event | None = None) -> tuple[str, dict]:
     if stage not in STAGES:
         raise CompileError(f"unknown IR stage {stage!r}; choose from {', '.join(STAGES)}")
     k = next((k for k in result["kernels"] if k["name"] == kernel), None)
@@ -413,11 +426,22 @@ def ir_text(result: dict, kernel: str, stage: str, config: int = 0) -> tuple[str
         errs = [c["error"]["message"] for c in k["configs"] if c.get("error")]
         raise CompileError(f"{kernel} did not compile" + (f": {errs[0]}" if errs else ""))
     facts = ok[min(config, len(ok) - 1)]
-    p = cache_root() / "ir" / facts["key"][:2] / facts["key"] / stage
+    folder = cache_root() / "ir" / facts["key"][:2] / facts["key"]
+    p = folder / stage
+    if stage == "sass" and not p.exists() and (folder / "cubin").exists():
+        reply = _run(_client(python), {"kind": "compile", "disassemble": (folder / "cubin").read_text()}, cancel, 120)
+        _write_text(p, reply["sass"])
     try:
         return p.read_text(encoding="utf-8"), facts
     except OSError as exc:
         raise CompileError(f"{stage} of {kernel} is not in the cache ({exc})") from exc
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text: str | None = None,
@@ -429,13 +453,13 @@ def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text:
     result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
                           configs=configs)
     try:
-        ir, facts = ir_text(result, kernel, stage, config)
+        ir, facts = ir_text(result, kernel, stage, config, python, cancel)
     except CompileError:
         if not result.get("cached"):
             raise
         result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
                               configs=configs, use_cache=False)  # the IR files were removed under the cached answer
-        ir, facts = ir_text(result, kernel, stage, config)
+        ir, facts = ir_text(result, kernel, stage, config, python, cancel)
     ptx = None
     if stage == "sass":
         try:

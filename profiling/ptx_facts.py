@@ -228,7 +228,22 @@ def _llir_line_map(text: str, path: str) -> list[int | None]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-line statistics from SASS
+# Per-line statistics
+
+
+def _is_ptx_instruction(stripped: str) -> bool:
+    return bool(stripped) and not stripped.startswith((".", "//", "{", "}", "$", ")", "(")) \
+        and not stripped.endswith(":")
+
+
+def ptx_line_stats(ptx: str, path: str) -> dict[int, int]:
+    """{line: PTX instructions} (directives, labels and braces are not instructions)."""
+    out: dict[int, int] = {}
+    for text_line, src in zip(ptx.splitlines(), ptx_line_map(ptx, path)):
+        if src is not None and _is_ptx_instruction(text_line.strip()):
+            out[src] = out.get(src, 0) + 1
+    return out
+
 
 
 _SPILL = re.compile(r"^(?:@!?U?P\w+\s+)?(LDL|STL)(\.[A-Z0-9.]+)?\s")

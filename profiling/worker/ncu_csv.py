@@ -106,7 +106,9 @@ def _summarise(item: dict) -> dict:
         out["duration_us"] = None if v is None or scale is None else round(v * scale, 3)
     out["sol"] = {key: val(name) for name, key in _SOL.items()}
     limits = {label: val(name) for name, label in _LIMITS.items() if val(name) is not None}
-    limiter = min(limits, key=limits.get) if limits else None
+    # every limit that caps blocks per SM at the minimum (ties are common: registers and warps)
+    low = min(limits.values()) if limits else None
+    limiter = " / ".join(label for label, v in limits.items() if v == low) if limits else None
     out["occupancy"] = {
         "achieved_pct": val("Achieved Occupancy"),
         "theoretical_pct": val("Theoretical Occupancy"),
