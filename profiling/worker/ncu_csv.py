@@ -116,13 +116,16 @@ def _summarise(item: dict) -> dict:
         "block_limits": limits,
     }
     out["registers_per_thread"] = val("Registers Per Thread")
-    static = val("Static Shared Memory Per Block")
-    dynamic = val("Dynamic Shared Memory Per Block")
-    shared_unit = by_name.get("Dynamic Shared Memory Per Block", by_name.get("Static Shared Memory Per Block", ("", "")))[0]
-    scale = {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "kib": 1024}.get(
-        shared_unit.split("/")[0].strip().lower(), 1)  # "byte/block", "Kbyte/block"
+    def in_bytes(name):
+        # each metric has its own unit ("byte/block", "Kbyte/block": ncu's K is 1000)
+        if name not in by_name or number(by_name[name][1]) is None:
+            return None
+        unit = by_name[name][0].split("/")[0].strip().lower()
+        return number(by_name[name][1]) * {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "kib": 1024}.get(unit, 1)
+
+    static, dynamic = in_bytes("Static Shared Memory Per Block"), in_bytes("Dynamic Shared Memory Per Block")
     out["shared_bytes_per_block"] = (None if static is None and dynamic is None
-                                     else int(((static or 0) + (dynamic or 0)) * scale))
+                                     else int(round((static or 0) + (dynamic or 0))))
     out["waves_per_sm"] = val("Waves Per SM")
     stalls = []
     tensor = None

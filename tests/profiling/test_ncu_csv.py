@@ -56,5 +56,5 @@ def test_parse_csv_recorded_on_the_h100():
     (mm,) = ncu_csv.parse(_recorded("matmul_kernel"))
     assert mm["occupancy"]["limiter"] == "registers"
     assert mm["tensor_pipe_pct"] == 13.65  # the hmma pipe; the gmma metric reads n/a
-    assert mm["duration_us"] > 1000 and mm["shared_bytes_per_block"] == 4096
+    assert mm["duration_us"] > 1000 and mm["shared_bytes_per_block"] == 4100  # "4.10 Kbyte": ncu rounds 4096
     assert [s["reason"] for s in mm["stalls"][:2]] == ["long_scoreboard", "short_scoreboard"]
