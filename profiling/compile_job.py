@@ -446,10 +446,13 @@ def _write_text(path: Path, text: str) -> None:
 
 def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text: str | None = None,
             target: str = "sm_90", python: str | None = None, config: int = 0,
-            cancel: threading.Event | None = None, configs: dict | None = None) -> dict:
+            cancel: threading.Event | None = None, configs: dict | None = None, line: int | None = None) -> dict:
     """{"text", "marked_lines", "language", "line_map", "config"}: the IR of one compiled
-    configuration; marked_lines are the 0-based IR lines that belong to `source_line` (1-based)
-    and line_map gives the source line (1-based or null) of every IR line."""
+    configuration; marked_lines are the 0-based IR lines that belong to `source_line` (1-based;
+    `line` is the same, as the server's showIr command names it) and line_map gives the source
+    line (1-based or null) of every IR line."""
+    if source_line is None:
+        source_line = line
     result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
                           configs=configs)
     try:
