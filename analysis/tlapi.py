@@ -98,7 +98,7 @@ class ApiIndex:
             return None
         params = None
         if raw.get("params") is not None:
-            params = tuple(Param(p[0], p[1], p[2] if len(p) > 2 else None) for p in raw["params"])
+            params = tuple(_param(p) for p in raw["params"])
         e = ApiEntry(module, name, raw.get("kind", "unknown"), raw.get("signature"), params, raw.get("doc", ""))
         self._entries[key] = e
         return e
@@ -113,6 +113,17 @@ class ApiIndex:
 
     def suggest(self, module: str, name: str, n: int = 3) -> list[str]:
         return difflib.get_close_matches(name, self.names(module), n=n, cutoff=0.6)
+
+
+_KINDS = {"POSITIONAL_ONLY": "p", "POSITIONAL_OR_KEYWORD": "pk", "KEYWORD_ONLY": "k", "VAR_POSITIONAL": "*",
+          "VAR_KEYWORD": "**"}
+
+
+def _param(p) -> Param:
+    """A parameter in the snapshot's compact form [name, kind, default?] or introspection's dict."""
+    if isinstance(p, dict):
+        return Param(p["name"], _KINDS.get(p["kind"], p["kind"]), p.get("default"))
+    return Param(p[0], p[1], p[2] if len(p) > 2 else None)
 
 
 def split_tl(tlname: str) -> tuple[str, str]:

@@ -15,7 +15,7 @@ from pygls.lsp.server import LanguageServer
 
 from tritonlens import __version__
 
-from . import code_actions, code_lens, commands, diagnostics, hover, on_save
+from . import code_actions, code_lens, commands, diagnostics, hover, language_features, on_save
 from .config import SECTION, SettingsStore
 from .debounce import Debouncer
 from .protocol import TritonLensProtocol
@@ -108,6 +108,7 @@ class TritonLensServer(LanguageServer):
 def create_server() -> TritonLensServer:
     server = TritonLensServer()
     commands.register(server)
+    language_features.register(server)  # inlay hints, completion, signature help, symbols (issue 9)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams):

@@ -9,7 +9,7 @@ from lsprotocol import types
 from tritonlens.analysis.findings import Position, Range
 from tritonlens.analysis.values import fmt
 
-from . import estimates_view, results
+from . import estimates_view, language_features, results
 from .diagnostics import findings_for, kernel_hash
 from .documents import snapshot_of
 
@@ -141,12 +141,14 @@ async def hover(ls, params: types.HoverParams) -> types.Hover | None:
         rng = k.name_range if _inside(k.name_range, pos) else None
     else:
         k = module.kernel_at(pos.line)
-        if k is None:
-            return None
-        call = k.call_at(pos.line, pos.column)
+        call = k.call_at(pos.line, pos.column) if k is not None else None
         if call is None or call.name not in MEMORY_CALLS:
-            return None
+            # Triton API names anywhere, variables in kernels: language_features' hover.
+            return language_features.hover_fallback(ls, snap, module, pos, _markup_kind(ls))
         text = call_card(module, k, call, findings, settings, snap)
+        api = language_features.api_hover_text(ls, snap, module, pos)
+        if api:
+            text = api + "\n\n---\n\n" + text
         rng = call.range
     return types.Hover(
         contents=types.MarkupContent(kind=_markup_kind(ls), value=text),
