@@ -30,8 +30,18 @@ def _memo(ctx, key, compute):
 
 
 def feeds(ctx, node, *names):
-    """Cached `ctx.definition_calls(node, *names)`."""
-    return _memo(ctx, ("feeds", node.id, names), lambda: ctx.definition_calls(node, *names))
+    """The tl calls named `names` that feed `node`, directly or through local assignments (like
+    `ctx.definition_calls`, over the cached token closure of `depends`)."""
+    def compute():
+        spans = [(node.start_byte, node.end_byte)]
+        for n in depends(ctx, node):
+            for a in ctx.kernel.assignments.get(n, ()):
+                r = rhs_of(a)
+                if r is not None:
+                    spans.append((r.start_byte, r.end_byte))
+        return [c for c in ctx.kernel.calls
+                if c.name in names and any(s <= c.node.start_byte < e for s, e in spans)]
+    return _memo(ctx, ("feeds", node.id, names), compute)
 
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -279,6 +289,12 @@ def _subscript_axis(node, src):
 
 
 def term_info(ctx, term, depth: int = 0) -> TermInfo:
+    if depth == 0 and term is not None:
+        return _memo(ctx, ("term", term.id), lambda: _term_info(ctx, term, 0))
+    return _term_info(ctx, term, depth)
+
+
+def _term_info(ctx, term, depth: int) -> TermInfo:
     src = ctx.src
     node = strip_parens(term)
     info = TermInfo(node=term)
