@@ -23,3 +23,4 @@ def worker_copy(tmp_path):
     dest = tmp_path / "worker"
     shutil.copytree(WORKER_DIR, dest, ignore=shutil.ignore_patterns("__pycache__"))
     return dest
+

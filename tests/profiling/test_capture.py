@@ -4,7 +4,8 @@ import os
 import sys
 
 import pytest
-from tritonlens.profiling.client import WORKER_DIR, WorkerClient
+from tritonlens.profiling.client import WorkerClient
+from worker_modules import load_worker_module
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
@@ -12,13 +13,15 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 
 @pytest.fixture(scope="module")
 def wmods():
-    os.environ["TRITON_INTERPRET"] = "1"
-    sys.path.insert(0, str(WORKER_DIR))
-    import capture
-    import harness
-
-    yield capture, harness
-    sys.path.remove(str(WORKER_DIR))
+    saved = os.environ.get("TRITON_INTERPRET")
+    os.environ["TRITON_INTERPRET"] = "1"  # kernels defined while set become InterpretedFunctions
+    try:
+        yield load_worker_module("capture"), load_worker_module("harness")
+    finally:
+        if saved is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = saved
 
 
 def _capture(wmods, path, harness_spec=None):
