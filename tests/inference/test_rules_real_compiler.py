@@ -16,7 +16,17 @@ from .realcompiler import compile_kernel, load_module
 
 pytest.importorskip("triton")
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "rules"
-CODES = ["TL017", "TL018"]
+ACCEPTED_ERRORS = {"CompilationError", "UnsupportedLanguageConstruct"}
+
+
+def _compiler_refusal(exc: BaseException) -> bool:
+    if type(exc).__name__ in ACCEPTED_ERRORS:
+        return True
+    # JIT → plain Python call: the code generator's RuntimeError
+    return isinstance(exc, RuntimeError) and "Unsupported function referenced" in str(exc)
+
+
+CODES = ["TL017", "TL018", "TL019"]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -37,7 +47,10 @@ def _fixtures(prefix: str):
 
 
 def _known_configs(kernel):
+    """Constexpr values of each configuration of a launched kernel (helpers are not compiled alone)."""
     out = []
+    if not kernel.launches:
+        return out
     for c in kernel.configs:
         vals = {p.name: c.get(p.name) for p in kernel.params if p.is_constexpr}
         if all(v is not UNKNOWN for v in vals.values()) and vals not in out:
@@ -50,14 +63,22 @@ def test_positive_fixture_is_refused_by_the_compiler(code, path):
     result = Analyzer().analyze(path.read_text(), path=str(path), select=[code])
     findings = [f for f in result.findings if f.code == code]
     assert findings
-    mod = load_module(path)
+    try:
+        mod = load_module(path)
+    except TypeError as exc:  # refused by @triton.jit itself, at import (`**kwargs` parameters)
+        assert "do not support" in str(exc) and all(f.data.get("construct") == "**kwargs" for f in findings)
+        return
     flagged = set()
+    kernels = {k.name: k for k in result.module.kernels}
     for f in findings:
-        constexprs = f.data["constexprs"]
+        known = _known_configs(kernels[f.kernel])
+        constexprs = f.data.get("constexprs", known[0] if known else {})
         flagged.add((f.kernel, tuple(sorted(constexprs.items()))))
         with pytest.raises(Exception) as info:
             compile_kernel(mod, f.kernel, constexprs)
-        assert type(info.value).__name__ == "CompilationError", info.value
+        # The compiler's own refusal, not a harness mistake: code generation errors, or for a
+        # plain-function call / variadic kernel the runtime's "unsupported" errors.
+        assert _compiler_refusal(info.value), repr(info.value)
     # The configurations the rule did not name compile: the rule is as precise as the compiler.
     for k in result.module.kernels:
         for vals in _known_configs(k):
