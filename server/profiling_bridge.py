@@ -148,6 +148,8 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
                 python=settings.python or None, llm_base_url=settings.llm.base_url or None,
                 llm_model=settings.llm.model or None, llm_api_key_env=settings.llm.api_key_env, cancel=cancel,
             ))
+        except getattr(api, "OptimizeError", ()) as exc:  # bad input: a clear answer, not an internal error
+            raise EngineUnavailable(f"cannot optimize: {exc}") from exc
         finally:
             cancel.set()
     module = await _model(ls, uri)
@@ -162,6 +164,9 @@ async def show_ir(ls, uri: str, kernel: str | None, stage, line) -> dict:
     api = load(COMPILE, "Compiled IR")
     path = _path_of(uri)
     settings = ls.settings.for_uri(uri)
-    out = await asyncio.to_thread(_call, api.show_ir, path, kernel=kernel, stage=stage or "ptx", line=line,
-                                  target=settings.compile_target, python=settings.python or None)
+    try:
+        out = await asyncio.to_thread(_call, api.show_ir, path, kernel=kernel, stage=stage or "ptx", line=line,
+                                      target=settings.compile_target, python=settings.python or None)
+    except getattr(api, "CompileError", ()) as exc:  # unknown kernel, compile failure: say so
+        raise EngineUnavailable(f"cannot show IR: {exc}") from exc
     return {"ok": True, **(out if isinstance(out, dict) else {"text": out})}
