@@ -19,7 +19,7 @@ from . import code_lens, results
 from .diagnostics import AnchoredFinding, kernel_hash
 from .documents import snapshot_of
 from .engines import COMPILE, PROFILING, REWRITE, EngineUnavailable, load
-from .progress import Progress
+from .progress import Cancelled, Progress
 
 log = logging.getLogger(__name__)
 

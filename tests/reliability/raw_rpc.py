@@ -114,8 +114,8 @@ class RawServer:
                 self.notify("exit", None)
                 self.proc.stdin.close()
                 return self.proc.wait(10)
-            except Exception:
-                pass
+            except (OSError, TimeoutError, subprocess.TimeoutExpired):
+                pass  # killed below
         if self.proc.poll() is None:
             self.proc.kill()
         return self.proc.wait(10)

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
-
 from rel_client import REPO, LiveServer
 
 pytestmark = pytest.mark.slow
