@@ -196,7 +196,8 @@ export class Commands {
       if (!stage) return undefined;
     }
     const editor = vscode.window.activeTextEditor;
-    const line = typeof lineArg === 'number' ? lineArg : editor?.document.uri.toString() === target.uri.toString() ? editor.selection.active.line : null;
+    // 1-based, as the server's showIr takes it (the IR's line map speaks source lines).
+    const line = typeof lineArg === 'number' ? lineArg : editor?.document.uri.toString() === target.uri.toString() ? editor.selection.active.line + 1 : null;
     let result: unknown;
     try {
       result = await this.server.executeServerCommand('tritonlens.server.showIr', [target.uri.toString(), target.kernel, stage, line], `IR ${target.kernel}`);
@@ -204,6 +205,8 @@ export class Commands {
       void vscode.window.showErrorMessage(`tritonlens: IR of ${target.kernel}: ${errorText(e)}`);
       return { error: errorText(e) };
     }
+    const failure = failureOf(result);
+    if (failure) return { error: failure }; // the server has shown its message already
     const ir = readIr(result);
     if (!ir) {
       void vscode.window.showErrorMessage(`tritonlens: the server returned no IR for ${target.kernel} (${stage}).`);
@@ -215,7 +218,7 @@ export class Commands {
     const ranges = ir.lines.filter(l => l >= 0 && l < doc.lineCount).map(l => doc.lineAt(l).range);
     shown.setDecorations(this.irHighlight, ranges);
     if (ranges.length) shown.revealRange(ranges[0], vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-    return { uri: uri.toString(), stage, marked: ir.lines };
+    return { uri: uri.toString(), stage, line, marked: ir.lines, lineCount: doc.lineCount, markedText: ranges.map(r => doc.getText(r)) };
   }
 
   /**
@@ -251,6 +254,7 @@ export class Commands {
         void vscode.window.showInformationMessage('tritonlens: no rewrite or fix is offered on this line (rewrites appear after Optimize kernel).');
         return { error: 'no rewrite here' };
       }
+      candidates = candidates.filter((a, i) => candidates.findIndex(b => b.title === a.title) === i);
       action =
         candidates.length === 1
           ? candidates[0]
@@ -321,6 +325,11 @@ export class Commands {
         if (!pick) return undefined;
       }
     }
+    if (!target && typeof arg === 'string' && /^TL\d{3}$/.test(arg)) {
+      // No diagnostic of that rule at hand: its page sits beside any other rule's page.
+      const sibling = all.map(d => d.code).find((c): c is { value: string | number; target: vscode.Uri } => typeof c === 'object' && c !== null && /\/TL\d{3}\.md$/.test(c.target.path));
+      if (sibling) target = sibling.target.with({ path: sibling.target.path.replace(/TL\d{3}\.md$/, `${arg}.md`) });
+    }
     if (!target) {
       void vscode.window.showInformationMessage(`tritonlens: no rule documentation found${typeof arg === 'string' ? ` for ${arg}` : ' here'}.`);
       return undefined;
@@ -348,14 +357,14 @@ export class Commands {
   }
 }
 
-/** Reads the server's showIr answer: a string, or {text|ir|content, lines|highlight|marked}. */
+/** Reads the server's showIr answer: a string, or {text|ir|content, marked_lines|lines|highlight|marked} (0-based IR lines). */
 export function readIr(result: unknown): { text: string; lines: number[] } | undefined {
   if (typeof result === 'string') return { text: result, lines: [] };
   if (!result || typeof result !== 'object') return undefined;
   const r = result as Record<string, unknown>;
   const text = [r.text, r.ir, r.content].find(v => typeof v === 'string') as string | undefined;
   if (text === undefined) return undefined;
-  const raw = [r.lines, r.highlight, r.marked, r.highlights].find(Array.isArray) as unknown[] | undefined;
+  const raw = [r.marked_lines, r.lines, r.highlight, r.marked, r.highlights].find(Array.isArray) as unknown[] | undefined;
   const lines = (raw ?? []).flatMap(v => {
     if (typeof v === 'number') return [v];
     if (v && typeof v === 'object') {

@@ -101,6 +101,14 @@ export async function runSelfTest(server: ServerController, status: StatusBar): 
       res.codeActions = all;
       if (!chosen) throw new Error('no quick fix with an edit');
       res.appliedTitle = chosen.title;
+      // Preview it first (the palette path of tritonlens.previewRewrite: cursor on the diagnostic).
+      const target = diags.find(d => all.some(a => a.title === chosen!.title && a.diagnostic === codeOf(d).value))!;
+      editor.selection = new vscode.Selection(target.range.start, target.range.start);
+      const preview = (await vscode.commands.executeCommand('tritonlens.previewRewrite')) as Record<string, unknown> | undefined;
+      const diffTabs = vscode.window.tabGroups.all.flatMap(g => g.tabs).filter(t => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'tritonlens');
+      res.preview = { title: preview?.title ?? null, after: preview?.after ?? null, diffTabOpen: diffTabs.length > 0, error: preview?.error ?? null };
+      await vscode.window.tabGroups.close(diffTabs);
+      await vscode.window.showTextDocument(doc, vscode.ViewColumn.One);
       const before = fs.readFileSync(file, 'utf8');
       res.applied = await vscode.workspace.applyEdit(chosen.edit!);
       res.saved = await doc.save();
@@ -114,12 +122,69 @@ export async function runSelfTest(server: ServerController, status: StatusBar): 
     res.report = await step('report', () => Promise.resolve(vscode.commands.executeCommand('tritonlens.showReport')));
     res.statusText = status.text;
     res.diagnosticsAfter = ours().map(describe);
+
+    res.ruleDoc = await step('ruleDoc', () => Promise.resolve(vscode.commands.executeCommand('tritonlens.openRuleDoc', diags[0] ? codeOf(diags[0]).value : 'TL001')));
+    res.showIr = await step('showIr', async () => {
+      // The IR for the first tl.load line of the kernel (1-based, as the command takes it).
+      const load = doc.getText().split('\n').findIndex(l => l.includes('tl.load('));
+      const result = (await vscode.commands.executeCommand('tritonlens.showIr', uri.toString(), kernel, 'ttir', load + 1)) as Record<string, unknown> | undefined;
+      const shown = vscode.window.visibleTextEditors.find(e => e.document.uri.toString() === result?.uri);
+      return { ...result, visible: !!shown, loadLine: load + 1 };
+    });
+
+    // A setting that needs no restart reaches the running server: ignoring a reported rule hides it.
+    await step('configChange', async () => {
+      const ignored = (res.diagnosticsAfter as { code: string }[])[0]?.code;
+      if (!ignored) throw new Error('no diagnostic left to ignore');
+      const clientBefore = server.client;
+      const cfg = vscode.workspace.getConfiguration('tritonlens');
+      await cfg.update('ignore', [ignored], vscode.ConfigurationTarget.Global);
+      const gone = await waitFor(() => (ours().some(d => codeOf(d).value === ignored) ? undefined : true), 15000);
+      res.configChange = { ignored, hidden: gone === true, sameServer: server.client === clientBefore };
+      await cfg.update('ignore', undefined, vscode.ConfigurationTarget.Global);
+      const back = await waitFor(() => (ours().some(d => codeOf(d).value === ignored) ? true : undefined), 15000);
+      (res.configChange as Record<string, unknown>).shownAgain = back === true;
+    });
+
+    await step('restart', async () => {
+      const clientBefore = server.client;
+      await vscode.commands.executeCommand('tritonlens.restart');
+      const back = await waitFor(() => (ours().length ? true : undefined), 30000);
+      res.restart = { newServer: server.client !== clientBefore && !!server.client?.isRunning(), diagnosticsBack: back === true };
+    });
     // Leave the kernel file in front for the screenshot.
     await vscode.window.showTextDocument(doc, vscode.ViewColumn.One);
   } catch (e) {
     errors.push(e instanceof Error ? e.stack ?? e.message : String(e));
   }
   res.errors = errors;
-  fs.writeFileSync(out + '.tmp', JSON.stringify(res, null, 2));
-  fs.renameSync(out + '.tmp', out);
+  writeJson(out, res);
+  if (process.env.TRITONLENS_SELFTEST_BARE_PYTHON) await missingTritonlens(server, status, out);
+}
+
+function writeJson(file: string, value: unknown): void {
+  fs.writeFileSync(file + '.tmp', JSON.stringify(value, null, 2));
+  fs.renameSync(file + '.tmp', file);
+}
+
+/**
+ * Phase two, after the page has checked the hover: point `tritonlens.interpreter` at a Python
+ * without tritonlens. The server must not start and the user must get the exact pip command.
+ */
+async function missingTritonlens(server: ServerController, status: StatusBar, out: string): Promise<void> {
+  const go = out + '.continue';
+  const res: Record<string, unknown> = {};
+  await waitFor(() => (fs.existsSync(go) ? true : undefined), 120000);
+  try {
+    await vscode.workspace.getConfiguration('tritonlens').update('interpreter', process.env.TRITONLENS_SELFTEST_BARE_PYTHON, vscode.ConfigurationTarget.Global);
+    await waitFor(() => (server.lastCheck && !server.lastCheck.ok && !server.client ? true : undefined), 30000);
+    res.interpreter = server.interpreter;
+    res.check = server.lastCheck;
+    res.serverRunning = server.client?.isRunning() ?? false;
+    res.statusText = status.text;
+    res.statusTooltip = status.tooltip;
+  } catch (e) {
+    res.error = String(e);
+  }
+  writeJson(out + '.phase2.json', res);
 }

@@ -46,6 +46,10 @@ export class StatusBar implements vscode.Disposable {
     return this.item.text;
   }
 
+  get tooltip(): string {
+    return typeof this.item.tooltip === 'string' ? this.item.tooltip : '';
+  }
+
   private render(): void {
     const running = [...this.work.values()];
     let icon = '$(pulse)';

@@ -58,6 +58,25 @@ async function main() {
     ui.problemsBadge = await page.locator('.statusbar-item[id*="problems"], .statusbar-item.problems, a[aria-label*="Problems"]').first().innerText().catch(() => '');
     await page.waitForTimeout(300);
     await page.screenshot({ path: env.SHOT });
+
+    if (env.SHOT_INSTALL) {
+      // Phase two: the extension switches to a Python without tritonlens; the notification must
+      // show the exact pip command and an Install button.
+      await page.mouse.move(5, 5);
+      fs.writeFileSync(env.RESULT + '.continue', '');
+      const phase2 = env.RESULT + '.phase2.json';
+      const t1 = Date.now();
+      while (!fs.existsSync(phase2) && Date.now() - t1 < 60000) await page.waitForTimeout(300);
+      const toast = page.locator('.notification-toast', { hasText: 'pip install' }).first();
+      try {
+        await toast.waitFor({ state: 'visible', timeout: 20000 });
+        ui.installToast = await toast.locator('.notification-list-item-message').innerText();
+        ui.installButtons = await toast.locator('.monaco-button').allInnerTexts();
+      } catch (e) {
+        ui.installToast = `not shown: ${e}`;
+      }
+      await page.screenshot({ path: env.SHOT_INSTALL });
+    }
   } finally {
     fs.writeFileSync(env.UI_OUT, JSON.stringify(ui, null, 2));
     await browser.close();
