@@ -12,7 +12,7 @@ from pathlib import Path
 from .engine import Analyzer
 from .findings import apply_edits
 from .report import to_json, to_sarif, to_text
-from .rules import RULES
+from .rules import ALL_RULES, RULES
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", ".mypy_cache"}
 MAX_FIX_PASSES = 5
@@ -124,9 +124,10 @@ def run_rules(args: argparse.Namespace) -> int:
         import json
 
         print(json.dumps([{"id": r.id, "name": r.name, "severity": r.severity.value, "summary": r.summary,
-                           "fix": r.fix_title, "doc": r.help_uri} for r in RULES.values()], indent=2))
+                           "fix": r.fix_title, "doc": r.help_uri,
+                           "kind": "static" if r.id in RULES else "compile"} for r in ALL_RULES.values()], indent=2))
         return 0
-    for r in RULES.values():
+    for r in ALL_RULES.values():
         fix = "  (fix)" if r.fix_title else ""
         print(f"{r.id}  {r.severity.value:<7}  {r.name:<34} {r.summary}{fix}")
     return 0
@@ -134,9 +135,9 @@ def run_rules(args: argparse.Namespace) -> int:
 
 def run_rule(args: argparse.Namespace) -> int:
     code = args.code.strip().upper()
-    info = RULES.get(code)
+    info = ALL_RULES.get(code)
     if info is None:
-        print(f"tritonlens rule: unknown rule {args.code!r}; known: {', '.join(RULES)}", file=sys.stderr)
+        print(f"tritonlens rule: unknown rule {args.code!r}; known: {', '.join(ALL_RULES)}", file=sys.stderr)
         return 2
     try:
         print(info.doc_path.read_text(encoding="utf-8"))

@@ -8,7 +8,7 @@ from pathlib import Path
 from tritonlens import __version__
 
 from .findings import Finding
-from .rules import RULES
+from .rules import ALL_RULES as RULES
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
 

@@ -12,7 +12,7 @@ from types import ModuleType
 
 from .base import KernelContext, RuleInfo
 
-__all__ = ["RULES", "RULE_MODULES", "KernelContext", "RuleInfo"]
+__all__ = ["RULES", "ALL_RULES", "RULE_MODULES", "KernelContext", "RuleInfo"]
 
 
 def _discover() -> dict[str, ModuleType]:
@@ -29,3 +29,8 @@ def _discover() -> dict[str, ModuleType]:
 
 RULE_MODULES: dict[str, ModuleType] = _discover()
 RULES: dict[str, RuleInfo] = {code: m.RULE for code, m in RULE_MODULES.items()}
+
+from .compiled_rules import COMPILE_RULES  # noqa: E402
+
+# Static rules plus the compiler-backed ones (TL101…): what docs, listings and links cover.
+ALL_RULES: dict[str, RuleInfo] = {**RULES, **COMPILE_RULES}

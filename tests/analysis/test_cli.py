@@ -111,3 +111,11 @@ def test_rules_and_rule_doc():
     assert any(x["id"] == "TL001" for x in json.loads(r.stdout))
     d = run("rule", "tl001")
     assert d.returncode == 0 and "# TL001" in d.stdout
+
+
+def test_compile_rules_are_listed_and_documented():
+    listed = {x["id"]: x for x in json.loads(run("rules", "--format", "json").stdout)}
+    for code in ("TL101", "TL102", "TL103", "TL104", "TL105", "TL106"):
+        assert listed[code]["kind"] == "compile"
+        doc = run("rule", code)
+        assert doc.returncode == 0 and f"# {code}" in doc.stdout
