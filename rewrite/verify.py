@@ -39,7 +39,7 @@ def judge_speed(orig_ms: list[float], cand_ms: list[float], min_speedup: float =
     ratios = sorted(a / b for a, b in pairs)
     q25 = ratios[max(0, (len(ratios) - 1) // 4)]
     out = {"speedup": speedup, "ratios": ratios, "q25": q25, "orig_ms": a_med, "cand_ms": b_med}
-    if speedup < 1.0:
+    if speedup < 0.97:
         out.update(ok=False, reason=f"slower: {speedup:.2f}x ({b_med:.4g} ms vs {a_med:.4g} ms)")
     elif speedup < min_speedup:
         out.update(ok=False, reason=f"not faster: {speedup:.3f}x is below the {min_speedup}x bar")
