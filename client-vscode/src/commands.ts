@@ -50,6 +50,13 @@ export function summarize(result: unknown): string {
     const report = r.report as Record<string, unknown> | undefined;
     if (report && typeof report === 'object') {
       if (typeof report.summary === 'string') return report.summary;
+      if (Array.isArray(report.candidates)) {
+        const cands = report.candidates as { accepted?: boolean }[];
+        const accepted = cands.filter(c => c.accepted).length;
+        const best = report.best as { title?: string; speedup?: number | null } | null | undefined;
+        const bestText = best?.title ? `; best: ${best.title}${typeof best.speedup === 'number' ? ` (×${best.speedup.toFixed(2)})` : ''}` : '';
+        return `${cands.length} candidate${cands.length === 1 ? '' : 's'}, ${accepted} verified${bestText}`;
+      }
       const kernels = Array.isArray(report.kernels) ? report.kernels.length : undefined;
       const mode = typeof report.mode === 'string' ? ` (${report.mode} mode)` : '';
       if (kernels !== undefined) return `${kernels} kernel${kernels === 1 ? '' : 's'} measured${mode}`;

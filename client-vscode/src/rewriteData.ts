@@ -56,16 +56,57 @@ export function evidenceToMarkdown(evidence: unknown): string | undefined {
   return ['| evidence | value |', '|---|---|', ...rows].join('\n');
 }
 
+function num(v: unknown, digits = 3): string {
+  return typeof v === 'number' && Number.isFinite(v) ? (Number.isInteger(v) ? String(v) : v.toPrecision(digits)) : '—';
+}
+
+/** The evidence of an optimizer candidate (rewrite/api.py's candidate JSON) as markdown. */
+export function candidateEvidenceMarkdown(c: Record<string, unknown>): string {
+  const out: string[] = [];
+  if (typeof c.title === 'string') out.push(`### ${c.title}`);
+  if (typeof c.description === 'string') out.push(c.description);
+  const verdict = c.accepted === true ? 'accepted' : c.accepted === false ? 'refused' : 'unverified';
+  const mode = typeof c.mode === 'string' ? ` (${c.mode} mode)` : '';
+  out.push(`**Verdict:** ${verdict}${typeof c.reason === 'string' ? ` — ${c.reason}` : ''}${mode}`);
+  const rows: [string, string][] = [];
+  if (typeof c.proposer === 'string') rows.push(['proposer', c.proposer]);
+  rows.push(['speedup', typeof c.speedup === 'number' ? `×${num(c.speedup)}` : 'not measured']);
+  if (c.orig_ms !== undefined || c.cand_ms !== undefined) rows.push(['time, original → candidate', `${num(c.orig_ms)} ms → ${num(c.cand_ms)} ms`]);
+  if (c.max_rel_error !== undefined) rows.push(['max relative error', num(c.max_rel_error)]);
+  if (c.checks !== undefined) {
+    const detail = c.seeds !== undefined && c.shapes !== undefined ? ` (${num(c.seeds)} seeds × ${num(c.shapes)} shapes)` : '';
+    rows.push(['checks', `${num(c.checks)}${detail}`]);
+  }
+  out.push(['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n'));
+  const ev = asRecord(c.evidence);
+  if (ev) {
+    const checks = Array.isArray(ev.checks) ? (ev.checks as Record<string, unknown>[]) : [];
+    if (checks.length) {
+      const lines = checks.slice(0, 24).map(k => `| ${k.seed ?? ''} | ${k.label ?? k.case ?? ''} | ${k.shapes ?? ''} | ${k.ok ? '✓' : '✗ ' + (k.reason ?? '')} | ${num(k.rel_err)} | ${num(k.tol)} |`);
+      const more = checks.length > 24 ? `\n\n… and ${checks.length - 24} more checks` : '';
+      out.push(['**Correctness checks**', '', '| seed | case | shapes | ok | rel. error | tolerance |', '|---|---|---|---|---|---|', ...lines].join('\n') + more);
+    }
+    const rest = Object.entries(ev).filter(([k]) => k !== 'checks');
+    if (rest.length) out.push(rest.map(([k, v]) => `- **${k}**: ${typeof v === 'string' ? v : '`' + JSON.stringify(v) + '`'}`).join('\n'));
+  }
+  return out.join('\n\n');
+}
+
+function looksLikeCandidate(r: Record<string, unknown> | undefined): r is Record<string, unknown> {
+  return !!r && ('accepted' in r || 'speedup' in r || 'quick_fix_title' in r);
+}
+
 /**
  * Reads a rewrite action's `data`. Accepted shapes: `{candidate: "text"}`,
- * `{candidate: {text|source, evidence}}`, `{candidateText}`, `{newText}`, and `evidence` beside them.
- * Nothing found: undefined (the action is then not a previewable rewrite).
+ * `{candidate: {text|source, evidence, ...}}` (the optimizer's candidate JSON), the candidate JSON
+ * itself, `{candidateText}`, and `evidence` beside them. A plain quick fix's data (uri, version,
+ * code, range): undefined — it is not a rewrite.
  */
 export function readRewriteData(data: unknown): RewritePreview | undefined {
   const rec = asRecord(data);
   if (!rec) return undefined;
   const candidate = rec.candidate;
-  const cand = asRecord(candidate);
+  const cand = asRecord(candidate) ?? (looksLikeCandidate(rec) ? rec : undefined);
   const candidateText =
     typeof candidate === 'string'
       ? candidate
@@ -76,8 +117,8 @@ export function readRewriteData(data: unknown): RewritePreview | undefined {
           : typeof rec.candidateText === 'string'
             ? (rec.candidateText as string)
             : undefined;
-  const evidenceMarkdown = evidenceToMarkdown(rec.evidence ?? cand?.evidence);
+  const evidenceMarkdown = looksLikeCandidate(cand) ? candidateEvidenceMarkdown(cand) : evidenceToMarkdown(rec.evidence ?? (cand as Record<string, unknown> | undefined)?.evidence);
   if (candidateText === undefined && evidenceMarkdown === undefined) return undefined;
-  const kernel = typeof rec.kernel === 'string' ? rec.kernel : undefined;
+  const kernel = typeof rec.kernel === 'string' ? rec.kernel : typeof cand?.kernel === 'string' ? (cand.kernel as string) : undefined;
   return { candidateText, evidenceMarkdown, kernel };
 }

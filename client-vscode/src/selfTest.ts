@@ -120,6 +120,26 @@ export async function runSelfTest(server: ServerController, status: StatusBar): 
       Promise.resolve(vscode.commands.executeCommand('tritonlens.profileKernel', uri.toString(), kernel)),
     );
     res.report = await step('report', () => Promise.resolve(vscode.commands.executeCommand('tritonlens.showReport')));
+    res.optimize = await step('optimize', async () => {
+      const r = (await vscode.commands.executeCommand('tritonlens.optimizeKernel', uri.toString(), kernel)) as Record<string, unknown> | undefined;
+      const report = (r?.report ?? {}) as { mode?: string; candidates?: { title: string; accepted: boolean }[] };
+      return { ok: r?.ok ?? null, error: r?.error ?? null, mode: report.mode ?? null, candidates: report.candidates?.map(c => ({ title: c.title, accepted: c.accepted })) ?? [] };
+    });
+    // Rewrite quick fixes the server offers after Optimize: each has a "Preview: …" sibling.
+    await step('rewritePreview', async () => {
+      const k = kernels.find(x => x.name === kernel)!;
+      const range = new vscode.Range(k.startLine, 0, k.endLine, 0);
+      const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, range)) ?? [];
+      const previews = actions.filter(a => a.title.startsWith('Preview: ') && a.command);
+      res.rewriteActions = actions.map(a => a.title);
+      if (previews.length) {
+        const cmd = previews[0].command!;
+        const p = (await vscode.commands.executeCommand(cmd.command, ...(cmd.arguments ?? []))) as Record<string, unknown> | undefined;
+        res.rewritePreview = { title: p?.title ?? null, changed: p?.after !== p?.before, evidence: p?.evidence ?? null, error: p?.error ?? null };
+        const diffTabs = vscode.window.tabGroups.all.flatMap(g => g.tabs).filter(t => t.input instanceof vscode.TabInputTextDiff);
+        await vscode.window.tabGroups.close(diffTabs);
+      }
+    });
     res.statusText = status.text;
     res.diagnosticsAfter = ours().map(describe);
 

@@ -229,3 +229,13 @@ def test_extension_in_code_server(code_server_env, bare_python, tmp_path):
     assert profile["report"]["mode"] == "interpreter", profile
     assert [k["name"] for k in profile["report"]["kernels"]] == [KERNEL], profile
     assert res["report"]["markdown"].startswith("# Profile of vector_add.py"), res["report"]
+
+    # Optimize in interpreter mode: candidates proposed and verified for correctness (no timing).
+    opt = res["optimize"]
+    assert opt["ok"] is True, opt
+    assert opt["mode"] == "interpreter", opt
+    assert any(c["accepted"] for c in opt["candidates"]), opt
+    # Rewrite quick fixes, once the server offers them, come with a working "Preview: …" action.
+    if any(t.startswith("Preview: ") for t in res["rewriteActions"]):
+        assert res["rewritePreview"]["changed"], res["rewritePreview"]
+        assert res["rewritePreview"]["evidence"], res["rewritePreview"]
