@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import platform
@@ -254,12 +255,12 @@ async def storm(edits: int = 1000, debounce_ms: int = 200, request_every: int = 
                 if "error" in msg:
                     failed.append(f"{kind}: {msg['error']}")
                 latencies.append((msg["_arrived"] - sent) * 1000)
-            final = await client.wait_for_version(uri, editor.version)
+            await client.wait_for_version(uri, editor.version)
             storm_to_final_ms = (time.perf_counter() - t0) * 1000
             await asyncio.sleep(settle_s)  # anything stale would arrive now
             mine = [p for p in client.publications if p["uri"] == uri]
             versions = [p.get("version") for p in mine]
-            regressions = [(a, b) for a, b in zip(versions, versions[1:]) if b is not None and a is not None and b < a]
+            regressions = [(a, b) for a, b in itertools.pairwise(versions) if b is not None and a is not None and b < a]
             got = published_diagnostics(mine[-1])
             want = expected_diagnostics(editor.text, str(path))
             rss_after = rss_kb(client.pid)

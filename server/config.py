@@ -40,6 +40,9 @@ class Settings:
     ncu: bool = False
     inlay_hints: bool = True
     llm: LlmSettings = field(default_factory=LlmSettings)
+    timeout_s: int = 120  # per profiling / verification job; the worker is killed after it
+    # False only when the client says the workspace is untrusted: nothing then runs its code.
+    trusted: bool = True
 
     def analysis_key(self) -> tuple:
         """What the static analysis depends on: a change here means re-publishing."""
@@ -108,6 +111,9 @@ def parse_settings(raw: Any, base: Settings = DEFAULTS) -> tuple[Settings, list[
     take("python", "python", lambda v: isinstance(v, str), "must be a path to a Python interpreter or \"\"")
     take("ncu", "ncu", is_bool, "must be true or false")
     take("inlayHints", "inlay_hints", is_bool, "must be true or false")
+    take("timeoutS", "timeout_s", lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 3600,
+         "must be an integer number of seconds between 1 and 3600")
+    take("trusted", "trusted", is_bool, "must be true or false")
 
     if "llm" in raw:
         llm_raw = raw["llm"]
@@ -126,7 +132,7 @@ def parse_settings(raw: Any, base: Settings = DEFAULTS) -> tuple[Settings, list[
             values["llm"] = llm
 
     known = {"select", "ignore", "targetGpu", "debounceMs", "profileOnSave", "compileOnSave",
-             "compileTarget", "backend", "python", "ncu", "inlayHints", "llm"}
+             "compileTarget", "backend", "python", "ncu", "inlayHints", "llm", "timeoutS", "trusted"}
     unknown = sorted(set(raw) - known)
     if unknown:
         problems.append(f"unknown settings ignored: {', '.join(unknown)}")

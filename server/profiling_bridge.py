@@ -39,6 +39,13 @@ def _path_of(uri: str) -> str:
     return path
 
 
+def _require_trusted(settings, what: str) -> None:
+    """Profiling, optimizing and compiling run the workspace's code (in a worker, but still):
+    never in a workspace the client marked untrusted (`trusted: false`)."""
+    if not settings.trusted:
+        raise EngineUnavailable(f"{what} is off in an untrusted workspace: it would run the workspace's code")
+
+
 def _unsaved_warning(ls, uri: str, path: str) -> None:
     snap = snapshot_of(ls, uri)
     try:
@@ -68,9 +75,10 @@ async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None)
     The engine caches by kernel source hash and launch signature, so profiling the whole file
     after a save times only the kernels that changed.
     """
+    settings = ls.settings.for_uri(uri)
+    _require_trusted(settings, "Profiling")
     api = load(PROFILING, "Profiling")
     path = _path_of(uri)
-    settings = ls.settings.for_uri(uri)
     _unsaved_warning(ls, uri, path)
     loop = asyncio.get_running_loop()
     async with Progress(ls, title or f"tritonlens: profiling {kernel or 'kernels'} in {Path(path).name}") as p:
@@ -84,6 +92,7 @@ async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None)
             report = await p.run(asyncio.to_thread(
                 _call, api.profile_file, path, kernel=kernel, backend=settings.backend,
                 python=settings.python or None, ncu=settings.ncu, progress=progress, cancel=cancel,
+                timeout=settings.timeout_s,
             ))
         except getattr(api, "ProfileError", ()) as exc:
             raise EngineUnavailable(f"cannot profile: {exc}") from exc
@@ -135,9 +144,10 @@ def _report_markdown(ls, uri: str, report: dict) -> str:
 
 
 async def optimize(ls, uri: str, kernel: str | None) -> dict:
+    settings = ls.settings.for_uri(uri)
+    _require_trusted(settings, "Optimization")
     api = load(REWRITE, "Optimization")
     path = _path_of(uri)
-    settings = ls.settings.for_uri(uri)
     _unsaved_warning(ls, uri, path)
     async with Progress(ls, f"tritonlens: optimizing {kernel or 'kernels'} in {Path(path).name}") as p:
         cancel = threading.Event()
@@ -147,6 +157,7 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
                 _call, api.optimize_file, path, kernel=kernel, backend=settings.backend,
                 python=settings.python or None, llm_base_url=settings.llm.base_url or None,
                 llm_model=settings.llm.model or None, llm_api_key_env=settings.llm.api_key_env, cancel=cancel,
+                timeout=settings.timeout_s,
             ))
         except getattr(api, "OptimizeError", ()) as exc:  # bad input: a clear answer, not an internal error
             raise EngineUnavailable(f"cannot optimize: {exc}") from exc
@@ -161,9 +172,10 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
 
 
 async def show_ir(ls, uri: str, kernel: str | None, stage, line) -> dict:
+    settings = ls.settings.for_uri(uri)
+    _require_trusted(settings, "Compiling")
     api = load(COMPILE, "Compiled IR")
     path = _path_of(uri)
-    settings = ls.settings.for_uri(uri)
     try:
         out = await asyncio.to_thread(_call, api.show_ir, path, kernel=kernel, stage=stage or "ptx", line=line,
                                       target=settings.compile_target, python=settings.python or None)

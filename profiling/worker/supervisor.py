@@ -49,10 +49,25 @@ def default_limits(timeout: float) -> dict:
     - cpu: CPU seconds over the worker's whole life. A worker serves many jobs, so it is generous
       (the wall-clock timeout is what stops a hung job); it only bounds a runaway busy loop that
       somehow escaped the wall-clock kill.
-    - as: address space is OFF by default: CUDA reserves tens of GB of virtual memory at start,
-      so any cap low enough to matter breaks GPU runs. Set it for interpreter-only work.
+    - as: address space. CUDA reserves tens of GB of virtual memory at start, so on a host with
+      a GPU any cap low enough to matter breaks GPU runs: off there. On a host without one the
+      kernels run in Triton's interpreter (about 2 GB of address space is enough), and a runaway
+      allocation must end as a MemoryError in the worker, not as the host's OOM killer choosing a
+      victim: capped at 3/4 of physical memory (at least 4 GiB).
     """
-    return {"nofile": 4096, "cpu": int(max(600, 20 * timeout)), "as": None}
+    return {"nofile": 4096, "cpu": int(max(600, 20 * timeout)), "as": None if _has_gpu() else _interpreter_as_cap()}
+
+
+def _has_gpu() -> bool:
+    return any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg"))
+
+
+def _interpreter_as_cap() -> int | None:
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return max(4 << 30, physical * 3 // 4)
 
 
 def _preexec(limits: dict):

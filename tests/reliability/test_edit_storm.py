@@ -9,7 +9,6 @@ import asyncio
 import importlib.util
 
 import pytest
-
 from rel_client import REPO
 
 pytestmark = pytest.mark.slow
