@@ -103,29 +103,33 @@ class Analyzer:
             if name_node is not None and decorators and is_kernel_definition(decorators, src, aliases):
                 kernel_defs.append((outer, src.text_of(name_node)))
 
-        keys: dict[str, str] = {}
-        roots: dict[str, list] = {}
-        for outer, name in kernel_defs:
-            h = hashlib.blake2b(digest_size=16)
-            h.update(header_key.encode())
-            h.update(",".join(codes).encode())
-            h.update(f"|{target}|".encode())
-            h.update(f"{outer.start_point[0]}:".encode())
-            h.update(src.data[outer.start_byte:outer.end_byte])
-            found_roots = []
-            for m in re.finditer(re.escape(name).encode() + rb"\s*\[", src.data):
+        # Where each kernel is launched: one pass over the text for all names (a launch needs
+        # `name[`), then the top-level definition or statement holding each match.
+        roots: dict[str, list] = {name: [] for _, name in kernel_defs}
+        if kernel_defs:
+            names = sorted({name for _, name in kernel_defs}, key=len, reverse=True)
+            pattern = re.compile(rb"(?<![\w.])(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\[")
+            outers = {name: outer for outer, name in kernel_defs}
+            for m in pattern.finditer(src.data):
+                name = m.group(1).decode()
                 i = bisect.bisect_right(starts, m.start()) - 1
                 if i >= 0 and defs[i][0].end_byte > m.start():
                     root = defs[i][0]
                 else:  # a launch at module level: search the statement that holds it
                     root = next((n for n in src.root.named_children if n.start_byte <= m.start() < n.end_byte), None)
-                if root is not None and all(root != r for r in found_roots) and root != outer:
-                    found_roots.append(root)
-            for r in found_roots:
+                found = roots[name]
+                if root is not None and root != outers[name] and all(root != r for r in found):
+                    found.append(root)
+        keys: dict[str, str] = {}
+        prefix = f"{header_key}|{','.join(codes)}|{target}|".encode()
+        for outer, name in kernel_defs:
+            h = hashlib.blake2b(prefix, digest_size=16)
+            h.update(f"{outer.start_point[0]}:".encode())
+            h.update(src.data[outer.start_byte:outer.end_byte])
+            for r in roots[name]:
                 h.update(f"|{r.start_point[0]}:".encode())
                 h.update(src.data[r.start_byte:r.end_byte])
             keys[name] = h.hexdigest()
-            roots[name] = found_roots
 
         with self._lock:
             cached = {name: self._cache[keys[name]] for _, name in kernel_defs if keys[name] in self._cache}
@@ -136,7 +140,7 @@ class Analyzer:
         module = Module(src=src, aliases=aliases, kernels=[], functions=fresh.functions if fresh else {},
                         constants=fresh.constants if fresh else {})
         if fresh is None:
-            full = build_module(src, only=set())
+            full = build_module(src, only=set(), launch_roots={})  # constants only: no launch search
             module.functions, module.constants = full.functions, full.constants
 
         findings: list[Finding] = []
