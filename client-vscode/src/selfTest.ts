@@ -42,6 +42,7 @@ async function waitFor<T>(fn: () => T | undefined, ms: number): Promise<T | unde
 }
 
 export async function runSelfTest(server: ServerController, status: StatusBar): Promise<void> {
+  if (!vscode.workspace.isTrusted) return runUntrustedSelfTest(server, status);
   const out = process.env.TRITONLENS_SELFTEST_OUT as string;
   const file = process.env.TRITONLENS_SELFTEST_FILE as string;
   const res: Record<string, unknown> = { vscode: vscode.version, steps: {} as Record<string, number> };
@@ -207,4 +208,34 @@ async function missingTritonlens(server: ServerController, status: StatusBar, ou
     res.error = String(e);
   }
   writeJson(out + '.phase2.json', res);
+}
+
+/**
+ * In a workspace the user did not trust: static analysis works, the server is told `trusted: false`,
+ * and Profile / Optimize are refused by the extension without reaching the server.
+ */
+async function runUntrustedSelfTest(server: ServerController, status: StatusBar): Promise<void> {
+  const out = process.env.TRITONLENS_SELFTEST_OUT as string;
+  const file = process.env.TRITONLENS_SELFTEST_FILE as string;
+  const res: Record<string, unknown> = { trusted: vscode.workspace.isTrusted };
+  try {
+    const uri = vscode.Uri.file(file);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    res.interpreter = server.interpreter;
+    res.serverRunning = server.client?.isRunning() ?? false;
+    res.serverConfig = server.serverConfig();
+    const ours = () => vscode.languages.getDiagnostics(uri).filter(d => d.source === 'tritonlens');
+    res.diagnostics = ((await waitFor(() => (ours().length ? ours() : undefined), 60000)) ?? []).map(describe);
+    const before = fs.readFileSync(file, 'utf8');
+    res.profile = await vscode.commands.executeCommand('tritonlens.profileKernel', uri.toString(), 'add_kernel');
+    res.optimize = await vscode.commands.executeCommand('tritonlens.optimizeKernel', uri.toString(), 'add_kernel');
+    // A lens or another caller going straight to the server command is refused by the middleware.
+    res.serverProfile = (await vscode.commands.executeCommand('tritonlens.server.profile', uri.toString(), 'add_kernel')) ?? null;
+    res.fileUnchanged = fs.readFileSync(file, 'utf8') === before;
+    res.statusText = status.text;
+  } catch (e) {
+    res.error = e instanceof Error ? e.stack ?? e.message : String(e);
+  }
+  writeJson(out, res);
 }

@@ -25,11 +25,10 @@ export interface ServerConfig {
   ncu: boolean;
   inlayHints: boolean;
   llm: LlmConfig;
-  /**
-   * Present (and false) only in an untrusted workspace: the server must not run the workspace's
-   * code. Absent means trusted, so servers that predate the key see no unknown setting.
-   */
-  trusted?: false;
+  /** Seconds one profiling / verification job may run before the worker is killed. */
+  timeoutS: number;
+  /** False in an untrusted workspace: the server must not run the workspace's code. */
+  trusted: boolean;
 }
 
 export const DEFAULTS: ServerConfig = {
@@ -45,6 +44,8 @@ export const DEFAULTS: ServerConfig = {
   ncu: false,
   inlayHints: true,
   llm: { baseUrl: '', model: '', apiKeyEnv: 'OPENAI_API_KEY' },
+  timeoutS: 120,
+  trusted: true,
 };
 
 /** Settings whose change needs a new server process; every other one goes through didChangeConfiguration. */
@@ -97,6 +98,11 @@ export function toServerConfig(read: SettingReader, trusted: boolean): MappingRe
     if (debounceMs !== undefined) problems.push(`tritonlens.debounceMs must be a number ≥ 0; using ${DEFAULTS.debounceMs}`);
     debounceMs = DEFAULTS.debounceMs;
   }
+  let timeoutS = read('timeoutS');
+  if (typeof timeoutS !== 'number' || !Number.isInteger(timeoutS) || timeoutS < 1 || timeoutS > 3600) {
+    if (timeoutS !== undefined) problems.push(`tritonlens.timeoutS must be an integer from 1 to 3600; using ${DEFAULTS.timeoutS}`);
+    timeoutS = DEFAULTS.timeoutS;
+  }
   let apiKeyEnv = str(read('llm.apiKeyEnv'), DEFAULTS.llm.apiKeyEnv);
   if (!ENV_NAME.test(apiKeyEnv)) {
     problems.push(`tritonlens.llm.apiKeyEnv ${JSON.stringify(apiKeyEnv)} is not an environment variable name; using ${DEFAULTS.llm.apiKeyEnv}`);
@@ -119,9 +125,10 @@ export function toServerConfig(read: SettingReader, trusted: boolean): MappingRe
       model: str(read('llm.model'), DEFAULTS.llm.model),
       apiKeyEnv,
     },
+    timeoutS: timeoutS as number,
+    trusted,
   };
   if (!trusted) {
-    config.trusted = false;
     // Profiling and compiling import the user's file in a worker: never in an untrusted folder.
     config.profileOnSave = false;
     config.compileOnSave = false;

@@ -11,9 +11,8 @@ test('no settings: the contract defaults', () => {
   assert.deepEqual(config, {
     select: [], ignore: [], targetGpu: 'H100', debounceMs: 200, profileOnSave: false, compileOnSave: true,
     compileTarget: 'sm_90', backend: 'local', python: '', ncu: false, inlayHints: true,
-    llm: { baseUrl: '', model: '', apiKeyEnv: 'OPENAI_API_KEY' },
+    llm: { baseUrl: '', model: '', apiKeyEnv: 'OPENAI_API_KEY' }, timeoutS: 120, trusted: true,
   });
-  assert.ok(!('trusted' in config), 'a trusted workspace sends no trusted key');
   assert.deepEqual(problems, []);
 });
 
@@ -22,25 +21,28 @@ test('every setting maps to its server key', () => {
     select: ['TL001', 'tl005'], ignore: ['TL003'], targetGpu: 'H100', debounceMs: 350.4, profileOnSave: true,
     compileOnSave: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222', python: '/opt/proj/bin/python',
     ncu: true, inlayHints: false, 'llm.baseUrl': 'http://127.0.0.1:8000/v1', 'llm.model': 'm', 'llm.apiKeyEnv': 'MY_KEY',
+    timeoutS: 600,
   }), true);
   assert.deepEqual(problems, []);
   assert.deepEqual(config, {
     select: ['TL001', 'TL005'], ignore: ['TL003'], targetGpu: 'H100', debounceMs: 350, profileOnSave: true,
     compileOnSave: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222', python: '/opt/proj/bin/python',
-    ncu: true, inlayHints: false, llm: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'MY_KEY' },
+    ncu: true, inlayHints: false, llm: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'MY_KEY' }, timeoutS: 600, trusted: true,
   });
 });
 
 test('invalid values fall back to defaults and are reported', () => {
   const { config, problems } = toServerConfig(reader({
     select: 'TL001', ignore: ['TL1', 7, 'TL002'], debounceMs: -5, 'llm.apiKeyEnv': 'not a name', profileOnSave: 'yes',
+    timeoutS: 0,
   }), true);
+  assert.equal(config.timeoutS, 120);
   assert.deepEqual(config.select, []);
   assert.deepEqual(config.ignore, ['TL002']);
   assert.equal(config.debounceMs, 200);
   assert.equal(config.llm.apiKeyEnv, 'OPENAI_API_KEY');
   assert.equal(config.profileOnSave, false);
-  assert.equal(problems.length, 5, problems.join('\n'));
+  assert.equal(problems.length, 6, problems.join('\n'));
 });
 
 test('an untrusted workspace runs none of its code', () => {

@@ -23,6 +23,13 @@ async function main() {
     await page.goto(env.CS_URL, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
     ui.workbenchMs = Date.now() - t0;
+    if (env.TRUST === 'deny') {
+      // Workspace trust is on: answer the start-up dialog as a cautious user would.
+      const no = page.locator('.monaco-dialog-box .monaco-button', { hasText: "No, I don't trust the authors" });
+      await no.waitFor({ timeout: 30000 });
+      await no.click();
+      ui.trustDialog = 'denied';
+    }
     // Open the kernel file as a person would, from the explorer: this activates the extension
     // (onLanguage:python), whose self test then runs inside the extension host.
     const file = env.OPEN_FILE || 'vector_add.py';
@@ -34,6 +41,11 @@ async function main() {
     if (!fs.existsSync(env.RESULT)) {
       await page.screenshot({ path: env.SHOT });
       throw new Error(`no self-test result after ${timeout} ms`);
+    }
+    if (env.TRUST === 'deny') {
+      await page.waitForTimeout(1000);
+      await page.screenshot({ path: env.SHOT });
+      return;
     }
     // Dismiss notifications so they do not cover the editor.
     await page.keyboard.press('Escape');

@@ -99,8 +99,9 @@ def bare_python(tmp_path) -> Path:
     return python
 
 
-def run_code_server(env_, tmp_path, extra_env, drive_env) -> tuple[subprocess.CompletedProcess, float]:
-    """Starts code-server on a free port, runs drive.js against it, stops it; returns drive's run."""
+def run_code_server(env_, tmp_path, extra_env, drive_env, trust=False) -> tuple[subprocess.CompletedProcess, float]:
+    """Starts code-server on a free port, runs drive.js against it, stops it; returns drive's run.
+    trust=True keeps workspace trust on (the start-up dialog asks); otherwise it is off."""
     port = free_port()
     config = tmp_path / "config.yaml"
     config.write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")
@@ -109,7 +110,8 @@ def run_code_server(env_, tmp_path, extra_env, drive_env) -> tuple[subprocess.Co
         proc = subprocess.Popen(
             [env_["node"], str(env_["entry"]), "--config", str(config), "--user-data-dir", str(env_["user"]),
              "--extensions-dir", str(env_["extensions"]), "--disable-telemetry", "--disable-update-check",
-             "--disable-workspace-trust", "--disable-getting-started-override", str(env_["workspace"])],
+             *([] if trust else ["--disable-workspace-trust"]), "--disable-getting-started-override",
+             str(env_["workspace"])],
             env={**os.environ, **extra_env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:
@@ -239,3 +241,37 @@ def test_extension_in_code_server(code_server_env, bare_python, tmp_path):
     if any(t.startswith("Preview: ") for t in res["rewriteActions"]):
         assert res["rewritePreview"]["changed"], res["rewritePreview"]
         assert res["rewritePreview"]["evidence"], res["rewritePreview"]
+
+
+def test_untrusted_workspace(code_server_env, tmp_path):
+    """Trust denied in the real dialog: analysis only; profile/optimize refused before the server."""
+    env_ = code_server_env
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    settings = env_["user"] / "User" / "settings.json"
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "security.workspace.trust.enabled": True}))
+    result, ui, shot = tmp_path / "untrusted.json", tmp_path / "ui-untrusted.json", OUTPUT / "vscode-untrusted.png"
+    kernel_file = env_["workspace"] / EXAMPLE.name
+    drive, _ = run_code_server(
+        env_, tmp_path, trust=True,
+        extra_env={"TRITONLENS_SELFTEST_OUT": str(result), "TRITONLENS_SELFTEST_FILE": str(kernel_file)},
+        drive_env={"RESULT": str(result), "UI_OUT": str(ui), "SHOT": str(shot), "TRUST": "deny", "TIMEOUT_MS": "120000"},
+    )
+    for f in (result, ui):
+        if f.exists():
+            shutil.copy(f, OUTPUT / f.name)
+    assert drive.returncode == 0, drive.stdout + drive.stderr
+    res = json.loads(result.read_text())
+    assert "error" not in res, res["error"]
+    assert res["trusted"] is False
+    # The user-level interpreter setting still applies (only workspace values are restricted).
+    assert res["interpreter"] == {"path": sys.executable, "source": "setting"}, res
+    assert res["serverRunning"], res
+    assert res["serverConfig"]["trusted"] is False, res["serverConfig"]
+    assert res["serverConfig"]["profileOnSave"] is False, res["serverConfig"]
+    assert res["serverConfig"]["compileOnSave"] is False, res["serverConfig"]
+    assert res["diagnostics"], "static analysis still runs in restricted mode"
+    for key in ("profile", "optimize"):
+        assert "trust the workspace" in res[key]["error"], res[key]
+    assert res["serverProfile"] is None, res["serverProfile"]
+    assert res["fileUnchanged"]
+    assert "(restricted)" in res["statusText"], res["statusText"]
