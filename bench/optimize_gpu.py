@@ -30,7 +30,7 @@ EXAMPLES = [  # (file, bound) in the order they run: the headline first
 def _bootstrap() -> None:
     """Import tritonlens from this checkout even where it is not pip-installed (the GPU host)."""
     try:
-        import tritonlens.rewrite.api  # noqa: F401
+        import tritonlens.rewrite.api
         return
     except ImportError:
         pass
@@ -93,7 +93,6 @@ def main() -> int:
     _bootstrap()
     import torch
     import triton
-
     from tritonlens.rewrite.api import optimize_file
 
     if not torch.cuda.is_available():

@@ -177,7 +177,9 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
 
 def _try_profile(path, kernel, backend, python, notes) -> dict | None:
     try:
-        from tritonlens.profiling import api as profiling_api  # written by the profiling area
+        from tritonlens.profiling import (
+            api as profiling_api,  # written by the profiling area
+        )
     except ImportError:
         return None
     try:

@@ -21,13 +21,23 @@ and the verifier can only check their correctness.
 from __future__ import annotations
 
 import ast
-import itertools
 from dataclasses import dataclass, field
 
 from .candidate import Candidate
 from .context import ProposalContext
-from .edits import (Edit, Lines, apply, constexpr_params, dotted, kernel_named, kernels, launch_sites,
-                    local_assignment, local_literal, tl_calls)
+from .edits import (
+    Edit,
+    Lines,
+    apply,
+    constexpr_params,
+    dotted,
+    kernel_named,
+    kernels,
+    launch_sites,
+    local_assignment,
+    local_literal,
+    tl_calls,
+)
 
 SMEM_BUDGET = {"H100": 227 * 1024, "H200": 227 * 1024, "A100": 163 * 1024, "default": 99 * 1024}
 MAX_VARIANTS = 16
@@ -327,8 +337,7 @@ def _strip_keywords(text: str, lines: Lines, call: ast.Call, names: set) -> Edit
     if len(old_lines) == len(new_lines):
         new = "\n".join(n for o, n in zip(old_lines, new_lines) if n.strip() or not o.strip())
     new = new.rstrip()
-    if new.endswith(","):
-        new = new[:-1]
+    new = new.removesuffix(",")
     if region.rstrip(" \t").endswith("\n"):  # the closing parenthesis sits on its own line
         new += ",\n" + lines.indent_of(call.end_lineno)
     return Edit(start, end, new)

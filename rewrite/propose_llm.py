@@ -48,7 +48,7 @@ class LLMSettings:
     max_tokens: int | None = None
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "LLMSettings":
+    def from_dict(cls, d: dict | None) -> LLMSettings:
         d = dict(d or {})
         mapping = {"baseUrl": "base_url", "apiKeyEnv": "api_key_env"}
         kwargs = {mapping.get(k, k): v for k, v in d.items() if mapping.get(k, k) in cls.__dataclass_fields__}

@@ -16,7 +16,16 @@ import re
 
 from .candidate import Candidate
 from .context import ProposalContext
-from .edits import Edit, Lines, apply, dotted, kernel_named, kernels, launch_sites, tl_calls
+from .edits import (
+    Edit,
+    Lines,
+    apply,
+    dotted,
+    kernel_named,
+    kernels,
+    launch_sites,
+    tl_calls,
+)
 
 GROUP_DEFAULT = 8
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from conftest import FIXTURES, fenced
 from tritonlens.rewrite.api import optimize_file
-from tritonlens.rewrite.propose_llm import LLMProposer, LLMSettings, extract_source
 from tritonlens.rewrite.context import ProposalContext
+from tritonlens.rewrite.propose_llm import LLMProposer, LLMSettings, extract_source
 
 GOOD_WRAPPER = '''def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(x)
