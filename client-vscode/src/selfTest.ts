@@ -117,9 +117,12 @@ export async function runSelfTest(server: ServerController, status: StatusBar): 
       res.fileAfter = fs.readFileSync(file, 'utf8');
     });
 
-    res.profile = await step('profile', () =>
-      Promise.resolve(vscode.commands.executeCommand('tritonlens.profileKernel', uri.toString(), kernel)),
-    );
+    res.profile = await step('profile', async () => {
+      const running = Promise.resolve(vscode.commands.executeCommand('tritonlens.profileKernel', uri.toString(), kernel));
+      // While it runs, the status bar names the work.
+      res.statusDuringProfile = await waitFor(() => (status.text.includes('profiling') ? status.text : undefined), 5000);
+      return running;
+    });
     res.report = await step('report', () => Promise.resolve(vscode.commands.executeCommand('tritonlens.showReport')));
     res.optimize = await step('optimize', async () => {
       const r = (await vscode.commands.executeCommand('tritonlens.optimizeKernel', uri.toString(), kernel)) as Record<string, unknown> | undefined;
@@ -197,6 +200,18 @@ async function missingTritonlens(server: ServerController, status: StatusBar, ou
   const res: Record<string, unknown> = {};
   await waitFor(() => (fs.existsSync(go) ? true : undefined), 120000);
   try {
+    // The page typed an API key into "Set LLM API key": the restarted server must have it in its
+    // environment under the configured name, and nowhere on its command line.
+    const envName = server.serverConfig().llm.apiKeyEnv;
+    const seen = await waitFor(() => {
+      const env = serverProcesses().map(p => ({ ...p, value: p.environ[envName] }));
+      return env.length === 1 && env[0].value && server.client?.isRunning() ? env[0] : undefined;
+    }, 30000);
+    res.apiKey = { envName, value: seen?.value ?? null, inCommandLine: seen ? seen.cmdline.some(a => a.includes(seen.value!)) : null };
+  } catch (e) {
+    res.apiKeyError = String(e);
+  }
+  try {
     await vscode.workspace.getConfiguration('tritonlens').update('interpreter', process.env.TRITONLENS_SELFTEST_BARE_PYTHON, vscode.ConfigurationTarget.Global);
     await waitFor(() => (server.lastCheck && !server.lastCheck.ok && !server.client ? true : undefined), 30000);
     res.interpreter = server.interpreter;
@@ -238,4 +253,28 @@ async function runUntrustedSelfTest(server: ServerController, status: StatusBar)
     res.error = e instanceof Error ? e.stack ?? e.message : String(e);
   }
   writeJson(out, res);
+}
+
+/** The language servers this extension host started (Linux /proc): pid, command line, environment. */
+function serverProcesses(): { pid: number; cmdline: string[]; environ: Record<string, string> }[] {
+  const found = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      if (!(cmdline.includes('tritonlens') && cmdline.includes('serve'))) continue;
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== process.pid) continue;
+      const environ: Record<string, string> = {};
+      for (const kv of fs.readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0')) {
+        const i = kv.indexOf('=');
+        if (i > 0) environ[kv.slice(0, i)] = kv.slice(i + 1);
+      }
+      found.push({ pid: Number(entry), cmdline, environ });
+    } catch {
+      /* the process ended while we looked */
+    }
+  }
+  return found;
 }

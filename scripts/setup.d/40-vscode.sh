@@ -10,6 +10,8 @@ cache=${TRITONLENS_CACHE:-$HOME/.cache/tritonlens}/vscode
 mkdir -p "$cache"
 export npm_config_cache=$cache/npm npm_config_yes=true npm_config_unsafe_perm=true
 export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
+# node-gyp would download Node's headers (unreachable here): use the ones Debian's nodejs ships.
+if [ -z "${npm_config_nodedir:-}" ] && [ -f /usr/include/node/node.h ]; then export npm_config_nodedir=/usr; fi
 CODE_SERVER_VERSION=4.100.3      # the last code-server whose engines.node is 20
 PLAYWRIGHT_VERSION=1.65.1
 

@@ -13,7 +13,7 @@ async function main() {
   const browser = await chromium.launch({
     executablePath: env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update',
       '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
   });
   try {
@@ -75,6 +75,21 @@ async function main() {
       // Phase two: the extension switches to a Python without tritonlens; the notification must
       // show the exact pip command and an Install button.
       await page.mouse.move(5, 5);
+      if (env.API_KEY) {
+        // "tritonlens: Set LLM API key" from the command palette, typed into its password box.
+        const editorLine = page.locator('.monaco-editor .view-lines .view-line').first();
+        await editorLine.click();
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ state: 'visible', timeout: 10000 });
+        await input.fill('>tritonlens: Set LLM API key');
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Set LLM API key' }).first().waitFor({ timeout: 10000 });
+        await page.keyboard.press('Enter');
+        await page.locator('.quick-input-widget input[type="password"]').waitFor({ state: 'visible', timeout: 10000 });
+        ui.apiKeyPrompt = await page.locator('.quick-input-widget .quick-input-message, .quick-input-widget .quick-input-title').allInnerTexts();
+        await page.keyboard.type(env.API_KEY);
+        await page.keyboard.press('Enter');
+      }
       fs.writeFileSync(env.RESULT + '.continue', '');
       const phase2 = env.RESULT + '.phase2.json';
       const t1 = Date.now();

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.slow
 
 EXAMPLE = REPO / "examples" / "vector_add.py"
 KERNEL = "add_kernel"
+API_KEY_ENV = "TL_E2E_LLM_KEY"
 
 
 def free_port() -> int:
@@ -73,7 +74,10 @@ def code_server_env(tmp_path, vsix):
         "files.autoSave": "off",
     }))
     (user / "Machine").mkdir(parents=True)
-    (user / "Machine" / "settings.json").write_text(json.dumps({"tritonlens.interpreter": sys.executable}))
+    (user / "Machine" / "settings.json").write_text(json.dumps({
+        "tritonlens.interpreter": sys.executable,
+        "tritonlens.llm.apiKeyEnv": API_KEY_ENV,
+    }))
     t0 = time.monotonic()
     install = subprocess.run(
         [node, str(entry), "--user-data-dir", str(user), "--extensions-dir", str(extensions),
@@ -138,6 +142,7 @@ def test_extension_in_code_server(code_server_env, bare_python, tmp_path):
     shot, shot_install = OUTPUT / "vscode-e2e.png", OUTPUT / "vscode-install-prompt.png"
     kernel_file = env_["workspace"] / EXAMPLE.name
     original = kernel_file.read_text()
+    api_key = f"tl-e2e-{os.getpid()}-{time.time_ns()}"
     drive, total_s = run_code_server(
         env_, tmp_path,
         extra_env={
@@ -148,7 +153,7 @@ def test_extension_in_code_server(code_server_env, bare_python, tmp_path):
             "TRITON_INTERPRET": "1",  # no GPU here: the profile runs the kernel in Triton's interpreter
         },
         drive_env={"RESULT": str(result), "UI_OUT": str(ui), "SHOT": str(shot), "SHOT_INSTALL": str(shot_install),
-                   "KERNEL": KERNEL, "TIMEOUT_MS": "200000"},
+                   "KERNEL": KERNEL, "TIMEOUT_MS": "200000", "API_KEY": api_key},
     )
     phase2 = Path(str(result) + ".phase2.json")
     # Everything a person debugging a failure needs: results, settings and the extension's logs.
@@ -205,8 +210,23 @@ def test_extension_in_code_server(code_server_env, bare_python, tmp_path):
     assert shot.exists()
     assert shot.stat().st_size > 20_000
 
-    # No tritonlens in the chosen Python: no server, and the exact pip command with an Install button.
+    # The output channel carries the client's notes and the server's log.
+    channel = OUTPUT / "1-tritonlens.log"
+    assert channel.exists(), sorted(p.name for p in OUTPUT.iterdir())
+    log_text = channel.read_text()
+    assert f"[client] interpreter: {sys.executable} (from setting)" in log_text, log_text[-3000:]
+    assert "initializing for code-server" in log_text, log_text[-3000:]
+    # Running work shows in the status bar.
+    assert "profiling add_kernel" in (res.get("statusDuringProfile") or ""), res.get("statusDuringProfile")
+
+    # The API key typed into "Set LLM API key" reaches the restarted server's environment under the
+    # configured name; it is in no settings file and not on the command line.
     missing = json.loads(phase2.read_text())
+    assert missing.get("apiKey") == {"envName": API_KEY_ENV, "value": api_key, "inCommandLine": False}, missing
+    for f in env_["user"].rglob("*.json"):
+        assert api_key not in f.read_text(errors="replace"), f
+
+    # No tritonlens in the chosen Python: no server, and the exact pip command with an Install button.
     pip = f"{bare_python} -m pip install 'tritonlens[all]'"
     assert missing["interpreter"] == {"path": str(bare_python), "source": "setting"}, missing
     assert missing["check"]["reason"] == "not-installed", missing
