@@ -29,6 +29,9 @@ import traceback
 PROTOCOL = 1
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+import sandbox  # a sibling file, found through HERE
 
 
 def _open_channel():
@@ -77,8 +80,9 @@ def handle_line(line: str) -> tuple[dict, bool]:
                 "error": {"type": "bad_job", "message": f"unknown job kind {kind!r}"}}, False
     try:
         module = importlib.import_module(f"job_{kind}")
+        sandbox.allow_for_job([job.get("cache_dir")])
         result = module.handle(job)
-        return {"id": job_id, "ok": True, "result": result}, False
+        return _with_attempts({"id": job_id, "ok": True, "result": result}), False
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -88,13 +92,24 @@ def handle_line(line: str) -> tuple[dict, bool]:
                            "traceback": traceback.format_exc(limit=30)}}
         if etype == "cuda":
             reply["fatal"] = True
-        return reply, etype == "cuda"
+        return _with_attempts(reply), etype == "cuda"
+
+
+def _with_attempts(reply: dict) -> dict:
+    """What the job tried and the sandbox refused travels with the reply, even when the job
+    caught the PermissionError and carried on."""
+    tried = sandbox.take_attempts()
+    if tried:
+        reply["sandbox"] = tried
+    return reply
 
 
 def main() -> int:
     channel = _open_channel()
     if HERE not in sys.path:
         sys.path.insert(0, HERE)
+    if os.environ.get("TRITONLENS_WORKER_SANDBOX", "on") != "off":  # "off": set by the trusted client only
+        sandbox.install(os.getcwd())  # before any job: the code jobs run is not trusted
 
     def send(obj: dict) -> None:
         channel.write(json.dumps(obj, default=_json_default) + "\n")

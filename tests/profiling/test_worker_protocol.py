@@ -75,7 +75,9 @@ def test_timeout_kills_and_next_job_gets_fresh_worker(worker_copy):
 
 def test_timeout_kills_the_whole_process_group(worker_copy, tmp_path):
     pidfile = tmp_path / "child.pid"
-    with make(worker_copy) as sup:
+    # The worker's sandbox refuses Python-level process spawns; native code can still fork, which
+    # is what the group kill is for: switch the sandbox off to get a child to kill.
+    with make(worker_copy, env={"TRITONLENS_WORKER_SANDBOX": "off"}) as sup:
         reply = sup.run({"kind": "misbehave", "what": "child", "pidfile": str(pidfile)}, timeout=2)
         assert reply["error"]["type"] == "timeout"
         child = int(pidfile.read_text())
