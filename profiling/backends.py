@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import shlex
 import threading
 import time
@@ -22,6 +23,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from tritonlens.profiling import ray_task
 from tritonlens.profiling.client import WorkerClient, worker_bundle
+
+log = logging.getLogger(__name__)
 
 SIBLING_BUDGET = 2 << 20
 # Seconds a remote reply may lag behind the job's own timeout (connection set-up, scheduling)
@@ -226,8 +229,14 @@ class SSHBackend(Backend):
     async def _job(self, line: str):
         if self._proc is None:
             await self._start_relay()
-        self._proc.stdin.write(line + "\n")
-        reply = await self._proc.stdout.readline()
+        import asyncssh
+
+        try:
+            self._proc.stdin.write(line + "\n")
+            reply = await self._proc.stdout.readline()
+        except (asyncssh.Error, OSError, asyncio.IncompleteReadError) as exc:  # e.g. ConnectionLost
+            self._proc = None
+            raise BackendError(f"ssh: the connection closed while a job ran ({type(exc).__name__}: {exc})") from None
         if not reply:
             self._proc = None
             raise BackendError("ssh: the connection closed while a job ran")
@@ -248,19 +257,30 @@ class SSHBackend(Backend):
             return {"id": job_id, "ok": False, "error": {"type": "bad_job", "message": f"cannot read: {exc}"}}
         shipped.update({"id": job_id, "timeout": limit, "files": files})
         with self._lock:
-            try:
-                outcome = self._call(self._job(json.dumps(shipped)), limit + REMOTE_GRACE, cancel)
-            except BackendError as exc:
-                self._call(self._drop(), 10, None)
-                if self._conn is not None and "connection closed" in str(exc):
-                    self._conn = None
-                return {"id": job_id, "ok": False, "error": {"type": "backend", "message": str(exc)}}
+            dropped = None
+            for attempt in (1, 2):  # a connection dropped mid-job is retried once, on a new one
+                try:
+                    outcome = self._call(self._job(json.dumps(shipped)), limit + REMOTE_GRACE, cancel)
+                except BackendError as exc:
+                    self._call(self._drop(), 10, None)
+                    lost = "connection closed" in str(exc)
+                    if lost:
+                        self._conn = None
+                    if lost and attempt == 1 and not (cancel is not None and cancel.is_set()):
+                        dropped = str(exc)
+                        log.warning("%s; retrying the job once on a new connection", exc)
+                        continue
+                    message = f"{exc} (after one retry; first attempt: {dropped})" if dropped else str(exc)
+                    return {"id": job_id, "ok": False, "error": {"type": "backend", "message": message}}
+                break
             if outcome in ("cancelled", "timeout"):
                 self._call(self._drop(), 10, None)
                 message = "cancelled; remote worker killed" if outcome == "cancelled" else \
                     f"no reply from {self.host} within {limit + REMOTE_GRACE:g} s; remote worker killed"
                 return {"id": job_id, "ok": False, "error": {"type": outcome, "message": message}}
             outcome.setdefault("host", self.host)
+            if dropped:
+                outcome["retried"] = {"after": dropped}
             return outcome
 
     def close(self):
