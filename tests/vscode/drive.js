@@ -36,7 +36,17 @@ async function main() {
     const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: file }).first();
     await row.waitFor({ timeout: 30000 });
     await row.dblclick();
-    while (!fs.existsSync(env.RESULT) && Date.now() - t0 < timeout) await page.waitForTimeout(500);
+    // Meanwhile, note the server's $/progress as VS Code shows it (the language client reports it
+    // as window progress: a status bar entry; a notification if it ever moves there).
+    ui.progressSeen = [];
+    while (!fs.existsSync(env.RESULT) && Date.now() - t0 < timeout) {
+      const texts = await page.locator('.statusbar-item, .notification-toast .notification-list-item-message').allInnerTexts().catch(() => []);
+      for (const raw of texts) {
+        const t = raw.trim();
+        if (/^tritonlens: (profiling|optimizing)/.test(t) && !ui.progressSeen.includes(t)) ui.progressSeen.push(t);
+      }
+      await page.waitForTimeout(200);
+    }
     ui.resultMs = Date.now() - t0;
     if (!fs.existsSync(env.RESULT)) {
       await page.screenshot({ path: env.SHOT });

@@ -216,6 +216,9 @@ def test_extension_in_code_server(code_server_env, bare_python, tmp_path):
     log_text = channel.read_text()
     assert f"[client] interpreter: {sys.executable} (from setting)" in log_text, log_text[-3000:]
     assert "initializing for code-server" in log_text, log_text[-3000:]
+    # The server's $/progress appears as VS Code progress while profiling and optimizing.
+    assert any(t.startswith("tritonlens: profiling") for t in seen["progressSeen"]), seen["progressSeen"]
+    assert any(t.startswith("tritonlens: optimizing") for t in seen["progressSeen"]), seen["progressSeen"]
     # Running work shows in the status bar.
     assert "profiling add_kernel" in (res.get("statusDuringProfile") or ""), res.get("statusDuringProfile")
 
