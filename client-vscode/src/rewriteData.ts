@@ -118,7 +118,8 @@ export function readRewriteData(data: unknown): RewritePreview | undefined {
             ? (rec.candidateText as string)
             : undefined;
   const evidenceMarkdown = looksLikeCandidate(cand) ? candidateEvidenceMarkdown(cand) : evidenceToMarkdown(rec.evidence ?? (cand as Record<string, unknown> | undefined)?.evidence);
-  if (candidateText === undefined && evidenceMarkdown === undefined) return undefined;
+  // A server may mark a rewrite and send its edit only on codeAction/resolve.
+  if (candidateText === undefined && evidenceMarkdown === undefined && rec.action !== 'rewrite') return undefined;
   const kernel = typeof rec.kernel === 'string' ? rec.kernel : typeof cand?.kernel === 'string' ? (cand.kernel as string) : undefined;
   return { candidateText, evidenceMarkdown, kernel };
 }

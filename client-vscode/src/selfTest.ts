@@ -223,6 +223,10 @@ async function missingTritonlens(server: ServerController, status: StatusBar, ou
     res.error = String(e);
   }
   writeJson(out + '.phase2.json', res);
+  // The page then presses Install: the pip command runs as a task in a terminal, and when it
+  // succeeds the server starts without a reload.
+  const started = await waitFor(() => (server.client?.isRunning() ? true : undefined), 90000);
+  writeJson(out + '.phase3.json', { serverRunning: started === true, check: server.lastCheck, statusText: status.text });
 }
 
 /**

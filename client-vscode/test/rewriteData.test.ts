@@ -68,3 +68,7 @@ test('the optimizer candidate JSON: its source is the preview, its verdict and c
 test("a plain quick fix's data is not a rewrite", () => {
   assert.equal(readRewriteData({ uri: 'file:///k.py', version: 3, action: 'fix', code: 'TL015', range: {}, message: 'm' }), undefined);
 });
+
+test('an action marked as a rewrite is previewable even before its edit is resolved', () => {
+  assert.deepEqual(readRewriteData({ action: 'rewrite', uri: 'file:///k.py', version: 2, kernel: 'k' }), { candidateText: undefined, evidenceMarkdown: undefined, kernel: 'k' });
+});

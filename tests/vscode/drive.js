@@ -113,6 +113,15 @@ async function main() {
         ui.installToast = `not shown: ${e}`;
       }
       await page.screenshot({ path: env.SHOT_INSTALL });
+      if (env.CLICK_INSTALL) {
+        await toast.locator('.monaco-button', { hasText: /^Install$/ }).click();
+        const phase3 = env.RESULT + '.phase3.json';
+        const t2 = Date.now();
+        while (!fs.existsSync(phase3) && Date.now() - t2 < 100000) await page.waitForTimeout(300);
+        ui.terminalTabs = await page.locator('.terminal-tabs-entry, .single-terminal-tab, .terminal-tab').allInnerTexts().catch(() => []);
+        await page.waitForTimeout(500);
+        await page.screenshot({ path: env.SHOT_INSTALL.replace(/\.png$/, '-done.png') });
+      }
     }
   } finally {
     fs.writeFileSync(env.UI_OUT, JSON.stringify(ui, null, 2));

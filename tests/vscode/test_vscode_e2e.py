@@ -103,6 +103,23 @@ def bare_python(tmp_path) -> Path:
     return python
 
 
+@pytest.fixture
+def fake_install_python(tmp_path, bare_python) -> tuple[Path, Path]:
+    """An interpreter that lacks tritonlens until "pip install" runs through it: pip is simulated
+    (no package index here) by recording its arguments; after that it is the test's own Python."""
+    marker = tmp_path / "pip-args.txt"
+    script = tmp_path / "py with space" / "python"
+    script.parent.mkdir()
+    script.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then printf "%s\\n" "$@" > "{marker}"; exit 0; fi\n'
+        f'if [ -f "{marker}" ]; then exec "{sys.executable}" "$@"; fi\n'
+        f'exec "{bare_python}" "$@"\n'
+    )
+    script.chmod(0o755)
+    return script, marker
+
+
 def run_code_server(env_, tmp_path, extra_env, drive_env, trust=False) -> tuple[subprocess.CompletedProcess, float]:
     """Starts code-server on a free port, runs drive.js against it, stops it; returns drive's run.
     trust=True keeps workspace trust on (the start-up dialog asks); otherwise it is off."""
@@ -135,7 +152,7 @@ def run_code_server(env_, tmp_path, extra_env, drive_env, trust=False) -> tuple[
     return drive, time.monotonic() - t0
 
 
-def test_extension_in_code_server(code_server_env, bare_python, tmp_path):
+def test_extension_in_code_server(code_server_env, fake_install_python, tmp_path):
     env_ = code_server_env
     OUTPUT.mkdir(parents=True, exist_ok=True)
     result, ui = tmp_path / "selftest.json", tmp_path / "ui.json"
@@ -143,22 +160,23 @@ def test_extension_in_code_server(code_server_env, bare_python, tmp_path):
     kernel_file = env_["workspace"] / EXAMPLE.name
     original = kernel_file.read_text()
     api_key = f"tl-e2e-{os.getpid()}-{time.time_ns()}"
+    fake_python, pip_args = fake_install_python
     drive, total_s = run_code_server(
         env_, tmp_path,
         extra_env={
             "TRITONLENS_SELFTEST_OUT": str(result),
             "TRITONLENS_SELFTEST_FILE": str(kernel_file),
             "TRITONLENS_SELFTEST_KERNEL": KERNEL,
-            "TRITONLENS_SELFTEST_BARE_PYTHON": str(bare_python),
+            "TRITONLENS_SELFTEST_BARE_PYTHON": str(fake_python),
             "TRITON_INTERPRET": "1",  # no GPU here: the profile runs the kernel in Triton's interpreter
         },
         drive_env={"RESULT": str(result), "UI_OUT": str(ui), "SHOT": str(shot), "SHOT_INSTALL": str(shot_install),
-                   "KERNEL": KERNEL, "TIMEOUT_MS": "200000", "API_KEY": api_key},
+                   "KERNEL": KERNEL, "TIMEOUT_MS": "200000", "API_KEY": api_key, "CLICK_INSTALL": "1"},
     )
-    phase2 = Path(str(result) + ".phase2.json")
+    phase2, phase3 = Path(str(result) + ".phase2.json"), Path(str(result) + ".phase3.json")
     # Everything a person debugging a failure needs: results, settings and the extension's logs.
     logs = sorted(env_["user"].glob("logs/**/*tritonlens*.log"))
-    for f in (result, phase2, ui, tmp_path / "code-server.log", env_["user"] / "Machine" / "settings.json", *logs):
+    for f in (result, phase2, phase3, ui, tmp_path / "code-server.log", env_["user"] / "Machine" / "settings.json", *logs):
         if f.exists():
             shutil.copy(f, OUTPUT / f.name)
     assert drive.returncode == 0, drive.stdout + drive.stderr
@@ -230,13 +248,20 @@ def test_extension_in_code_server(code_server_env, bare_python, tmp_path):
         assert api_key not in f.read_text(errors="replace"), f
 
     # No tritonlens in the chosen Python: no server, and the exact pip command with an Install button.
-    pip = f"{bare_python} -m pip install 'tritonlens[all]'"
-    assert missing["interpreter"] == {"path": str(bare_python), "source": "setting"}, missing
+    pip = f"'{fake_python}' -m pip install 'tritonlens[all]'"  # the path has a space: quoted
+    assert missing["interpreter"] == {"path": str(fake_python), "source": "setting"}, missing
     assert missing["check"]["reason"] == "not-installed", missing
     assert missing["serverRunning"] is False, missing
     assert "not installed" in missing["statusText"], missing
     assert pip in seen["installToast"], seen
     assert "Install" in seen["installButtons"], seen
+    # Install ran that command in a terminal (the shell's quoting gave pip exactly these arguments),
+    # and the server started once it succeeded.
+    assert pip_args.read_text().split("\n")[:5] == ["-m", "pip", "install", "tritonlens[all]", ""], pip_args.read_text()
+    installed = json.loads(phase3.read_text())
+    assert installed["serverRunning"] is True, installed
+    assert installed["check"]["ok"] is True, installed
+    assert "not installed" not in installed["statusText"], installed
 
     # TTIR of the kernel in a virtual document, the lines of the source's tl.load highlighted.
     ir = res["showIr"]

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 
 from vscode_env import CLIENT, npm, require
 
@@ -27,3 +28,12 @@ def test_typecheck():
     require((CLIENT / "node_modules" / ".bin" / "tsc").exists(), "client-vscode/node_modules is missing")
     run = subprocess.run([npm(), "run", "--silent", "typecheck"], cwd=CLIENT, check=False, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_vsix_holds_the_bundle_and_no_node_modules(vsix):
+    names = zipfile.ZipFile(vsix).namelist()
+    assert "extension/dist/extension.js" in names, names
+    assert "extension/package.json" in names, names
+    assert not [n for n in names if "node_modules" in n or n.endswith(".ts") or "/src/" in n], names
+    manifest = zipfile.ZipFile(vsix).read("extension/package.json").decode()
+    assert '"untrustedWorkspaces"' in manifest
