@@ -65,6 +65,13 @@ export function summarize(result: unknown): string {
   return 'done';
 }
 
+/** The device a profile/optimize report says it ran on. */
+export function deviceOf(result: unknown): string | undefined {
+  const device = ((result as { report?: { device?: unknown } } | null)?.report?.device ?? undefined) as { name?: unknown } | string | undefined;
+  if (typeof device === 'string') return device || undefined;
+  return typeof device?.name === 'string' && device.name ? device.name : undefined;
+}
+
 /** The server's refusal in a result (`{ok: false, error}`), if any. */
 export function failureOf(result: unknown): string | undefined {
   if (result && typeof result === 'object') {
@@ -127,6 +134,8 @@ export class Commands {
     try {
       const result = await this.server.executeServerCommand(`tritonlens.server.${verb}`, [target.uri.toString(), target.kernel], label);
       this.lastTarget = target;
+      const device = deviceOf(result);
+      if (device) this.server.status.setDevice(device);
       const failure = failureOf(result);
       if (failure) {
         // The server already said why in a window/showMessage; keep the log pointer only.

@@ -63,7 +63,7 @@ export class ServerController implements vscode.Disposable {
 
   refreshStatus(): void {
     const c = this.serverConfig();
-    this.status.setTarget(`${backendLabel(c.backend)} · ${c.targetGpu}`, this.trusted);
+    this.status.setTarget(backendLabel(c.backend), c.targetGpu, this.trusted);
   }
 
   /** Starts the server unless it is running; resolves when it is up or has been refused. */

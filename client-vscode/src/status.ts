@@ -7,7 +7,10 @@ export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('tritonlens.status', vscode.StatusBarAlignment.Right, 100);
   private state: ServerState = 'stopped';
   private detail = '';
-  private target = 'local · H100';
+  private backend = 'local';
+  private targetGpu = 'H100';
+  /** The device the last profile ran on ("NVIDIA H100 80GB HBM3", "cpu (triton interpreter)"). */
+  private device: string | undefined;
   private trusted = true;
   private readonly work = new Map<number, string>();
   private nextWork = 1;
@@ -19,9 +22,16 @@ export class StatusBar implements vscode.Disposable {
     this.item.show();
   }
 
-  setTarget(target: string, trusted: boolean): void {
-    this.target = target;
+  setTarget(backend: string, targetGpu: string, trusted: boolean): void {
+    if (backend !== this.backend) this.device = undefined; // measured elsewhere
+    this.backend = backend;
+    this.targetGpu = targetGpu;
     this.trusted = trusted;
+    this.render();
+  }
+
+  setDevice(device: string | undefined): void {
+    this.device = device;
     this.render();
   }
 
@@ -57,13 +67,14 @@ export class StatusBar implements vscode.Disposable {
     else if (this.state === 'starting') icon = '$(loading~spin)';
     else if (this.state === 'not-installed' || this.state === 'error') icon = '$(warning)';
     else if (this.state === 'stopped') icon = '$(circle-slash)';
-    let text = `${icon} tritonlens: ${this.target}`;
+    let text = `${icon} tritonlens: ${this.backend} · ${this.device ?? this.targetGpu}`;
     if (!this.trusted) text += ' (restricted)';
     if (running.length === 1) text += ` · ${running[0]}`;
     else if (running.length > 1) text += ` · ${running.length} jobs`;
     if (this.state === 'not-installed') text = `$(warning) tritonlens: not installed`;
     this.item.text = text;
-    const lines = [`tritonlens language server: ${this.state}`];
+    const lines = [`tritonlens language server: ${this.state}`, `backend: ${this.backend}; estimates for ${this.targetGpu}`];
+    if (this.device) lines.push(`last profiled on: ${this.device}`);
     if (this.detail) lines.push(this.detail);
     if (!this.trusted) lines.push('Untrusted workspace: profiling and optimizing are off.');
     for (const w of running) lines.push(`running: ${w}`);

@@ -224,7 +224,9 @@ def test_extension_in_code_server(code_server_env, fake_install_python, tmp_path
                                    "sameServer": True, "shownAgain": True}, res["configChange"]
     assert res["restart"] == {"newServer": True, "diagnosticsBack": True}, res["restart"]
 
-    assert "tritonlens: local · H100" in seen["statusBar"], seen
+    # Backend and device: the target GPU until a profile ran, then the device it ran on.
+    assert "tritonlens: local · H100" in res["statusDuringProfile"], res["statusDuringProfile"]
+    assert "tritonlens: local · cpu (triton interpreter)" in seen["statusBar"], seen
     assert shot.exists()
     assert shot.stat().st_size > 20_000
 
