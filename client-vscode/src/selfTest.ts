@@ -252,6 +252,8 @@ async function runUntrustedSelfTest(server: ServerController, status: StatusBar)
     // A lens or another caller going straight to the server command is refused by the middleware.
     res.serverProfile = (await vscode.commands.executeCommand('tritonlens.server.profile', uri.toString(), 'add_kernel')) ?? null;
     res.fileUnchanged = fs.readFileSync(file, 'utf8') === before;
+    const procs = serverProcesses();
+    res.serverProcesses = procs.map(p => ({ cwd: fs.readlinkSync(`/proc/${p.pid}/cwd`), safePath: p.environ.PYTHONSAFEPATH ?? null }));
     res.statusText = status.text;
   } catch (e) {
     res.error = e instanceof Error ? e.stack ?? e.message : String(e);

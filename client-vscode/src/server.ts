@@ -18,7 +18,7 @@ import type * as lsp from 'vscode-languageclient/node';
 import { checkImportable, importCheckMessage, ImportCheck, pipInstallCommand, resolveInterpreter, ResolvedInterpreter } from './interpreter';
 import { activePythonFromExtension } from './pythonExtension';
 import { readRewriteData } from './rewriteData';
-import { backendLabel, configSection, RESTART_SETTINGS, serverEnvironment, ServerConfig, toServerConfig } from './settings';
+import { backendLabel, configSection, RESTART_SETTINGS, serverCwd, serverEnvironment, ServerConfig, toServerConfig } from './settings';
 import { StatusBar } from './status';
 
 export const API_KEY_SECRET = 'tritonlens.llm.apiKey';
@@ -117,8 +117,8 @@ export class ServerController implements vscode.Disposable {
 
     const config = this.serverConfig(folder?.uri);
     const apiKey = await this.context.secrets.get(API_KEY_SECRET);
-    const env = serverEnvironment(process.env, config.llm.apiKeyEnv, apiKey);
-    const cwd = folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
+    const env = serverEnvironment(process.env, config.llm.apiKeyEnv, apiKey, this.trusted);
+    const cwd = serverCwd(folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined, this.trusted, os.tmpdir());
 
     this.lastCheck = await checkImportable(python, env, cwd);
     if (!this.lastCheck.ok) {

@@ -156,10 +156,19 @@ export function serverEnvironment(
   base: NodeJS.ProcessEnv,
   apiKeyEnv: string,
   apiKey: string | undefined,
+  trusted = true,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base, PYTHONUNBUFFERED: '1' };
   if (apiKey) env[apiKeyEnv] = apiKey;
+  // Untrusted folder: a `tritonlens/` or `pygls.py` in it must not shadow the real packages, so
+  // Python is told not to put the working directory on sys.path (3.11+; the cwd moves out too).
+  if (!trusted) env.PYTHONSAFEPATH = '1';
   return env;
+}
+
+/** Where the server runs: the workspace folder when trusted, else a neutral directory. */
+export function serverCwd(workspaceFolder: string | undefined, trusted: boolean, neutral: string): string {
+  return trusted && workspaceFolder ? workspaceFolder : neutral;
 }
 
 /** "local · H100", "ssh gpu-box · H100", "ray head:10001 · H100": what the status bar shows. */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { backendLabel, configSection, DEFAULTS, RESTART_SETTINGS, serverEnvironment, toServerConfig } from '../src/settings';
+import { backendLabel, configSection, DEFAULTS, RESTART_SETTINGS, serverCwd, serverEnvironment, toServerConfig } from '../src/settings';
 
 /** A reader over a flat map of keys below `tritonlens.`, the way WorkspaceConfiguration.get answers. */
 const reader = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -82,4 +82,12 @@ test('backend labels for the status bar', () => {
   assert.equal(backendLabel('ssh://gpu-box'), 'ssh gpu-box');
   assert.equal(backendLabel('ray'), 'ray');
   assert.equal(backendLabel('ray://head:10001'), 'ray head:10001');
+});
+
+test('an untrusted folder cannot shadow the server packages: neutral cwd, PYTHONSAFEPATH', () => {
+  assert.equal(serverEnvironment({}, 'K', undefined, false).PYTHONSAFEPATH, '1');
+  assert.equal(serverEnvironment({}, 'K', undefined, true).PYTHONSAFEPATH, undefined);
+  assert.equal(serverCwd('/ws', true, '/tmp'), '/ws');
+  assert.equal(serverCwd('/ws', false, '/tmp'), '/tmp');
+  assert.equal(serverCwd(undefined, true, '/tmp'), '/tmp');
 });

@@ -301,6 +301,11 @@ def test_untrusted_workspace(code_server_env, tmp_path):
     settings.write_text(json.dumps({**json.loads(settings.read_text()), "security.workspace.trust.enabled": True}))
     result, ui, shot = tmp_path / "untrusted.json", tmp_path / "ui-untrusted.json", OUTPUT / "vscode-untrusted.png"
     kernel_file = env_["workspace"] / EXAMPLE.name
+    # A folder that tries to run code when the server starts: a package shadowing tritonlens.
+    pwned = tmp_path / "pwned"
+    (env_["workspace"] / "tritonlens").mkdir()
+    (env_["workspace"] / "tritonlens" / "__init__.py").write_text(
+        f"open({str(pwned)!r}, 'w').write('imported from the untrusted folder')\n")
     drive, _ = run_code_server(
         env_, tmp_path, trust=True,
         extra_env={"TRITONLENS_SELFTEST_OUT": str(result), "TRITONLENS_SELFTEST_FILE": str(kernel_file)},
@@ -324,4 +329,9 @@ def test_untrusted_workspace(code_server_env, tmp_path):
         assert "trust the workspace" in res[key]["error"], res[key]
     assert res["serverProfile"] is None, res["serverProfile"]
     assert res["fileUnchanged"]
+    assert not pwned.exists(), "the untrusted folder's tritonlens/ was imported"
+    assert res["serverProcesses"], res
+    for p in res["serverProcesses"]:
+        assert p["cwd"] != str(env_["workspace"]), p
+        assert p["safePath"] == "1", p
     assert "(restricted)" in res["statusText"], res["statusText"]
