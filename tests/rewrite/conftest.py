@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from rewrite_support import FIXTURES, fenced  # noqa: F401  (names shared with the test modules)
 
 
 class ScriptedLLM:
@@ -94,7 +94,3 @@ def fixture_text():
         return (FIXTURES / name).read_text(encoding="utf-8")
 
     return read
-
-
-def fenced(code: str, prose: str = "I changed the block size.") -> str:
-    return f"Here is the rewrite.\n\n```python\n{code}```\n\n{prose}\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import FIXTURES, fenced
+from rewrite_support import FIXTURES, fenced
 from tritonlens.rewrite.api import optimize_file
 from tritonlens.rewrite.context import ProposalContext
 from tritonlens.rewrite.propose_llm import LLMProposer, LLMSettings, extract_source

@@ -5,7 +5,7 @@ fixture file, two in parallel."""
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
+from rewrite_support import FIXTURES
 from tritonlens.rewrite.candidate import Candidate
 from tritonlens.rewrite.verify import Verifier
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from conftest import FIXTURES
+from rewrite_support import FIXTURES
 from tritonlens.rewrite import propose_config, propose_rules
 from tritonlens.rewrite.context import ProposalContext
 
