@@ -21,6 +21,13 @@ export interface InterpreterInputs {
   env: NodeJS.ProcessEnv;
   /** Interpreter used when nothing else names one. */
   fallback?: string;
+  /** Untrusted workspace: an interpreter inside the folder would be the folder's code running. */
+  untrusted?: boolean;
+}
+
+function inside(file: string, folder: string): boolean {
+  const rel = path.relative(folder, file);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 /** Expands `${workspaceFolder}`, `${userHome}`, `${env:NAME}` and a leading `~`; resolves relative paths. */
@@ -45,7 +52,8 @@ export function expandInterpreterSetting(
 /** The setting first, else the Python extension's active environment, else `python3`. */
 export async function resolveInterpreter(inputs: InterpreterInputs): Promise<ResolvedInterpreter> {
   const fromSetting = expandInterpreterSetting(inputs.setting ?? '', inputs);
-  if (fromSetting) return { path: fromSetting, source: 'setting' };
+  const refused = inputs.untrusted && inputs.workspaceFolder && path.isAbsolute(fromSetting) && inside(fromSetting, inputs.workspaceFolder);
+  if (fromSetting && !refused) return { path: fromSetting, source: 'setting' };
   if (inputs.pythonExtension) {
     let fromExtension: string | undefined;
     try {

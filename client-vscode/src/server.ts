@@ -111,9 +111,13 @@ export class ServerController implements vscode.Disposable {
       workspaceFolder: folder?.uri.fsPath,
       home: os.homedir(),
       env: process.env,
+      untrusted: !this.trusted,
     });
     const python = this.interpreter.path;
     this.output.appendLine(`[client] interpreter: ${python} (from ${this.interpreter.source})`);
+    if (!this.trusted && this.interpreter.source === 'default' && settings.get<string>('interpreter', '').trim()) {
+      this.output.appendLine('[client] the tritonlens.interpreter setting points into this untrusted folder; not using it');
+    }
 
     const config = this.serverConfig(folder?.uri);
     const apiKey = await this.context.secrets.get(API_KEY_SECRET);

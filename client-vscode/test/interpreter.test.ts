@@ -40,6 +40,17 @@ test('a Python extension that throws or has no environment does not block the se
   assert.deepEqual(none, { path: 'py', source: 'default' });
 });
 
+test('an untrusted workspace cannot supply the interpreter from inside itself', async () => {
+  for (const setting of ['${workspaceFolder}/.venv/bin/python', '.venv/bin/python', '/ws/bin/python']) {
+    const r = await resolveInterpreter({ ...base, setting, untrusted: true, fallback: 'python3' });
+    assert.deepEqual(r, { path: 'python3', source: 'default' }, setting);
+  }
+  const outside = await resolveInterpreter({ ...base, setting: '/opt/venv/bin/python', untrusted: true });
+  assert.deepEqual(outside, { path: '/opt/venv/bin/python', source: 'setting' });
+  const trusted = await resolveInterpreter({ ...base, setting: '.venv/bin/python' });
+  assert.deepEqual(trusted, { path: '/ws/.venv/bin/python', source: 'setting' });
+});
+
 test('variables, ~ and relative paths in the setting are expanded', () => {
   assert.equal(expandInterpreterSetting('${workspaceFolder}/.venv/bin/python', base), '/ws/.venv/bin/python');
   assert.equal(expandInterpreterSetting('${env:VENV}/bin/python', base), '/opt/venv/bin/python');
