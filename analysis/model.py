@@ -259,6 +259,7 @@ class Module:
     kernels: list[Kernel]
     functions: dict[str, Any]  # top-level plain function name → node
     constants: dict[str, list[Any]]  # module-level simple assignments name → value nodes
+    memo: dict = field(default_factory=dict)  # per-analysis facts rules share (computed once a file)
 
     def kernel(self, name: str) -> Kernel | None:
         return next((k for k in self.kernels if k.name == name), None)

@@ -86,7 +86,10 @@ def _in_loop(node, body) -> bool:
 def _plain_functions(ctx) -> set[str]:
     from ..model import top_level_definitions
 
-    out = set()
+    cached = ctx.module.memo.get("tl019.plain_functions")
+    if cached is not None:
+        return cached
+    out = ctx.module.memo["tl019.plain_functions"] = set()
     src = ctx.module.src
     for outer, fn, decorators in top_level_definitions(src):
         name = fn.child_by_field_name("name")
