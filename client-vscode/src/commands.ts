@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import type * as lsp from 'vscode-languageclient/node';
 import { findKernels, kernelAtLine } from './kernels';
+import { deviceOf, failureOf, readIr, summarize } from './results';
 import { applyTextEdits, readRewriteData, RewritePreview, TextEditLike } from './rewriteData';
 import { API_KEY_SECRET, ServerController, UNTRUSTED_MESSAGE } from './server';
 import { VirtualDocuments } from './virtualDocs';
@@ -40,46 +41,8 @@ async function pickKernel(uriArg?: unknown, kernelArg?: unknown): Promise<Kernel
   return pick ? { uri, kernel: pick.label } : undefined;
 }
 
-/** A one-line summary of a profile/optimize result ({ok, report} or {ok: false, error}). */
-export function summarize(result: unknown): string {
-  if (typeof result === 'string') return result;
-  if (result && typeof result === 'object') {
-    const r = result as Record<string, unknown>;
-    for (const key of ['summary', 'message', 'title']) if (typeof r[key] === 'string') return r[key] as string;
-    if (typeof r.markdown === 'string') return (r.markdown as string).split('\n').find(l => l.trim()) ?? 'done';
-    const report = r.report as Record<string, unknown> | undefined;
-    if (report && typeof report === 'object') {
-      if (typeof report.summary === 'string') return report.summary;
-      if (Array.isArray(report.candidates)) {
-        const cands = report.candidates as { accepted?: boolean }[];
-        const accepted = cands.filter(c => c.accepted).length;
-        const best = report.best as { title?: string; speedup?: number | null } | null | undefined;
-        const bestText = best?.title ? `; best: ${best.title}${typeof best.speedup === 'number' ? ` (×${best.speedup.toFixed(2)})` : ''}` : '';
-        return `${cands.length} candidate${cands.length === 1 ? '' : 's'}, ${accepted} verified${bestText}`;
-      }
-      const kernels = Array.isArray(report.kernels) ? report.kernels.length : undefined;
-      const mode = typeof report.mode === 'string' ? ` (${report.mode} mode)` : '';
-      if (kernels !== undefined) return `${kernels} kernel${kernels === 1 ? '' : 's'} measured${mode}`;
-    }
-  }
-  return 'done';
-}
 
-/** The device a profile/optimize report says it ran on. */
-export function deviceOf(result: unknown): string | undefined {
-  const device = ((result as { report?: { device?: unknown } } | null)?.report?.device ?? undefined) as { name?: unknown } | string | undefined;
-  if (typeof device === 'string') return device || undefined;
-  return typeof device?.name === 'string' && device.name ? device.name : undefined;
-}
 
-/** The server's refusal in a result (`{ok: false, error}`), if any. */
-export function failureOf(result: unknown): string | undefined {
-  if (result && typeof result === 'object') {
-    const r = result as Record<string, unknown>;
-    if (r.ok === false) return typeof r.error === 'string' ? r.error : 'failed';
-  }
-  return undefined;
-}
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -373,31 +336,6 @@ export class Commands {
   }
 }
 
-/** Reads the server's showIr answer: a string, or {text|ir|content, marked_lines|lines|highlight|marked} (0-based IR lines). */
-export function readIr(result: unknown): { text: string; lines: number[] } | undefined {
-  if (typeof result === 'string') return { text: result, lines: [] };
-  if (!result || typeof result !== 'object') return undefined;
-  const r = result as Record<string, unknown>;
-  const text = [r.text, r.ir, r.content].find(v => typeof v === 'string') as string | undefined;
-  if (text === undefined) return undefined;
-  const raw = [r.marked_lines, r.lines, r.highlight, r.marked, r.highlights].find(Array.isArray) as unknown[] | undefined;
-  const lines = (raw ?? []).flatMap(v => {
-    if (typeof v === 'number') return [v];
-    if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      if (typeof o.line === 'number') return [o.line];
-      const start = (o.start as { line?: unknown } | undefined)?.line;
-      const end = (o.end as { line?: unknown } | undefined)?.line;
-      if (typeof start === 'number') {
-        const out: number[] = [];
-        for (let l = start; l <= (typeof end === 'number' ? end : start); l++) out.push(l);
-        return out;
-      }
-    }
-    return [];
-  });
-  return { text, lines };
-}
 
 function editsFor(edit: lsp.WorkspaceEdit, uri: string): TextEditLike[] | undefined {
   const same = (u: string) => vscode.Uri.parse(u).toString() === uri;
