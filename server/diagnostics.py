@@ -17,6 +17,7 @@ from pygls.capabilities import get_capability
 from tritonlens.analysis.findings import Finding, Range, Severity
 
 from .documents import DocumentState, Snapshot, snapshot_of
+from .protocol import PreSerialized
 
 log = logging.getLogger(__name__)
 
@@ -69,12 +70,10 @@ def _range_json(r: types.Range) -> dict:
 def to_diagnostic(finding: Finding, snap: Snapshot, caps: types.ClientCapabilities | None = None) -> types.Diagnostic:
     related_ok = get_capability(caps, "text_document.publish_diagnostics.related_information", True) if caps else True
     href = rule_doc_uri(finding.code)
-    data: dict = {"version": snap.version, "kernel": finding.kernel}
+    data: dict = {"kernel": finding.kernel}
     fix = fix_payload(finding, snap)
     if fix is not None:
         data["fix"] = fix
-    if finding.data:
-        data["details"] = finding.data
     related = None
     if finding.related and related_ok:
         related = [
@@ -154,9 +153,38 @@ def findings_for(st: DocumentState, result) -> list[Finding]:
     return out
 
 
-def build(ls, st: DocumentState, snap: Snapshot, result) -> list[types.Diagnostic]:
+def _lines_key(f: Finding, snap: Snapshot) -> tuple:
+    """The text of every line a finding's positions sit on: conversion depends on nothing else."""
+    rows = {f.range.start.line, f.range.end.line}
+    rows.update(r.range.start.line for r in f.related)
+    rows.update(r.range.end.line for r in f.related)
+    if f.fix:
+        for e in f.fix.edits:
+            rows.update((e.range.start.line, e.range.end.line))
+    n = len(snap.lines)
+    return tuple(snap.lines[r] if r < n else None for r in sorted(rows))
+
+
+def build_json(ls, st: DocumentState, snap: Snapshot, result) -> list[dict]:
+    """Diagnostics for `result`, JSON-ready. The engine hands back the same Finding objects for
+    kernels an edit did not touch; their conversion is reused while the lines they sit on are
+    unchanged, so a one-kernel edit converts one kernel's findings."""
     caps = ls.client_capabilities
-    return [to_diagnostic(f, snap, caps) for f in findings_for(st, result)]
+    unstructure = ls.protocol._converter.unstructure
+    old = st.diag_cache if st.diag_cache_uri == (snap.uri, snap.encoding) else {}
+    cache: dict[int, tuple] = {}
+    out = []
+    for f in findings_for(st, result):
+        key = _lines_key(f, snap)
+        hit = old.get(id(f))
+        if hit is not None and hit[0] is f and hit[1] == key:
+            js = hit[2]
+        else:
+            js = unstructure(to_diagnostic(f, snap, caps))
+        cache[id(f)] = (f, key, js)
+        out.append(js)
+    st.diag_cache, st.diag_cache_uri = cache, (snap.uri, snap.encoding)
+    return out
 
 
 # -- delivery ---------------------------------------------------------------------------------------
@@ -186,11 +214,10 @@ async def publish(ls, uri: str) -> bool:
                   current.version if current else None)
         return False
     st = ls.analysis.state(uri)
-    diagnostics = build(ls, st, snap, result)
+    diagnostics = build_json(ls, st, snap, result)
     st.published_version = snap.version
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=snap.version)
-    )
+    ls.protocol.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                            {"uri": uri, "diagnostics": diagnostics, "version": snap.version})
     ls.notify_published(uri, snap.version, len(diagnostics))
     return True
 
@@ -214,10 +241,10 @@ async def pull(ls, params: types.DocumentDiagnosticParams):
     rid = result_id(st, snap, settings)
     if params.previous_result_id == rid:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
-    items = build(ls, st, snap, result)
+    items = build_json(ls, st, snap, result)
     st.published_version = snap.version
     ls.notify_published(uri, snap.version, len(items))
-    return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=rid)
+    return PreSerialized({"kind": "full", "resultId": rid, "items": items})
 
 
 def register(ls) -> None:

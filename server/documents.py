@@ -102,6 +102,8 @@ class DocumentState:
     # Diagnostics from other producers (profiling, compiling), keyed by producer.
     extra: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
     generation: int = 0  # bumped whenever anything shown for this document changes
+    diag_cache: dict = field(default_factory=dict)  # id(Finding) -> (Finding, lines, Diagnostic)
+    diag_cache_uri: tuple | None = None
 
     def current_for(self, snap: Snapshot, settings_key: tuple) -> bool:
         return (

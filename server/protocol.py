@@ -32,6 +32,16 @@ work_done_token: contextvars.ContextVar[types.ProgressToken | None] = contextvar
 )
 
 
+class PreSerialized:
+    """A result already in JSON form: sent as is, skipping cattrs (diagnostic lists of large files
+    cost tens of milliseconds to unstructure on every publish)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class _Answered:
     """Stands for a message that was already dealt with while deserializing it."""
 
@@ -69,6 +79,17 @@ class TritonLensProtocol(LanguageServerProtocol):
             return super().handle_message(message)
         except Exception:  # never let one message take the reader loop's error path
             log.error("failed to handle message: %s", traceback.format_exc())
+
+    def _send_response(self, msg_id, result=None, error=None):
+        if error is None and isinstance(result, PreSerialized):
+            self._result_types.pop(msg_id, None)
+            self._send_data({"jsonrpc": self.VERSION, "id": msg_id, "result": result.value})
+            return
+        super()._send_response(msg_id, result, error)
+
+    def notify_json(self, method: str, params: dict) -> None:
+        """A notification whose params are already JSON-ready."""
+        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):

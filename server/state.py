@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from .documents import DocumentState, Snapshot, may_hold_kernels
+from .incremental import IncrementalParser
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +35,19 @@ class AnalysisService:
 
     def forget(self, uri: str) -> None:
         self.docs.pop(uri, None)
+        if self._analyzer is not None:
+            self._pool.submit(self._analyzer.incremental.forget, uri)
 
     def _analyze_sync(self, snap: Snapshot, select, ignore):
         if self._analyzer is None:
-            from tritonlens.analysis.engine import Analyzer
-
-            self._analyzer = Analyzer()
+            self._analyzer = _make_analyzer()
         t0 = time.perf_counter()
-        result = self._analyzer.analyze(snap.text, path=snap.path, select=list(select) or None, ignore=list(ignore) or None)
+        self._analyzer.incremental.current = snap.uri
+        try:
+            result = self._analyzer.analyze(snap.text, path=snap.path, select=list(select) or None,
+                                            ignore=list(ignore) or None)
+        finally:
+            self._analyzer.incremental.current = None
         self.last_duration_ms = (time.perf_counter() - t0) * 1000
         return result
 
@@ -72,3 +78,18 @@ class AnalysisService:
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _make_analyzer():
+    """The engine's Analyzer, parsing each document incrementally from its previous tree."""
+    from tritonlens.analysis.engine import Analyzer
+
+    class DocumentAnalyzer(Analyzer):
+        def __init__(self):
+            super().__init__()
+            self.incremental = IncrementalParser()
+
+        def _parser(self):  # the engine asks for its parser once per analysis
+            return self.incremental
+
+    return DocumentAnalyzer()

@@ -57,11 +57,26 @@ def init_params(name: str, root: Path, options=None) -> types.InitializeParams:
 
 @pytest_lsp.fixture(config=CONFIG, params=CLIENTS)
 async def client(lsp_client: LanguageClient, request, tmp_path):
-    # A short debounce keeps the suite fast; test_debounce checks the configured value is honoured.
+    # A short debounce keeps the suite fast; test_debounce_is_honoured checks the setting itself.
     lsp_client.init_result = await lsp_client.initialize_session(
         init_params(request.param, tmp_path, {"debounceMs": 20}))
     lsp_client.profile_name = request.param
     lsp_client.root = tmp_path
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=CONFIG, params=CLIENTS, scope="module")
+async def module_client(lsp_client: LanguageClient, request, tmp_path_factory):
+    """One server per test module and client profile (starting one costs seconds on a busy
+    machine); each test works on its own files, so tests do not see each other's documents.
+    A module opts in with `client = module_client` fixtures and a module-scoped event loop."""
+    root = tmp_path_factory.mktemp("workspace")
+    # A short debounce keeps the suite fast; test_debounce_is_honoured checks the setting itself.
+    lsp_client.init_result = await lsp_client.initialize_session(
+        init_params(request.param, root, {"debounceMs": 20}))
+    lsp_client.profile_name = request.param
+    lsp_client.root = root
     yield
     await lsp_client.shutdown_session()
 

@@ -14,6 +14,14 @@ from tritonlens.analysis.findings import apply_edits
 from lsp_helpers import Doc, apply_text_edits, edits_of
 from test_diagnostics import DATA, copy, tl001
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def client(module_client):
+    """This module's tests share one server per client profile."""
+    return module_client
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
 
 

@@ -55,7 +55,9 @@ async def test_invalid_settings_report_and_fall_back(bare_client, tmp_path):
     assert len(tl001(await doc.diagnostics())) == 1
 
 
-async def test_did_change_configuration_republishes(client, tmp_path):
+async def test_did_change_configuration_republishes(bare_client, tmp_path):
+    client = bare_client
+    await client.initialize_for_test({"debounceMs": 20})
     doc = Doc(client, copy(tmp_path, "scale.py")).open()
     assert len(tl001(await doc.diagnostics())) == 1
     before = len(client.publications)

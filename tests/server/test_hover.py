@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
 from lsp_helpers import Doc, position_of
 from test_diagnostics import copy
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def client(module_client):
+    """This module's tests share one server per client profile."""
+    return module_client
 
 
 async def test_kernel_card(client, tmp_path):

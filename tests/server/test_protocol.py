@@ -12,6 +12,14 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from lsp_helpers import Doc
 from test_diagnostics import copy
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def client(module_client):
+    """This module's tests share one server per client profile."""
+    return module_client
+
 
 async def test_request_with_unreadable_params_is_answered(client, tmp_path):
     # pygls 2.1 logs such a request and never answers it; the server must answer InvalidParams.

@@ -1,0 +1,287 @@
+"""Language-server latency through a real stdio client, on the generated 2,000-line file of 40
+kernels (bench/gen_kernels.py):
+
+- didChange → publishDiagnostics (push, VS Code-like client): each round edits one kernel
+  incrementally, as an editor does while typing, and waits for the diagnostics of that version.
+  Reported raw and after the debounce (the configured debounce is subtracted).
+- didChange → textDocument/diagnostic (pull, Neovim-like client: the client asks right away).
+- hover on kernel names (the card with configurations and static estimates), and on tl.load.
+
+Targets (issue 3): p95 ≤ 50 ms for diagnostics after the debounce, ≤ 20 ms for hover.
+Run: python bench/lsp_latency.py  → prints a table, writes bench/results/lsp_latency.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+
+sys.path.insert(0, str(Path(__file__).parent))
+from gen_kernels import generate  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+DEBOUNCE_MS = 200
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    k = (len(xs) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def summary(xs: list[float]) -> dict:
+    return {"n": len(xs), "p50": round(pct(xs, 0.5), 2), "p95": round(pct(xs, 0.95), 2),
+            "max": round(max(xs), 2) if xs else None, "mean": round(statistics.fmean(xs), 2) if xs else None}
+
+
+class Client:
+    """A lean LSP client over the server's stdin/stdout: JSON in, JSON out.
+
+    Timestamps are taken when a message's bytes have been read and decoded, so the figures are
+    the server's latency plus the pipe, not the cost of building typed objects on the client side
+    (an editor parses JSON natively).
+    """
+
+    def __init__(self, pull: bool):
+        self.pull = pull
+        self.published: dict[int, float] = {}
+        self.event = asyncio.Event()
+        self.pending: dict[int, asyncio.Future] = {}
+        self.next_id = 0
+
+    async def start(self, root: Path):
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, *os.environ.get("LSP_BENCH_PYFLAGS", "").split(), "-m", "tritonlens", "serve",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        self.reader = asyncio.ensure_future(self._read())
+        caps = {
+            "general": {"positionEncodings": ["utf-16"]},
+            "textDocument": {
+                "publishDiagnostics": {"versionSupport": True, "relatedInformation": True},
+                "hover": {"contentFormat": ["markdown"]},
+                **({"diagnostic": {}} if self.pull else {}),
+            },
+            "workspace": {"configuration": True},
+        }
+        await self.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps,
+                                          "initializationOptions": {"debounceMs": DEBOUNCE_MS}})
+        self.notify("initialized", {})
+
+    def _send(self, msg: dict) -> None:
+        body = json.dumps(msg).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def notify(self, method: str, params) -> None:
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def request(self, method: str, params):
+        self.next_id += 1
+        fut = asyncio.get_running_loop().create_future()
+        self.pending[self.next_id] = fut
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        msg = await asyncio.wait_for(fut, 60)
+        if "error" in msg:
+            raise RuntimeError(f"{method}: {msg['error']}")
+        return msg.get("result")
+
+    async def _read(self):
+        out = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                line = await out.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            msg = json.loads(await out.readexactly(length))
+            now = time.perf_counter()
+            if "method" in msg and "id" in msg:  # a request from the server
+                result = [None for _ in msg["params"]["items"]] if msg["method"] == "workspace/configuration" else None
+                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+            elif "method" in msg:
+                if msg["method"] == "textDocument/publishDiagnostics":
+                    self.published[msg["params"].get("version")] = now
+                    self.event.set()
+            elif msg.get("id") in self.pending:
+                self.pending.pop(msg["id"]).set_result(msg)
+
+    async def stop(self):
+        await self.request("shutdown", None)
+        self.notify("exit", None)
+        await asyncio.wait_for(self.proc.wait(), 10)
+        self.reader.cancel()
+
+
+async def wait_version(c: Client, version: int, timeout: float = 30.0) -> float:
+    deadline = time.perf_counter() + timeout
+    while version not in c.published:
+        c.event.clear()
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"no diagnostics for version {version}")
+        try:
+            await asyncio.wait_for(c.event.wait(), 0.5)
+        except asyncio.TimeoutError:
+            pass
+    return c.published[version]
+
+
+def kernel_lines(text: str) -> list[tuple[int, int, str]]:
+    """(line of `def`, column of the name, name) for every kernel."""
+    lines = text.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        if line.startswith("def ") and i > 0 and lines[i - 1].startswith("@triton"):
+            name = line[4:line.index("(")]
+            out.append((i, 4, name))
+    return out
+
+
+class Editor:
+    """Types into one kernel per round: appends a trailing comment to a statement of the kernel,
+    and removes it again the next time round; every change is incremental, as editors send."""
+
+    SUFFIX = "  # edited"
+
+    def __init__(self, uri: str, text: str):
+        self.uri = uri
+        self.lines = text.split("\n")
+        self.kernels = kernel_lines(text)
+        self.version = 1
+
+    def change(self, r: int) -> dict:
+        body = self.kernels[r % len(self.kernels)][0] + 2  # a statement inside the kernel
+        line = self.lines[body]
+        if line.endswith(self.SUFFIX):
+            start, end, new = len(line) - len(self.SUFFIX), len(line), ""
+            self.lines[body] = line[:start]
+        else:
+            start, end, new = len(line), len(line), self.SUFFIX
+            self.lines[body] = line + self.SUFFIX
+        self.version += 1
+        rng = {"start": {"line": body, "character": start}, "end": {"line": body, "character": end}}
+        return {"textDocument": {"uri": self.uri, "version": self.version},
+                "contentChanges": [{"range": rng, "text": new}]}
+
+
+async def bench_push(path: Path, text: str, rounds: int) -> dict:
+    c = Client(pull=False)
+    await c.start(path.parent)
+    uri = path.as_uri()
+    t0 = time.perf_counter()
+    c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+    await wait_version(c, 1)
+    first = (time.perf_counter() - t0) * 1000
+    kernels = kernel_lines(text)
+    ed = Editor(uri, text)
+    raw, after = [], []
+    for r in range(rounds):
+        params = ed.change(r)
+        t = time.perf_counter()
+        c.notify("textDocument/didChange", params)
+        done = await wait_version(c, ed.version)
+        ms = (done - t) * 1000
+        raw.append(ms)
+        after.append(ms - DEBOUNCE_MS)
+    hover_name, hover_load = [], []
+    lines = "\n".join(ed.lines).split("\n")
+    for r in range(3):
+        for line, col, name in kernels:
+            t = time.perf_counter()
+            h = await c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                      "position": {"line": line, "character": col + 1}})
+            hover_name.append((time.perf_counter() - t) * 1000)
+            assert h is not None and name in h["contents"]["value"], name
+        if r == 0:
+            for i, ln in enumerate(lines):
+                if "tl.load(" in ln:
+                    t = time.perf_counter()
+                    h = await c.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {
+                        "line": i, "character": ln.index("tl.load(") + 4}})
+                    hover_load.append((time.perf_counter() - t) * 1000)
+                    assert h is not None and "tl.load" in h["contents"]["value"]
+    await c.stop()
+    return {"open_ms": round(first, 1), "change_to_publish_ms": summary(raw),
+            "after_debounce_ms": summary(after), "hover_kernel_ms": summary(hover_name),
+            "hover_load_ms": summary(hover_load)}
+
+
+async def bench_pull(path: Path, text: str, rounds: int) -> dict:
+    c = Client(pull=True)
+    await c.start(path.parent)
+    uri = path.as_uri()
+    c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+    await c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+    ed = Editor(uri, text)
+    times = []
+    for r in range(rounds):
+        params = ed.change(r)
+        t = time.perf_counter()
+        c.notify("textDocument/didChange", params)
+        report = await c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+        times.append((time.perf_counter() - t) * 1000)
+        assert report["kind"] == "full" and report["items"]
+    await c.stop()
+    return {"change_to_pull_ms": summary(times)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=80, help="edits per mode (default 80: each kernel twice)")
+    ap.add_argument("--out", default=str(RESULTS / "lsp_latency.json"))
+    args = ap.parse_args()
+    text = generate(40)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "kernels_2000.py"
+        path.write_text(text)
+        push = asyncio.run(bench_push(path, text, args.rounds))
+        pull = asyncio.run(bench_pull(path, text, args.rounds))
+    result = {
+        "date": date.today().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "lines": text.count("\n") + 1, "kernels": len(kernel_lines(text)), "debounce_ms": DEBOUNCE_MS,
+        **push, **pull,
+        "targets": {"diagnostics_after_debounce_p95_ms": 50, "hover_p95_ms": 20},
+    }
+    result["meets_targets"] = {
+        "diagnostics": result["after_debounce_ms"]["p95"] <= 50,
+        "pull": result["change_to_pull_ms"]["p95"] <= 50,
+        "hover": result["hover_kernel_ms"]["p95"] <= 20 and result["hover_load_ms"]["p95"] <= 20,
+    }
+    rows = [
+        ("didChange → publishDiagnostics (raw)", result["change_to_publish_ms"]),
+        (f"  … after the {DEBOUNCE_MS} ms debounce", result["after_debounce_ms"]),
+        ("didChange → textDocument/diagnostic (pull)", result["change_to_pull_ms"]),
+        ("hover on a kernel name", result["hover_kernel_ms"]),
+        ("hover on tl.load", result["hover_load_ms"]),
+    ]
+    print(f"{result['lines']} lines, {result['kernels']} kernels; {result['machine']}; first analysis on open "
+          f"{result['open_ms']} ms")
+    print(f"{'measure':45} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
+    for name, s in rows:
+        print(f"{name:45} {s['n']:>4} {s['p50']:>8.1f} {s['p95']:>8.1f} {s['max']:>8.1f}")
+    print("targets met:", result["meets_targets"])
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

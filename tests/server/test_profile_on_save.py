@@ -1,0 +1,46 @@
+"""Profile on save through the server (profileOnSave: true): debounced, only changed kernels,
+with progress; results as lenses. Kernels run in Triton's interpreter (no GPU)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lsprotocol import types
+
+from lsp_helpers import Doc
+from test_profile import example, lenses, progress_kinds
+
+
+async def test_profile_on_save(bare_client, tmp_path):
+    await bare_client.initialize_for_test({"profileOnSave": True, "debounceMs": 20})
+    if bare_client.profile_name != "visual-studio-code":
+        pytest.skip("one client is enough for the on-save flow")
+    doc = Doc(bare_client, example(tmp_path)).open()
+    await doc.diagnostics()
+
+    async def profiles_done(n):
+        for _ in range(600):
+            ends = [v for v in bare_client.progress_reports.values() if v and isinstance(v[-1], types.WorkDoneProgressEnd)]
+            if len(ends) >= n:
+                return ends
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"expected {n} finished profiles, got {progress_kinds(bare_client)}")
+
+    doc.save()
+    ends = await profiles_done(1)
+    assert "add_kernel" in bare_client.progress_reports[next(iter(bare_client.progress_reports))][0].title
+    titles = [l.command.title for l in await lenses(doc)]
+    assert any(t.startswith("ran in the interpreter") for t in titles), titles
+    # saving again without touching the kernel profiles nothing
+    doc.save()
+    await asyncio.sleep(1.0)
+    assert len(bare_client.progress_reports) == 1
+    # editing the kernel makes the lens stale, and the next save profiles it again
+    doc.replace(doc.text.replace("    x = tl.load(x_ptr + offsets, mask=mask)",
+                                 "    x = tl.load(x_ptr + offsets, mask=mask) * 1"))
+    titles = [l.command.title for l in await lenses(doc)]
+    assert any(t.endswith("(before last edit)") for t in titles), titles
+    doc.save()
+    await profiles_done(2)
+    assert len(ends) >= 1
