@@ -3,7 +3,8 @@
 A full parse of a 2,000-line file costs tens of milliseconds, more than the rest of a one-kernel
 re-analysis; re-parsing from the previous tree costs about one. The edit between two versions is
 found by comparing the texts (longest common prefix and suffix, by binary search over byte
-slices), so it holds whatever the client sent, and the result is the tree a full parse would give.
+slices), so it holds whatever the client sent, and the result is the tree a full parse would give (text
+with syntax errors is parsed in full: error recovery from reused subtrees may differ).
 The previous tree is copied before it is edited: trees of earlier results stay untouched.
 """
 
@@ -63,7 +64,12 @@ class IncrementalParser:
                         start_point=_point(data, start), old_end_point=_point(old_data, old_end),
                         new_end_point=_point(data, new_end))
             tree = self._parser.parse(data, edited)
-            self.reused += 1
+            if tree.root_node.has_error:
+                # Error recovery may settle differently when old subtrees are reused; a full
+                # parse keeps broken code's model independent of the edit history.
+                tree = self._parser.parse(data)
+            else:
+                self.reused += 1
         else:
             tree = self._parser.parse(data, old_tree) if old_tree is not None else self._parser.parse(data)
         if key is not None:
