@@ -15,7 +15,7 @@ from pygls.lsp.server import LanguageServer
 
 from tritonlens import __version__
 
-from . import code_actions, code_lens, commands, diagnostics, hover, language_features, on_save
+from . import code_actions, code_lens, commands, compile_feature, diagnostics, hover, language_features, on_save
 from .config import SECTION, SettingsStore
 from .debounce import Debouncer
 from .protocol import TritonLensProtocol
@@ -109,6 +109,7 @@ def create_server() -> TritonLensServer:
     server = TritonLensServer()
     commands.register(server)
     language_features.register(server)  # inlay hints, completion, signature help, symbols (issue 9)
+    compile_feature.register(server)  # compile on save, tritonlens/showIr (issue 10)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams):
@@ -140,6 +141,7 @@ def create_server() -> TritonLensServer:
         await server.fetch_configuration()
         if [s.analysis_key() for s in server.settings.all()] != before:
             server.refresh_all()
+        compile_feature.initialized(server)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_did_change_configuration(params: types.DidChangeConfigurationParams):
@@ -149,11 +151,13 @@ def create_server() -> TritonLensServer:
             problems += server.settings.set_scope("", settings[SECTION])
         server.problems(problems)
         await server.fetch_configuration()
+        compile_feature.settings_changed(server)
         server.refresh_all()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def on_did_open(params: types.DidOpenTextDocumentParams):
         server.schedule_diagnostics(params.text_document.uri, 0)
+        compile_feature.opened(server, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def on_did_change(params: types.DidChangeTextDocumentParams):
@@ -164,12 +168,14 @@ def create_server() -> TritonLensServer:
         uri = params.text_document.uri
         server.schedule_diagnostics(uri, 0)
         on_save.saved(server, uri)
+        compile_feature.saved(server, uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_did_close(params: types.DidCloseTextDocumentParams):
         uri = params.text_document.uri
         server.debouncer.cancel(("diagnostics", uri))
         on_save.closed(server, uri)
+        compile_feature.closed(server, uri)
         server.analysis.forget(uri)
         if not server.pull_diagnostics:
             diagnostics.clear(server, uri)
@@ -178,6 +184,7 @@ def create_server() -> TritonLensServer:
     def on_shutdown(params: None):
         server.debouncer.cancel_all()
         on_save.cancel_all(server)
+        compile_feature.shutdown(server)
         server.analysis.shutdown()
 
     return server

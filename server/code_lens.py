@@ -17,6 +17,7 @@ log = logging.getLogger(__name__)
 PROFILE = "tritonlens.server.profile"
 OPTIMIZE = "tritonlens.server.optimize"
 REPORT = "tritonlens.server.report"
+SHOW_IR = "tritonlens.server.showIr"
 
 
 def lenses_for(ls, uri: str, snap, module) -> list[types.CodeLens]:
@@ -27,6 +28,9 @@ def lenses_for(ls, uri: str, snap, module) -> list[types.CodeLens]:
         args = [uri, k.name]
         out.append(types.CodeLens(range=rng, command=types.Command(title="Profile", command=PROFILE, arguments=args)))
         out.append(types.CodeLens(range=rng, command=types.Command(title="Optimize", command=OPTIMIZE, arguments=args)))
+        # The PTX, lines of the `def` marked; the client may offer the other stages.
+        ir_args = [uri, k.name, "ptx", k.name_range.start.line + 1]
+        out.append(types.CodeLens(range=rng, command=types.Command(title="Show IR", command=SHOW_IR, arguments=ir_args)))
         m = ls.measurements.latest(uri, k.name)
         if m is not None:
             title = results.summary(m)

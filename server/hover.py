@@ -9,7 +9,7 @@ from lsprotocol import types
 from tritonlens.analysis.findings import Position, Range
 from tritonlens.analysis.values import fmt
 
-from . import estimates_view, language_features, results
+from . import compile_feature, estimates_view, language_features, results
 from .diagnostics import findings_for, kernel_hash
 from .documents import snapshot_of
 
@@ -82,6 +82,9 @@ def kernel_card(ls, uri: str, module, k, findings, settings) -> str:
     if here:
         items = "\n".join(f"- **{f.code}** line {f.range.start.line + 1}: {f.message}" for f in here[:8])
         parts.append(f"**Findings** ({len(here)})\n\n{items}")
+    compiled = compile_feature.hover_section(ls, uri, k)
+    if compiled:
+        parts.append(compiled)
     m = ls.measurements.latest(uri, k.name)
     if m is not None:
         parts.append(results.hover_markdown(m, stale=m.kernel_hash != kernel_hash(k.text)))

@@ -18,7 +18,7 @@ from tritonlens.analysis.findings import Finding, Severity
 from . import code_lens, results
 from .diagnostics import AnchoredFinding, kernel_hash
 from .documents import snapshot_of
-from .engines import COMPILE, PROFILING, REWRITE, EngineUnavailable, load
+from .engines import PROFILING, REWRITE, EngineUnavailable, load
 from .progress import Cancelled, Progress
 
 log = logging.getLogger(__name__)
@@ -172,13 +172,10 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
 
 
 async def show_ir(ls, uri: str, kernel: str | None, stage, line) -> dict:
-    settings = ls.settings.for_uri(uri)
-    _require_trusted(settings, "Compiling")
-    api = load(COMPILE, "Compiled IR")
-    path = _path_of(uri)
-    try:
-        out = await asyncio.to_thread(_call, api.show_ir, path, kernel=kernel, stage=stage or "ptx", line=line,
-                                      target=settings.compile_target, python=settings.python or None)
-    except getattr(api, "CompileError", ()) as exc:  # unknown kernel, compile failure: say so
-        raise EngineUnavailable(f"cannot show IR: {exc}") from exc
-    return {"ok": True, **(out if isinstance(out, dict) else {"text": out})}
+    """`line` is 1-based. The document's latest compile answers when it is for the saved text."""
+    from . import compile_feature
+
+    _require_trusted(ls.settings.for_uri(uri), "Compiling")
+    if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
+        raise EngineUnavailable(f"showIr: the line must be a 1-based line number, got {line!r}")
+    return {"ok": True, **await compile_feature.show_ir(ls, uri, kernel, stage, line)}
