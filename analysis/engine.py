@@ -7,20 +7,41 @@ positions) form the kernel's cache key, so an edit inside one kernel re-checks t
 
 from __future__ import annotations
 
-import bisect
+import functools
 import hashlib
 import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from . import tlapi
 from .findings import Finding
-from .model import Kernel, Module, build_module, is_kernel_definition, _collect_aliases, top_level_definitions
+from .model import Kernel, Module, _collect_aliases, build_kernels, is_kernel_definition
 from .rules import RULE_MODULES, KernelContext
 from .source import Source, new_parser, reparse
 from .suppress import is_suppressed, suppressions
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2, "hint": 3}
+# Bytes that cannot be part of a Python identifier become spaces (UTF-8 bytes of non-ASCII
+# identifiers stay), so `bytes.split()` yields a statement's words.
+_NON_WORD = bytes(c if c >= 0x80 or chr(c).isalnum() or c == 0x5F else 0x20 for c in range(256))
+
+
+@functools.lru_cache(maxsize=4096)
+def _launch_re(name: str) -> re.Pattern:
+    return re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\s*\[")
+
+
+def _closure(name: str, uses: dict[str, set[str]]) -> list[str]:
+    """Top-level functions `name` refers to, directly or through the jit helpers it refers to."""
+    out, todo = set(), list(uses.get(name, ()))
+    while todo:
+        n = todo.pop()
+        if n in out or n == name:
+            continue
+        out.add(n)
+        todo.extend(uses.get(n, ()))
+    return sorted(out)
 
 
 @dataclass
@@ -69,85 +90,145 @@ class Analyzer:
     def analyze(self, text: str, path: str | None = None, select=None, ignore=None, doc_id: str | None = None,
                 target: str | None = None) -> AnalysisResult:
         """Analyze `text`. With `doc_id` (e.g. a document URI) the previous tree of that document
-        is reused for an incremental parse."""
+        is reused for an incremental parse, and the same text under the same settings returns the
+        previous findings without any work besides comparing the bytes."""
+        codes = _select(select, ignore)
+        api = tlapi.active()
+        # Everything a finding depends on besides the text: rules, target GPU, Triton API in use.
+        settings = f"{','.join(codes)}|{target}|{api.version}|{api.source}"
         tree = None
+        data = None
         if doc_id is not None:
             with self._lock:
                 prev = self._trees.get(doc_id)
             if prev is not None:
                 data = text.encode("utf-8", errors="surrogatepass")
-                tree = reparse(self._parser(), prev[0], prev[1].copy(), data)
-        src = Source(text, tree=tree, parser=self._parser())
+                if prev[0] == data:
+                    last = prev[2]
+                    if last is not None and last[0] == settings:
+                        res = last[1]
+                        return AnalysisResult(list(res.findings), res.module, [], list(res.errors))
+                    tree = prev[1]  # same bytes: the tree is the same, no parse at all
+                else:
+                    tree = reparse(self._parser(), prev[0], prev[1].copy(), data)
+        src = Source(text, tree=tree, parser=self._parser()) if data is None else Source(text, tree=tree, data=data)
+        result = self._analyze_source(src, text, codes, target, settings)
         if doc_id is not None:
             with self._lock:
-                self._trees[doc_id] = (src.data, src.tree)
+                self._trees[doc_id] = (src.data, src.tree, (settings, result))
                 self._trees.move_to_end(doc_id)
                 while len(self._trees) > 64:
                     self._trees.popitem(last=False)
-        codes = _select(select, ignore)
+        return result
+
+    def _analyze_source(self, src: Source, text: str, codes: list[str], target: str | None, settings: str) -> AnalysisResult:
         aliases = _collect_aliases(src)
+        data = src.data
 
-        # Top-level layout: function definitions (kernels and wrappers) and the header statements.
-        defs = list(top_level_definitions(src))
-        starts = [outer.start_byte for outer, _, _ in defs]
+        # Top-level layout in one pass: function definitions (kernels, helpers, wrappers), the
+        # header statements (imports, constants: every kernel depends on them) and module constants.
+        defs = []  # (outer, function_definition, decorators)
+        functions: dict = {}
+        constants: dict[str, list] = {}
         header = hashlib.blake2b(digest_size=16)
-        for node in src.root.named_children:
-            if node.type not in ("function_definition", "decorated_definition", "class_definition"):
-                header.update(f"{node.start_point[0]}:".encode())
-                header.update(src.data[node.start_byte:node.end_byte])
-        header_key = header.hexdigest()
+        text_of = src.text_of
+        children = src.root.named_children  # one list: its nodes are compared by identity below
+        for node in children:
+            t = node.type
+            if t == "function_definition":
+                defs.append((node, node, []))
+                continue
+            if t == "decorated_definition":
+                fn = node.child_by_field_name("definition")
+                if fn is not None and fn.type == "function_definition":
+                    defs.append((node, fn, [c for c in node.named_children if c.type == "decorator"]))
+                continue
+            if t == "class_definition":
+                continue
+            header.update(b"%d:" % node.start_point[0])
+            header.update(data[node.start_byte:node.end_byte])
+            if t == "expression_statement":
+                a = node.named_children[0] if node.named_children else None
+                if a is not None and a.type == "assignment":
+                    left = a.child_by_field_name("left")
+                    right = a.child_by_field_name("right")
+                    if left is not None and left.type == "identifier" and right is not None:
+                        constants.setdefault(text_of(left), []).append(right)
 
-        kernel_defs = []
+        kernel_defs = []  # (outer, fn, decorators, name)
+        plain: dict[str, object] = {}  # undecorated top-level functions (TL019 reads their names)
+        jit: dict[str, tuple] = {}  # first definition of each @triton.jit name (shape inference inlines them)
         for outer, fn, decorators in defs:
             name_node = fn.child_by_field_name("name")
-            if name_node is not None and decorators and is_kernel_definition(decorators, src, aliases):
-                kernel_defs.append((outer, src.text_of(name_node)))
+            if name_node is None:
+                continue
+            name = text_of(name_node)
+            if decorators and is_kernel_definition(decorators, src, aliases):
+                kernel_defs.append((outer, fn, decorators, name))
+                jit.setdefault(name, (fn, src))
+            else:
+                functions[name] = fn
+                if not decorators:
+                    plain[name] = outer
 
-        # Where each kernel is launched: one pass over the text for all names (a launch needs
-        # `name[`), then the top-level definition or statement holding each match.
-        roots: dict[str, list] = {name: [] for _, name in kernel_defs}
-        if kernel_defs:
-            names = sorted({name for _, name in kernel_defs}, key=len, reverse=True)
-            pattern = re.compile(rb"(?<![\w.])(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\[")
-            outers = {name: outer for outer, name in kernel_defs}
-            for m in pattern.finditer(src.data):
-                name = m.group(1).decode()
-                i = bisect.bisect_right(starts, m.start()) - 1
-                if i >= 0 and defs[i][0].end_byte > m.start():
-                    root = defs[i][0]
-                else:  # a launch at module level: search the statement that holds it
-                    root = next((n for n in src.root.named_children if n.start_byte <= m.start() < n.end_byte), None)
-                found = roots[name]
-                if root is not None and root != outers[name] and all(root != r for r in found):
-                    found.append(root)
+        # Which top-level names each top-level statement mentions (its words, split in C): a kernel's
+        # launches (`name[`) sit in the statements mentioning it, and a kernel mentioning a jit
+        # helper or a plain function depends on it (a helper's text and a plain function's
+        # existence change the kernel's findings, so they belong to its key).
+        roots: dict[str, list] = {name: [] for _, _, _, name in kernel_defs}
+        uses: dict[str, set[str]] = {}
+        outer_names = {id(outer): name for outer, _, _, name in kernel_defs}
+        outers = {name: outer for outer, _, _, name in kernel_defs}  # a redefinition: the last one
+        kernel_words = {name.encode(): name for name in roots}
+        referable = {name.encode(): name for name in plain} | kernel_words
+        for node in children:
+            words = set(data[node.start_byte:node.end_byte].translate(_NON_WORD).split())
+            own = outer_names.get(id(node))
+            if own is not None:
+                uses.setdefault(own, set()).update(referable[w] for w in words & referable.keys() if referable[w] != own)
+            for w in words & kernel_words.keys():
+                name = kernel_words[w]
+                if node is not outers[name] and _launch_re(name).search(data, node.start_byte, node.end_byte):
+                    roots[name].append(node)
+
         keys: dict[str, str] = {}
-        prefix = f"{header_key}|{','.join(codes)}|{target}|".encode()
-        for outer, name in kernel_defs:
+        prefix = f"{header.hexdigest()}|{settings}|".encode()
+        for outer, _, _, name in kernel_defs:
             h = hashlib.blake2b(prefix, digest_size=16)
-            h.update(f"{outer.start_point[0]}:".encode())
-            h.update(src.data[outer.start_byte:outer.end_byte])
+            h.update(b"%d:" % outer.start_point[0])
+            h.update(data[outer.start_byte:outer.end_byte])
             for r in roots[name]:
-                h.update(f"|{r.start_point[0]}:".encode())
-                h.update(src.data[r.start_byte:r.end_byte])
+                h.update(b"|%d:" % r.start_point[0])
+                h.update(data[r.start_byte:r.end_byte])
+            for dep in _closure(name, uses):
+                if dep in jit:
+                    fn = jit[dep][0]
+                    h.update(f"|jit {dep}@{fn.start_point[0]}:".encode())
+                    h.update(data[fn.start_byte:fn.end_byte])
+                else:
+                    h.update(f"|def {dep}".encode())
             keys[name] = h.hexdigest()
 
         with self._lock:
-            cached = {name: self._cache[keys[name]] for _, name in kernel_defs if keys[name] in self._cache}
-            for name in cached:
-                self._cache.move_to_end(keys[name])
-        missing = {name for _, name in kernel_defs if name not in cached}
-        fresh = build_module(src, only=missing, launch_roots=roots) if missing else None
-        module = Module(src=src, aliases=aliases, kernels=[], functions=fresh.functions if fresh else {},
-                        constants=fresh.constants if fresh else {})
-        if fresh is None:
-            full = build_module(src, only=set(), launch_roots={})  # constants only: no launch search
-            module.functions, module.constants = full.functions, full.constants
+            cached = {}
+            for _, _, _, name in kernel_defs:
+                hit = self._cache.get(keys[name])
+                if hit is not None:
+                    cached[name] = hit
+                    self._cache.move_to_end(keys[name])
+        missing = {name for _, _, _, name in kernel_defs if name not in cached}
+        module = Module(src=src, aliases=aliases, kernels=[], functions=functions, constants=constants)
+        module._tritonlens_jit_functions = jit
+        module.memo["tl019.plain_functions"] = set(plain)
+        fresh_by_name = {}
+        if missing:
+            for k in build_kernels(module, [d for d in kernel_defs if d[3] in missing], roots):
+                fresh_by_name[k.name] = k
 
         findings: list[Finding] = []
         errors: list[str] = []
-        fresh_by_name = {k.name: k for k in (fresh.kernels if fresh else [])}
         seen_names = set()
-        for _, name in kernel_defs:
+        for _, _, _, name in kernel_defs:
             if name in seen_names:
                 continue  # a redefinition: Python keeps the last one, so do we
             seen_names.add(name)

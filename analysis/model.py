@@ -340,6 +340,19 @@ def build_module(src: Source, only: set[str] | None = None, launch_roots: dict[s
     return module
 
 
+def build_kernels(module: Module, kernel_defs: list, launch_roots: dict[str, list]) -> list[Kernel]:
+    """Models of `kernel_defs` ((outer, fn, decorators, name) as the engine found them), their
+    launches searched only under `launch_roots[name]`; `module` gives constants and aliases."""
+    out = []
+    src, al = module.src, module.aliases
+    for outer, fn, decorators, name in kernel_defs:
+        k = _build_kernel(src, al, outer, fn, decorators, name)
+        k.launches = [l for root in launch_roots.get(name, []) for l in find_launches(src, {name}, root)]
+        k.configs = resolve_configs(module, k)
+        out.append(k)
+    return out
+
+
 def _build_kernel(src: Source, al: Aliases, outer, fn, decorators, name: str) -> Kernel:
     params = _params(fn, src)
     decos = []

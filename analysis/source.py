@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 
 import tree_sitter
@@ -26,10 +27,11 @@ class Source:
     position goes through `pos`.
     """
 
-    def __init__(self, text: str, tree: tree_sitter.Tree | None = None, parser: tree_sitter.Parser | None = None):
+    def __init__(self, text: str, tree: tree_sitter.Tree | None = None, parser: tree_sitter.Parser | None = None,
+                 data: bytes | None = None):
         # Lone surrogates (from broken clients) cannot be encoded: keep positions by replacing them.
         self.text = text
-        self.data = text.encode("utf-8", errors="surrogatepass")
+        self.data = data if data is not None else text.encode("utf-8", errors="surrogatepass")
         self.tree = tree if tree is not None else (parser or new_parser()).parse(self.data)
         self._line_starts: list[int] | None = None
         self._ascii = len(self.data) == len(text)
@@ -40,13 +42,10 @@ class Source:
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
-            starts = [0]
-            find = self.data.find
-            i = find(b"\n")
-            while i != -1:
-                starts.append(i + 1)
-                i = find(b"\n", i + 1)
-            self._line_starts = starts
+            # Cumulative line lengths: C-speed split and accumulate instead of a find per line.
+            lines = self.data.split(b"\n")
+            lines.pop()
+            self._line_starts = list(itertools.accumulate((len(ln) + 1 for ln in lines), initial=0))
         return self._line_starts
 
     def line_bytes(self, line: int) -> bytes:
