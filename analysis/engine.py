@@ -75,7 +75,8 @@ class Analyzer:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._local = threading.local()
-        self._trees: OrderedDict[str, tuple[bytes, object]] = OrderedDict()  # doc_id → last (bytes, tree)
+        self._trees: OrderedDict[str, tuple] = OrderedDict()  # doc_id → last (bytes, tree, (settings, result))
+        self._words: dict[bytes, frozenset] = {}  # a top-level statement's text → its words
 
     def forget(self, doc_id: str) -> None:
         with self._lock:
@@ -182,7 +183,10 @@ class Analyzer:
         kernel_words = {name.encode(): name for name in roots}
         referable = {name.encode(): name for name in plain} | kernel_words
         for node in children:
-            words = set(data[node.start_byte:node.end_byte].translate(_NON_WORD).split())
+            chunk = data[node.start_byte:node.end_byte]
+            words = self._words.get(chunk)
+            if words is None:
+                words = self._words[chunk] = frozenset(chunk.translate(_NON_WORD).split())
             own = outer_names.get(id(node))
             if own is not None:
                 uses.setdefault(own, set()).update(referable[w] for w in words & referable.keys() if referable[w] != own)
@@ -191,6 +195,8 @@ class Analyzer:
                 if node is not outers[name] and _launch_re(name).search(data, node.start_byte, node.end_byte):
                     roots[name].append(node)
 
+        if len(self._words) > 8 * len(children) + 4096:
+            self._words.clear()  # bounded: statements of earlier versions are not kept forever
         keys: dict[str, str] = {}
         prefix = f"{header.hexdigest()}|{settings}|".encode()
         for outer, _, _, name in kernel_defs:

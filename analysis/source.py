@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import operator
 from functools import lru_cache
 
 import tree_sitter
@@ -42,10 +43,9 @@ class Source:
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
-            # Cumulative line lengths: C-speed split and accumulate instead of a find per line.
-            lines = self.data.split(b"\n")
-            lines.pop()
-            self._line_starts = list(itertools.accumulate((len(ln) + 1 for ln in lines), initial=0))
+            # Line i starts after the lengths of lines 0..i-1 plus their i newlines.
+            lengths = itertools.accumulate(map(len, self.data.split(b"\n")), initial=0)
+            self._line_starts = list(map(operator.add, lengths, range(self.data.count(b"\n") + 1)))
         return self._line_starts
 
     def line_bytes(self, line: int) -> bytes:

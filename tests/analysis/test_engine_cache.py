@@ -9,7 +9,7 @@ from tritonlens.analysis import tlapi
 from tritonlens.analysis.engine import Analyzer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from gen_kernels import generate  # noqa: E402
+from gen_kernels import generate
 
 HELPER = '''import triton
 import triton.language as tl
