@@ -20,8 +20,11 @@ import time
 from pathlib import Path
 
 import pytest
+import pytest_lsp
 from lsprotocol import types
+from pytest_lsp import LanguageClient
 
+from conftest import CLIENTS, CONFIG, init_params
 from lsp_helpers import Doc, position_of, pulls
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -31,9 +34,17 @@ COMPILE_CODES = {"TL101", "TL102", "TL103", "TL104", "TL105", "TL106"}
 WAIT = 90  # seconds: a cold capture + cross-compile on a busy 2-core machine
 
 
-@pytest.fixture(scope="module")
-def client(module_client):
-    return module_client
+@pytest_lsp.fixture(config=CONFIG, params=CLIENTS, scope="module")
+async def client(lsp_client: LanguageClient, request, tmp_path_factory):
+    """One server per client profile for the module, compile on save on whatever the shared
+    fixtures choose for other tests."""
+    root = tmp_path_factory.mktemp("workspace")
+    lsp_client.init_result = await lsp_client.initialize_session(
+        init_params(request.param, root, {"debounceMs": 20, "compileOnSave": True}))
+    lsp_client.profile_name = request.param
+    lsp_client.root = root
+    yield
+    await lsp_client.shutdown_session()
 
 
 @pytest.fixture(scope="module")
