@@ -52,6 +52,8 @@ async def test_lenses_profile_with_progress(client, tmp_path):
     assert [(l.command.title, l.command.command, list(l.command.arguments)) for l in got] == [
         ("Profile", "tritonlens.server.profile", [doc.uri, "add_kernel"]),
         ("Optimize", "tritonlens.server.optimize", [doc.uri, "add_kernel"]),
+        ("Show IR", "tritonlens.server.showIr",
+         [doc.uri, "add_kernel", "ptx", doc.text.split("\n").index("@triton.jit") + 2]),
     ]
     assert got[0].range.start.line == doc.text.split("\n").index("@triton.jit")
     refreshes = client.lens_refreshes
