@@ -45,6 +45,12 @@ def progress_kinds(client) -> dict:
     return {token: [type(v).__name__ for v in values] for token, values in client.progress_reports.items()}
 
 
+def profiling_tokens(client, before=()) -> list:
+    """Tokens of profiling progress (other features, e.g. compile on save, report progress too)."""
+    return [t for t, v in client.progress_reports.items()
+            if t not in before and v and isinstance(v[0], types.WorkDoneProgressBegin) and "profiling" in v[0].title]
+
+
 async def test_lenses_profile_with_progress(client, tmp_path):
     doc = Doc(client, example(tmp_path)).open()
     await doc.diagnostics()
@@ -65,8 +71,10 @@ async def test_lenses_profile_with_progress(client, tmp_path):
     launch = report["kernels"][0]["launches"][0]
     assert launch["time_ms"] is None  # no GPU: never a made-up time
     # $/progress: begin ... end on a token the server created
-    kinds = {t: k for t, k in progress_kinds(client).items() if t not in before}
-    assert any(k[0] == "WorkDoneProgressBegin" and k[-1] == "WorkDoneProgressEnd" for k in kinds.values()), kinds
+    kinds = progress_kinds(client)
+    tokens = profiling_tokens(client, before)
+    assert len(tokens) == 1, kinds
+    assert kinds[tokens[0]][0] == "WorkDoneProgressBegin" and kinds[tokens[0]][-1] == "WorkDoneProgressEnd", kinds
     # the result lens, and a refresh request for clients that support it
     titles = [l.command.title for l in await lenses(doc)]
     assert "ran in the interpreter (1 launch) · no GPU timing" in titles
@@ -99,7 +107,7 @@ async def test_profile_is_cancellable(client, tmp_path):
     assert pidfile.exists(), "the harness never started"
     pid = int(pidfile.read_text())
     for _ in range(100):
-        new = [t for t, v in client.progress_reports.items() if t not in before and v]
+        new = profiling_tokens(client, before)
         if new:
             break
         await asyncio.sleep(0.05)
@@ -136,7 +144,7 @@ async def test_optimize_answers_honestly(client, tmp_path):
         assert all(not c.get("speedup") for c in report.get("candidates", [])), report
 
 
-def test_lens_and_diagnostic_text_for_gpu_measurements():
+async def test_lens_and_diagnostic_text_for_gpu_measurements():
     m = results.Measurement(
         kernel="matmul_kernel", kernel_hash="x", kernel_line=0, mode="gpu", device={"name": "NVIDIA H100"},
         entry={"name": "matmul_kernel", "launches": [
