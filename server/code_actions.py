@@ -77,6 +77,43 @@ def fix_all_edits(findings: list[Finding], snap: Snapshot) -> list[types.TextEdi
     return out
 
 
+def rewrite_edits(snap: Snapshot, new_text: str) -> list[types.TextEdit]:
+    """The minimal line edits turning the document into a verified rewrite."""
+    import difflib
+
+    from tritonlens.analysis.findings import Position
+
+    old = snap.text.splitlines(keepends=True)
+    new = new_text.splitlines(keepends=True)
+
+    def at(i: int) -> types.Position:
+        if i < len(old):
+            return types.Position(line=i, character=0)
+        last = len(snap.lines) - 1
+        return snap.position(Position(last, len(snap.lines[last])))
+
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.append(types.TextEdit(range=types.Range(start=at(i1), end=at(i2)), new_text="".join(new[j1:j2])))
+    return out
+
+
+def _rewrites(ls, snap: Snapshot, module, rng: types.Range | None):
+    """(kernel, index, candidate) for verified rewrites of kernels in `rng`, still valid for this text."""
+    if module is None:
+        return
+    lo, hi = (rng.start.line, rng.end.line) if rng is not None else (0, len(snap.lines))
+    for k in module.kernels:
+        if k.range.end.line < lo or k.range.start.line > hi:
+            continue
+        outcome = ls.measurements.optimized(snap.uri, k.name)
+        if outcome is None or outcome.text != snap.text:
+            continue
+        for i, cand in enumerate(outcome.accepted()):
+            yield k, i, cand
+
+
 def _match(diag: types.Diagnostic, findings: list[Finding], snap: Snapshot) -> Finding | None:
     for f in findings:
         if f.code == diag.code and snap.range(f.range) == diag.range and (not diag.message or diag.message == f.message):
@@ -140,6 +177,11 @@ def register(ls) -> None:
                 if ignore_edits(f, snap):
                     out.append(action(f"Ignore {f.code} on this line", QUICKFIX, snap,
                                       lambda f=f: ignore_edits(f, snap), {**payload, "action": "ignore"}, ours))
+        if kind_wanted(QUICKFIX, only):
+            for k, i, cand in _rewrites(ls, snap, getattr(result, "module", None), params.range):
+                title = cand.get("quick_fix_title") or f"tritonlens: {cand.get('title')}"
+                out.append(action(title, QUICKFIX, snap, lambda c=cand: rewrite_edits(snap, c["source"]),
+                                  {"action": "rewrite", "kernel": k.name, "index": i}))
         if kind_wanted(FIX_ALL, only) and any(f.fix for f in findings):
             out.append(action("tritonlens: fix all auto-fixable problems", FIX_ALL, snap,
                               lambda: fix_all_edits(findings, snap), {"action": "fixAll"}))
@@ -160,6 +202,12 @@ def register(ls) -> None:
             kind = data.get("action")
             if kind == "fixAll":
                 edits = fix_all_edits(findings, snap)
+            elif kind == "rewrite":
+                found = [c for k, i, c in _rewrites(ls, snap, getattr(result, "module", None), None)
+                         if k.name == data.get("kernel") and i == data.get("index")]
+                if not found:
+                    raise JsonRpcInvalidRequest(message="tritonlens: that rewrite is no longer valid; optimize again")
+                edits = rewrite_edits(snap, found[0]["source"])
             else:
                 probe = types.Diagnostic(range=ls.protocol._converter.structure(data.get("range"), types.Range),
                                          message=data.get("message", ""), code=data.get("code"))

@@ -99,8 +99,13 @@ def _optimize_section(report: dict) -> str:
     refused = [c for c in cands if not c.get("accepted")]
     accepted = [c for c in cands if c.get("accepted")]
     lines = [f"**Optimization** ({report.get('mode', '?')} mode): {len(accepted)} accepted, {len(refused)} refused"]
-    for c in refused[:5]:
-        lines.append(f"- refused ({c.get('proposer')}): {c.get('reason')}")
+    for c in accepted[:3]:
+        lines.append(f"- offered as a quick fix: {c.get('quick_fix_title') or c.get('title')}")
+    if report.get("refusals"):
+        lines.append(f"- {report['refusals']}")
+    else:
+        for c in refused[:5]:
+            lines.append(f"- refused ({c.get('proposer')}): {c.get('reason')}")
     return "\n".join(lines)
 
 

@@ -144,31 +144,63 @@ def _report_markdown(ls, uri: str, report: dict) -> str:
 
 
 async def optimize(ls, uri: str, kernel: str | None) -> dict:
+    """Propose, verify and rank rewrites (tritonlens.rewrite.api) of the editor's current text.
+
+    Accepted rewrites become quick fixes on the kernel while the document still holds the text they
+    were verified against; refusals show in the kernel's hover card.
+    """
     settings = ls.settings.for_uri(uri)
     _require_trusted(settings, "Optimization")
     api = load(REWRITE, "Optimization")
     path = _path_of(uri)
-    _unsaved_warning(ls, uri, path)
+    snap = snapshot_of(ls, uri)
+    text = snap.text if snap is not None else Path(path).read_text(encoding="utf-8")
+    llm = None
+    proposers = ("config", "rules")
+    if settings.llm.base_url and settings.llm.model:
+        llm = {"baseUrl": settings.llm.base_url, "model": settings.llm.model, "apiKeyEnv": settings.llm.api_key_env}
+        proposers += ("llm",)
+    loop = asyncio.get_running_loop()
     async with Progress(ls, f"tritonlens: optimizing {kernel or 'kernels'} in {Path(path).name}") as p:
         cancel = threading.Event()
         p.on_cancel(cancel.set)
+
+        def progress(message: str, fraction: float | None) -> None:  # called on the engine's thread
+            pct = int(fraction * 100) if isinstance(fraction, (int, float)) else None
+            loop.call_soon_threadsafe(p.report, message, pct)
+
         try:
             report = await p.run(asyncio.to_thread(
-                _call, api.optimize_file, path, kernel=kernel, backend=settings.backend,
-                python=settings.python or None, llm_base_url=settings.llm.base_url or None,
-                llm_model=settings.llm.model or None, llm_api_key_env=settings.llm.api_key_env, cancel=cancel,
+                _call, api.optimize_file, path, text=text, kernel=kernel, proposers=proposers, llm=llm,
+                backend=settings.backend, python=settings.python or None, progress=progress, cancel=cancel,
                 timeout=settings.timeout_s,
             ))
         except getattr(api, "OptimizeError", ()) as exc:  # bad input: a clear answer, not an internal error
             raise EngineUnavailable(f"cannot optimize: {exc}") from exc
         finally:
             cancel.set()
+        if p.cancelled.is_set():
+            raise Cancelled("optimization cancelled")
     module = await _model(ls, uri)
-    if module is not None and kernel and module.kernel(kernel) is not None:
-        ls.measurements.record_optimize(uri, results.OptimizeOutcome(kernel, kernel_hash(module.kernel(kernel).text), report))
-    ls.measurements.last_report[uri] = {"markdown": f"# Optimization of {kernel}\n\n```json\n{report}\n```", "json": report}
+    names = [kernel] if kernel else [k.name for k in (module.kernels if module is not None else [])]
+    for name in names:
+        k = module.kernel(name) if module is not None else None
+        if k is not None:
+            ls.measurements.record_optimize(uri, results.OptimizeOutcome(name, kernel_hash(k.text), report, text))
+    ls.measurements.last_report[uri] = {"markdown": _optimize_markdown(report), "json": report}
     code_lens.refresh(ls)
     return {"ok": True, "report": report}
+
+
+def _optimize_markdown(report: dict) -> str:
+    lines = [f"# Optimization of {report.get('kernel') or 'the file'}",
+             f"mode: {report.get('mode')}, baseline: {report.get('baseline_ms')} ms"]
+    for c in report.get("candidates") or []:
+        verdict = "accepted" if c.get("accepted") else "refused"
+        lines.append(f"- **{c.get('title')}** ({c.get('proposer')}): {verdict} — {c.get('reason')}")
+    if report.get("refusals"):
+        lines.append(report["refusals"])
+    return "\n\n".join(lines)
 
 
 async def show_ir(ls, uri: str, kernel: str | None, stage, line) -> dict:

@@ -33,7 +33,12 @@ class OptimizeOutcome:
     kernel: str
     kernel_hash: str
     report: dict  # the optimize JSON contract
+    text: str = ""  # the document text the candidates were verified against
     when: float = field(default_factory=time.time)
+
+    def accepted(self) -> list[dict]:
+        return [c for c in self.report.get("candidates") or []
+                if c.get("accepted") and c.get("source") and (c.get("kernel") in (None, self.kernel))]
 
 
 class MeasurementStore:

@@ -129,19 +129,43 @@ async def test_profile_is_cancellable(client, tmp_path):
     assert client.progress_reports[token][-1].message == "cancelled"
 
 
-async def test_optimize_answers_honestly(client, tmp_path):
+async def test_optimize_offers_verified_rewrites(client, tmp_path):
     doc = Doc(client, example(tmp_path)).open()
     await doc.diagnostics()
     res = await asyncio.wait_for(execute(client, "tritonlens.server.optimize", doc.uri, "add_kernel"), 300)
-    if not res["ok"]:
-        # the rewrite engine is not installed: a clear message, never a fake result
-        assert "not available" in res["error"]
-        assert any("Optimization is not available" in m.message for m in client.messages)
-    else:
-        report = res["report"]
-        assert report["mode"] == "interpreter"
-        # without a GPU nothing is called faster
-        assert all(not c.get("speedup") for c in report.get("candidates", [])), report
+    assert res["ok"], res
+    report = res["report"]
+    assert report["mode"] == "interpreter"
+    # without a GPU nothing is called faster
+    assert all(c.get("speedup") is None for c in report["candidates"]), report["candidates"]
+    accepted = [c for c in report["candidates"] if c["accepted"]]
+    assert accepted, [c["reason"] for c in report["candidates"]]
+    # each accepted rewrite is a quick fix on the kernel, titled with its evidence
+    kernel_line = doc.text.split("\n").index("@triton.jit")
+    rng = types.Range(start=types.Position(line=kernel_line, character=0),
+                      end=types.Position(line=kernel_line + 3, character=0))
+    actions = await doc.code_actions([], only=["quickfix"], rng=rng)
+    by_title = {a.title: a for a in actions}
+    for c in accepted:
+        assert c["quick_fix_title"] in by_title, (c["quick_fix_title"], list(by_title))
+        assert "speed not measured" in c["quick_fix_title"]
+    # the hover card tells what was accepted and refused
+    from lsp_helpers import position_of
+
+    pos = position_of(doc.text, "add_kernel(x_ptr", doc.encoding)
+    md = (await doc.hover(pos.line, pos.character + 2)).contents.value
+    assert f"**Optimization** (interpreter mode): {len(accepted)} accepted" in md
+    # applying one gives exactly the verified source, as a minimal versioned edit
+    first = accepted[0]
+    edit = await doc.resolved_edit(by_title[first["quick_fix_title"]])
+    from lsp_helpers import edits_of
+
+    assert all(e.range.end.line - e.range.start.line < 10 for e in edits_of(edit, doc.uri)), "edit is not minimal"
+    assert doc.apply(edit) == first["source"]
+    # the document moved on: the rewrites are no longer offered
+    await doc.diagnostics()
+    actions = await doc.code_actions([], only=["quickfix"], rng=rng) or []
+    assert not [a for a in actions if a.title in by_title]
 
 
 async def test_lens_and_diagnostic_text_for_gpu_measurements():
