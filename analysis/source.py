@@ -36,6 +36,11 @@ class Source:
         self.tree = tree if tree is not None else (parser or new_parser()).parse(self.data)
         self._line_starts: list[int] | None = None
         self._ascii = len(self.data) == len(text)
+        # Rules, the model and shape inference ask for the same nodes' text over and over (every
+        # identifier, per rule, per configuration, per loop pass): nodes hash by identity in the
+        # tree, so a dict lookup replaces slicing and decoding.
+        self._texts: dict = {None: ""}
+        self._dotted: dict = {}
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -72,9 +77,10 @@ class Source:
         return Range(self.pos(first.start_point), self.pos(last.end_point))
 
     def text_of(self, node) -> str:
-        if node is None:
-            return ""
-        return self.data[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+        t = self._texts.get(node)
+        if t is None:
+            t = self._texts[node] = self.data[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+        return t
 
     def line_range(self, line: int) -> Range:
         text = self.line_text(line)
@@ -148,6 +154,14 @@ def walk(node, stop_at: tuple[str, ...] = ()):
 
 def dotted_name(node, src: Source) -> str | None:
     """`tl.math.exp` → "tl.math.exp"; None for anything that is not a plain attribute chain."""
+    memo = src._dotted
+    if node in memo:
+        return memo[node]
+    memo[node] = out = _dotted_name(node, src)
+    return out
+
+
+def _dotted_name(node, src: Source) -> str | None:
     parts = []
     while node is not None and node.type == "attribute":
         attr = node.child_by_field_name("attribute")
