@@ -699,8 +699,9 @@ def _launch_values(module: Module, k: Kernel, launch: Launch) -> dict[str, list[
     by_name.update(launch.kwargs)
     for name, node in by_name.items():
         vals: list[Value] = []
-        if node.type == "identifier" and scope.lookup(src.text_of(node)) is not None:
-            vals = [Value(v.value, v.origin + f", passed at line {launch.line}", v.range) for v in scope.lookup(src.text_of(node))]
+        found = scope.lookup(src.text_of(node)) if node.type == "identifier" else None
+        if found is not None:
+            vals = [Value(v.value, v.origin + f", passed at line {launch.line}", v.range) for v in found]
         else:
             vals = [Value(v, where, src.range(node)) for v in evaluate(node, src, scope)]
         out[name] = vals or [Value(UNKNOWN, where, src.range(node))]

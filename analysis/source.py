@@ -41,6 +41,7 @@ class Source:
         # tree, so a dict lookup replaces slicing and decoding.
         self._texts: dict = {None: ""}
         self._dotted: dict = {}
+        self._ranges: dict = {}  # Range is frozen: one per node, shared by every rule that reports it
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -71,7 +72,15 @@ class Source:
         return Position(row, len(prefix.decode("utf-8", errors="replace")))
 
     def range(self, node) -> Range:
-        return Range(self.pos(node.start_point), self.pos(node.end_point))
+        r = self._ranges.get(node)
+        if r is None:
+            if self._ascii:
+                (sl, sc), (el, ec) = node.start_point, node.end_point
+                r = Range(Position(sl, sc), Position(el, ec))
+            else:
+                r = Range(self.pos(node.start_point), self.pos(node.end_point))
+            self._ranges[node] = r
+        return r
 
     def span(self, first, last) -> Range:
         return Range(self.pos(first.start_point), self.pos(last.end_point))
