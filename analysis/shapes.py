@@ -458,6 +458,11 @@ class Interpreter:
         self.depth = depth
         self.memo = memo if memo is not None else {}
         self.returns: list[Abs] = []
+        # The tree does not change between configurations, loop passes or rules: what each call,
+        # operator and assignment node is made of is read from it once.
+        self._call_parts = src.memo_for("shapes.call")
+        self._binop_parts = src.memo_for("shapes.binop")
+        self._assign_parts = src.memo_for("shapes.assign")
 
     def tl_name(self, dotted: str | None) -> str | None:
         """Aliases.tl_function, memoised per module (it is asked for every name and call)."""
@@ -532,7 +537,12 @@ class Interpreter:
                 self.bind(item, v, env, stmt)
 
     def assign(self, e, env: dict) -> None:
-        left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
+        parts = self._assign_parts.get(e)
+        if parts is None:
+            ann = e.child_by_field_name("type")
+            parts = self._assign_parts[e] = (e.child_by_field_name("left"), e.child_by_field_name("right"),
+                                             ann is not None and "constexpr" in self.src.text_of(ann))
+        left, right, constexpr_ann = parts
         if right is None:
             return
         if right.type == "assignment":  # a = b = value
@@ -541,8 +551,7 @@ class Interpreter:
             value = env.get(self.src.text_of(inner), UNKNOWN_ABS) if inner is not None and inner.type == "identifier" else UNKNOWN_ABS
         else:
             value = self.expr(right, env)
-        ann = e.child_by_field_name("type")
-        if ann is not None and "constexpr" in self.src.text_of(ann) and value.kind == "tensor":
+        if constexpr_ann and value.kind == "tensor":
             value = Abs((), value.dtype, value=value.value, weak=True)
         if left is not None:
             self.bind(left, value, env, e)
@@ -671,7 +680,10 @@ class Interpreter:
             return UNKNOWN_ABS
         fn = _DISPATCH.get(n.type)
         a = fn(self, n, env) if fn is not None else UNKNOWN_ABS
-        return self._rec(n, a)
+        run = self.run
+        if run is not None:
+            run.exprs[(n.start_byte, n.end_byte)] = a
+        return a
 
     def e_integer(self, n, env):
         text = self.src.text_of(n).replace("_", "").rstrip("lL")
@@ -814,8 +826,11 @@ class Interpreter:
         return Abs(shape, "int1" if shape == () else None, value=v, weak=a.weak and b.weak)
 
     def e_binary(self, n, env):
-        left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
-        op = self.src.text_of(n.child_by_field_name("operator"))
+        parts = self._binop_parts.get(n)
+        if parts is None:
+            parts = self._binop_parts[n] = (n.child_by_field_name("left"), n.child_by_field_name("right"),
+                                            self.src.text_of(n.child_by_field_name("operator")))
+        left, right, op = parts
         return self.binop(op, self.expr(left, env), self.expr(right, env), n, left, right)
 
     def binop(self, op: str, a: Abs, b: Abs, node, left, right) -> Abs:
@@ -889,7 +904,7 @@ class Interpreter:
 
     # -- calls --------------------------------------------------------------------------------
 
-    def e_call(self, n, env):
+    def _split_call(self, n):
         fnode = n.child_by_field_name("function")
         argnode = n.child_by_field_name("arguments")
         args, kwargs = [], {}
@@ -899,14 +914,24 @@ class Interpreter:
                 if kn is not None:
                     kwargs[self.src.text_of(kn)] = a.child_by_field_name("value")
             elif a.type in ("list_splat", "dictionary_splat"):
-                for x in argnode.named_children:
-                    self.expr(x.child_by_field_name("value") if x.type == "keyword_argument" else x, env)
-                return UNKNOWN_ABS
+                splat = [x.child_by_field_name("value") if x.type == "keyword_argument" else x for x in argnode.named_children]
+                return fnode, None, None, splat, None
             elif a.type != "comment":
                 args.append(a)
+        dotted = dotted_name(fnode, self.src) if fnode is not None and fnode.type in ("attribute", "identifier") else None
+        return fnode, tuple(args), kwargs, None, dotted
+
+    def e_call(self, n, env):
+        parts = self._call_parts.get(n)
+        if parts is None:
+            parts = self._call_parts[n] = self._split_call(n)
+        fnode, args, kwargs, splat, dotted = parts
+        if splat is not None:
+            for x in splat:
+                self.expr(x, env)
+            return UNKNOWN_ABS
         if fnode is None:
             return UNKNOWN_ABS
-        dotted = dotted_name(fnode, self.src) if fnode.type in ("attribute", "identifier") else None
         tl = self.tl_name(dotted)
         if tl is not None:
             return self.tl_call(tl, n, args, kwargs, env, None)

@@ -42,6 +42,14 @@ class Source:
         self._texts: dict = {None: ""}
         self._dotted: dict = {}
         self._ranges: dict = {}  # Range is frozen: one per node, shared by every rule that reports it
+        self.node_memo: dict[str, dict] = {}  # per-node facts derived from the tree alone, by consumer
+
+    def memo_for(self, what: str) -> dict:
+        """A dict for facts about this tree's nodes (keyed by node), shared by every analysis of it."""
+        d = self.node_memo.get(what)
+        if d is None:
+            d = self.node_memo[what] = {}
+        return d
 
     @property
     def root(self) -> tree_sitter.Node:
