@@ -371,14 +371,18 @@ class _Eval:
         self.config = config
         self.scope = self.ctx.scope(config)
         self.src = kernel.src
+        self._ints: dict = {}  # node → int_of: tile dimensions repeat across calls and rules
 
     def int_of(self, node) -> int | None:
         if node is None:
             return None
+        ints = self._ints
+        if node in ints:
+            return ints[node]
         vals = evaluate(node, self.src, self.scope)
-        if len(vals) == 1 and isinstance(vals[0], int) and not isinstance(vals[0], bool):
-            return vals[0]
-        return None
+        out = vals[0] if len(vals) == 1 and isinstance(vals[0], int) and not isinstance(vals[0], bool) else None
+        ints[node] = out
+        return out
 
     def dim(self, d) -> int | None:
         if d is ONE:
@@ -398,13 +402,30 @@ class _Eval:
         return None if any(x is None or x < 0 for x in out) else out
 
 
+def _eval_for(kernel: Kernel, module: Module | None, config: Config | None) -> _Eval:
+    """One evaluator per kernel, module and configuration, shared by the estimates and the rules
+    (TL009, TL013, TL015 ask for the same dimensions in the same configuration)."""
+    held = kernel.__dict__.get("_tl_evals")
+    if held is None or held[0] is not module:
+        # Only the latest module's: a cached kernel outlives many analyses and must not keep
+        # every earlier module (and its tree) alive.
+        held = kernel.__dict__["_tl_evals"] = (module, {})
+    evals = held[1]
+    hit = evals.get(id(config))
+    if hit is not None and hit[0] is config:
+        return hit[1]
+    ev = _Eval(kernel, module, config)
+    evals[id(config)] = (config, ev)
+    return ev
+
+
 def dim_value(kernel: Kernel, module: Module | None, config: Config | None, dim) -> int | None:
-    return _Eval(kernel, module, config).dim(dim)
+    return _eval_for(kernel, module, config).dim(dim)
 
 
 def tile_shape(kernel: Kernel, module: Module | None, config: Config | None, node) -> tuple | None:
     """The concrete tile shape of expression `node` in `config` (None if unknown)."""
-    return _Eval(kernel, module, config).shape(shapes_of(kernel).shape(node))
+    return _eval_for(kernel, module, config).shape(shapes_of(kernel).shape(node))
 
 
 @dataclass
@@ -434,7 +455,7 @@ def _config_key(config: Config | None):
 
 
 def _largest_tile(kernel, module, config, shapes) -> Tile | None:
-    ev = _Eval(kernel, module, config)
+    ev = _eval_for(kernel, module, config)
     best: Tile | None = None
     complete = True
     for c in kernel.calls:
@@ -608,7 +629,7 @@ def estimate(kernel: Kernel, config: Config | None, module: Module | None = None
         config = Config(config.label if config else "given values", dict(config.values) if config else {},
                         config.launch if config else None, merged)
     shapes = shapes_of(kernel)
-    ev = _Eval(kernel, module, config)
+    ev = _eval_for(kernel, module, config)
     dtypes = _Dtypes(kernel, module, elem_bytes, shapes)
     notes: list[str] = []
     noted_loops: set = set()
@@ -739,7 +760,7 @@ def shared_estimate(kernel: Kernel, module: Module | None, config: Config | None
     """(shared bytes of the pipelined tl.dot operands, whether an element size was assumed)."""
     shapes = shapes_of(kernel)
     dtypes = _Dtypes(kernel, module, elem_bytes, shapes)
-    ev = _Eval(kernel, module, config)
+    ev = _eval_for(kernel, module, config)
     assumed = dtypes.half_hint is None and any(
         dtypes.of_value(c.arg(i, name)) is None for c in kernel.calls_named("dot") for i, name in ((0, "input"), (1, "other")))
     return _shared(kernel, shapes, ev, dtypes, config, []), assumed

@@ -6,7 +6,7 @@ from __future__ import annotations
 import types
 
 from .. import gpus
-from ..estimates import _Dtypes, _Eval, shapes_of, shared_estimate
+from ..estimates import _Dtypes, _eval_for, shapes_of, shared_estimate
 from ..findings import Related, Severity
 from .base import KernelContext, RuleInfo
 
@@ -64,7 +64,7 @@ def check(ctx: KernelContext):
 
 
 def _detail(ctx, dot, config, est) -> str:
-    ev = _Eval(ctx.kernel, ctx.module, config)
+    ev = _eval_for(ctx.kernel, ctx.module, config)
     shapes = shapes_of(ctx.kernel)
     sa = ev.shape(shapes.shape(dot.arg(0, "input")))
     sb = ev.shape(shapes.shape(dot.arg(1, "other")))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..estimates import _Eval, shapes_of
+from ..estimates import _eval_for, shapes_of
 from ..findings import Related, Severity
 from ..model import ATOMICS, REDUCTIONS
 from ._literals import is_wrapper_assignment, literal_edit
@@ -45,7 +45,7 @@ def check(ctx: KernelContext):
         if end is None:
             continue
         for config in k.configs:
-            ev = _Eval(k, ctx.module, config)
+            ev = _eval_for(k, ctx.module, config)
             shp = ev.shape(shapes.shape(arange.node))
             if not shp or shp[0] >= MIN_BLOCK or shp[0] <= 0:
                 continue
