@@ -58,3 +58,8 @@ async def test_commands_are_advertised(client):
     assert bool(caps.code_action_provider.resolve_provider) == resolves
     # pull diagnostics are offered exactly to the clients that pull
     assert (caps.diagnostic_provider is not None) == (client.capabilities.text_document.diagnostic is not None)
+
+
+async def test_logs_reach_the_client(client):
+    # window/logMessage carries the server's log (the initialize line at least)
+    assert any("tritonlens" in m.message and "initializing" in m.message for m in client.log_messages)
