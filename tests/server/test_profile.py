@@ -4,7 +4,6 @@ save. Kernels run in Triton's interpreter (TRITON_INTERPRET=1, no GPU): results 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 from pathlib import Path
 
