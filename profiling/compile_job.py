@@ -301,6 +301,8 @@ def _facts(cfg: dict, path: str, target: str, root: Path) -> dict:
     if cfg.get("error") or "registers" not in cfg:
         return f
     arts = cfg.get("artifacts") or {}
+    # A cached artifact may name another file holding the same kernel source.
+    path = ptx_facts.source_path_in(arts.get("ptx") or arts.get("ttgir") or "", path)
     if f["key"]:
         for stage, text in arts.items():
             p = root / "ir" / f["key"][:2] / f["key"] / stage
@@ -397,7 +399,8 @@ def _add_vector_whatifs(result, job, python, cancel, timeout, root) -> None:
         cfg = (k.get("configs") or [None])[0]
         if not cfg or cfg.get("error") or "ptx" not in (cfg.get("artifacts") or {}):
             continue
-        loads = ptx_facts.global_loads(cfg["artifacts"]["ptx"], result["path"])
+        ptx = cfg["artifacts"]["ptx"]
+        loads = ptx_facts.global_loads(ptx, ptx_facts.source_path_in(ptx, result["path"]))
         better = [{"line": ln, "bytes": facts_w, "could_be": loads[ln]["widest"]}
                   for ln, facts_w in ((ld["line"], ld["widest"]) for ld in facts["loads"] if ld["line"] in lines)
                   if ln in loads and loads[ln]["widest"] > facts_w]

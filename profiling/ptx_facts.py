@@ -23,6 +23,24 @@ def _same_file(a: str, b: str | None) -> bool:
     return a == b or os.path.normpath(a) == os.path.normpath(b) or os.path.basename(a) == b
 
 
+_QUOTED_PY = re.compile(r'"([^"]+\.py)"')
+
+
+def source_path_in(text: str, path: str) -> str:
+    """The name `text` (PTX, SASS, MLIR, LLVM IR) uses for the kernel file `path`.
+
+    Compiled artifacts are cached by kernel source, not location (ours and Triton's own cache),
+    so a kernel identical to one compiled from another file comes back naming that other file:
+    then the one non-Triton source file the text names is the kernel's file.
+    """
+    names = {n for n in _QUOTED_PY.findall(text)}
+    names |= {os.path.join(d, n) for n, d in re.findall(r'\.file\s+\d+\s+"([^"]+\.py)"\s+"([^"]+)"', text)}
+    if any(_same_file(path, n) or _same_file(n, path) for n in names):
+        return path
+    user = {os.path.normpath(n) for n in names if f"{os.sep}triton{os.sep}" not in os.path.normpath(n)}
+    return next(iter(user)) if len(user) == 1 else path
+
+
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
 
@@ -183,6 +201,7 @@ def mlir_positions(text: str, path: str) -> list[tuple[int, int] | None]:
 
 
 def line_map(stage: str, text: str, path: str, ptx: str | None = None) -> list[int | None]:
+    path = source_path_in(text, path)
     """Source line of every line of `text` (an IR of `stage`); for SASS, pass the PTX it came from
     so that lines invented inside inline asm map back to their real line."""
     if stage == "ptx":
