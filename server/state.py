@@ -38,14 +38,14 @@ class AnalysisService:
         if self._analyzer is not None:
             self._pool.submit(self._analyzer.incremental.forget, uri)
 
-    def _analyze_sync(self, snap: Snapshot, select, ignore):
+    def _analyze_sync(self, snap: Snapshot, select, ignore, target=None):
         if self._analyzer is None:
             self._analyzer = _make_analyzer()
         t0 = time.perf_counter()
         self._analyzer.incremental.current = snap.uri
         try:
             result = self._analyzer.analyze(snap.text, path=snap.path, select=list(select) or None,
-                                            ignore=list(ignore) or None)
+                                            ignore=list(ignore) or None, target=target)
         finally:
             self._analyzer.incremental.current = None
         self.last_duration_ms = (time.perf_counter() - t0) * 1000
@@ -67,7 +67,8 @@ class AnalysisService:
         fut = self._inflight.get(flight_key)
         if fut is None:
             loop = asyncio.get_running_loop()
-            fut = loop.run_in_executor(self._pool, self._analyze_sync, snap, settings.select, settings.ignore)
+            fut = loop.run_in_executor(self._pool, self._analyze_sync, snap, settings.select, settings.ignore,
+                                       settings.target_gpu)
             self._inflight[flight_key] = fut
             fut.add_done_callback(lambda _f: self._inflight.pop(flight_key, None))
         result = await asyncio.shield(fut)

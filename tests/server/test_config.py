@@ -103,3 +103,16 @@ async def test_debounce_is_honoured(bare_client, tmp_path):
     elapsed = loop.time() - t0
     assert elapsed >= 0.55, f"published {elapsed:.3f}s after the change, debounce is 0.6s"
     assert len(bare_client.publications) == n + 1
+
+
+async def test_target_gpu_reaches_the_rules(bare_client, tmp_path):
+    """TL013 judges shared memory against the GPU the user targets."""
+    from pathlib import Path
+
+    fixture = next((Path(__file__).parents[1] / "fixtures" / "rules" / "TL013").glob("positive*.py"))
+    target = tmp_path / "tiles.py"
+    target.write_text(fixture.read_text())
+    await bare_client.initialize_for_test({"select": ["TL013"], "targetGpu": "A100", "debounceMs": 20})
+    diags = await Doc(bare_client, target).open().diagnostics()
+    messages = [d.message for d in diags if d.code == "TL013"]
+    assert messages and all("A100" in m for m in messages), messages
