@@ -301,6 +301,9 @@ export class ServerController implements vscode.Disposable {
       executeCommand: async (command, args, next) => {
         const kernel = typeof args[1] === 'string' ? ` ${args[1]}` : '';
         const verb = command.replace(/^tritonlens\.server\./, '');
+        // The server's "Show IR" lens returns the IR as the command's result, which the client
+        // would drop: open it in the extension's IR view instead (same arguments).
+        if (verb === 'showIr') return vscode.commands.executeCommand('tritonlens.showIr', ...args);
         if ((verb === 'profile' || verb === 'optimize') && !this.trusted) {
           void vscode.window.showWarningMessage(UNTRUSTED_MESSAGE);
           return undefined;
