@@ -346,6 +346,24 @@ def _config_row(c: dict) -> str:
             f"{c.get('mma') or 'no tl.dot'} | {pipelined} | {vectorised} |")
 
 
+def arg_dtypes(ls, uri: str, kernel: str) -> dict[str, str]:
+    """Argument dtypes the document's latest compile saw (from the captured launches' signatures,
+    e.g. {"a_ptr": "*fp16", "stride_am": "i32"}): what shape inference needs to type loads and
+    pointer arithmetic. A parameter
+    whose dtype differs between configurations is left out (unknown stays unknown)."""
+    svc = getattr(ls, "compiles", None)
+    latest = svc.latest.get(uri) if svc is not None else None
+    if latest is None:
+        return {}
+    entry = next((e for e in latest.result.get("kernels") or [] if e.get("name") == kernel), None)
+    seen: dict[str, set] = {}
+    for c in (entry or {}).get("configs") or []:
+        for name, ty in (c.get("signature") or {}).items():
+            if isinstance(ty, str) and ty != "constexpr":  # pointers and scalars ("*fp16", "i32")
+                seen.setdefault(name, set()).add(ty)
+    return {name: next(iter(tys)) for name, tys in seen.items() if len(tys) == 1}
+
+
 def hover_section(ls, uri: str, k) -> str | None:
     """The kernel card's "compiled for sm_90" section, from the document's latest compile."""
     svc = getattr(ls, "compiles", None)
@@ -356,11 +374,18 @@ def hover_section(ls, uri: str, k) -> str | None:
     if entry is None:
         return None
     stale = latest.kernel_hashes.get(k.name) != kernel_hash(k.text)
+    origin = ("static model: literal launch sites and autotune configs, assumed arguments"
+              if entry.get("source") == "static" else latest.result.get("source") or "configurations")
     head = (f"**Compiled for {latest.target}** (Triton {latest.result.get('triton_version')}, "
-            f"{latest.result.get('source') or 'configurations'})" + (" · _before the last edit_" if stale else ""))
+            f"{origin})" + (" · _before the last edit_" if stale else ""))
     configs = entry.get("configs") or []
     ok = [c for c in configs if not c.get("error") and c.get("registers") is not None]
     parts = [head]
+    if entry.get("note"):
+        parts.append(f"_{entry['note']}_")
+    assumed = list(dict.fromkeys(a for c in configs for a in c.get("assumed") or []))
+    if assumed:
+        parts.append("Assumed (no captured launch):\n" + "\n".join(f"- {a}" for a in assumed[:6]))
     if ok:
         parts.append("| configuration | registers | spills | shared memory | occupancy (limiter) | MMA | pipelined "
                      "| vectorised |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(_config_row(c) for c in ok[:8]))
@@ -373,7 +398,7 @@ def hover_section(ls, uri: str, k) -> str | None:
         parts.append(f"- {c.get('label')}: compile error{where}: {e.get('message')}")
     if entry.get("error"):
         parts.append(f"- {entry['error'].get('message') if isinstance(entry['error'], dict) else entry['error']}")
-    if not configs and not entry.get("error"):
+    if not configs and not entry.get("error") and not entry.get("note"):
         parts.append("_No launch of this kernel was captured: nothing compiled._")
     return "\n\n".join(parts)
 

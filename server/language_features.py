@@ -191,9 +191,18 @@ def node_at(kernel, pos: Position):
     return node
 
 
-def variable_markdown(module, kernel, node) -> str | None:
+def _arg_dtypes(ls, uri: str | None, kernel) -> dict:
+    """Argument dtypes a captured launch told us (through the document's latest compile)."""
+    if ls is None or uri is None:
+        return {}
+    from . import compile_feature
+
+    return compile_feature.arg_dtypes(ls, uri, kernel.name)
+
+
+def variable_markdown(module, kernel, node, arg_dtypes: dict | None = None) -> str | None:
     """Inferred shape and dtype of the identifier `node` in `kernel`, per configuration."""
-    shapes = infer_kernel(module, kernel)
+    shapes = infer_kernel(module, kernel, arg_dtypes=arg_dtypes)
     name = kernel.src.text_of(node)
     key = (node.start_byte, node.end_byte)
     rows = []
@@ -259,7 +268,7 @@ def _history_note(module: str, name: str) -> str:
     return f" It exists in Triton {', '.join(seen)}." if seen else ""
 
 
-def variable_hover_text(module, snap, pos: Position) -> str | None:
+def variable_hover_text(module, snap, pos: Position, ls=None) -> str | None:
     k = module.kernel_at(pos.line)
     if k is None or k.src is None:
         return None
@@ -272,12 +281,12 @@ def variable_hover_text(module, snap, pos: Position) -> str | None:
     if p is not None and p.is_constexpr and parent is not None and parent.type in ("typed_parameter", "typed_default_parameter"):
         vals = _param_values(k, name)
         return f"### `{name}: tl.constexpr` in `{k.name}`\n\nvalues: " + ", ".join(f"`{v}`" for v in vals)
-    return variable_markdown(module, k, node)
+    return variable_markdown(module, k, node, _arg_dtypes(ls, getattr(snap, "uri", None), k))
 
 
 def hover_fallback(ls, snap, module, pos: Position, kind) -> types.Hover | None:
     """Hover where hover.py has no card: a Triton API name, or a variable inside a kernel."""
-    text = api_hover_text(ls, snap, module, pos) or variable_hover_text(module, snap, pos)
+    text = api_hover_text(ls, snap, module, pos) or variable_hover_text(module, snap, pos, ls)
     if text is None:
         return None
     return types.Hover(contents=_md(kind, text))
@@ -304,7 +313,7 @@ def inlay_hints(ls, snap, module, rng: types.Range) -> list[types.InlayHint]:
             hints.append(types.InlayHint(position=snap.position(p.range.end), label=" = " + " | ".join(vals[:6]),
                                          kind=types.InlayHintKind.Parameter, padding_left=False,
                                          tooltip=f"{p.name} per configuration: " + ", ".join(vals)))
-        shapes = infer_kernel(module, k)
+        shapes = infer_kernel(module, k, arg_dtypes=_arg_dtypes(ls, snap.uri, k))
         for stmt, target, name in assignment_targets(k):
             if stmt.type != "assignment":
                 continue  # augmented assignments and loop variables keep the type shown where it began

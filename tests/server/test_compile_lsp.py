@@ -256,3 +256,20 @@ async def test_compile_on_save_off_publishes_no_compile_diagnostics(client, file
     finally:
         client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
             settings={"tritonlens": {"debounceMs": 20}}))
+
+
+async def test_captured_dtypes_reach_inlay_hints_and_variable_hover(client, files):
+    """The harness runs with fp16 inputs: after the compile, shape inference knows what the loads
+    return (before it, the pointee dtype is unknown and stays so)."""
+    doc = Doc(client, MATMUL).open()
+    await compile_diagnostics(doc, lambda ds: "TL104" in codes(ds))
+    line = position_of(doc.text, "a = tl.load(a_ptrs)", doc.encoding).line
+    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+        text_document=types.TextDocumentIdentifier(uri=doc.uri),
+        range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0))))
+    labels = [h.label if isinstance(h.label, str) else "".join(p.value for p in h.label) for h in hints or []]
+    assert any("fp16" in lb for lb in labels), (labels, line)
+    pos = position_of(doc.text, "a = tl.load(a_ptrs)", doc.encoding)
+    md = (await doc.hover(pos.line, pos.character)).contents.value
+    assert "fp16" in md, md
+    await close(doc)
