@@ -36,6 +36,9 @@ def to_json(result: dict) -> dict:
                 e = entry["error"]
                 entry["error"] = {"message": e.get("message"), "line": e.get("line"),
                                   "column": None if e.get("column") is None else e["column"] + 1}
+            if c.get("source") == "static":  # only then: captured configs keep exactly the keys above
+                entry["source"] = "static"
+                entry["assumed"] = list(c.get("assumed") or [])
             configs.append(entry)
         kernels.append({"name": k["name"], "line": k["line"], "configs": configs,
                         "lines": [{"line": ln["line"], "instructions": ln["instructions"],
@@ -56,10 +59,14 @@ def _text(result: dict, findings) -> str:
         out.append(f"  {k['name']} (line {k['line']})")
         if k.get("error"):
             out.append(f"    error: {k['error'].get('message')}")
+        if k.get("note"):
+            out.append(f"    note: {k['note']}")
         for c in k["configs"]:
             cx = ", ".join(f"{n}={v}" for n, v in (c.get("constexprs") or {}).items())
             head = f"    [{c['label']}] {cx}, num_warps={c['num_warps']}, num_stages={c['num_stages']}"
             out.append(head)
+            for a in c.get("assumed") or []:
+                out.append(f"      assumed: {a}")
             if c.get("error"):
                 e = c["error"]
                 out.append(f"      compile error at {e.get('line')}:{(e.get('column') or 0) + 1}: {e.get('message')}")

@@ -224,14 +224,27 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
 
     source = "configs"
     capture_errors: list = []
+    static_info: dict[str, dict] = {}
     if configs is None:
-        captured = capture_launches(path, kernel, python, cancel, timeout=min(timeout, 300), max_cases=max_cases)
+        try:
+            captured = capture_launches(path, kernel, python, cancel, timeout=min(timeout, 300),
+                                        max_cases=max_cases)
+        except CompileCancelled:
+            raise
+        except CompileError as exc:  # the harness run itself broke: the static model still has configs
+            captured = {"launches": [], "source": None, "errors": [f"capturing launches failed: {exc}"]}
         configs = configs_from_launches(captured.get("launches") or [])
-        source = f"captured launches ({captured.get('source')})"
-        capture_errors = captured.get("errors") or []
+        source = f"captured launches ({captured.get('source')})" if captured.get("source") else "static model"
+        capture_errors = list(captured.get("errors") or [])
         for case in captured.get("cases") or []:
             if isinstance(case, dict) and case.get("error"):
                 capture_errors.append(case["error"])
+        # Kernels no captured launch reached: configurations from literal launch sites and
+        # autotune configs, with conservative stand-ins for the arguments nobody captured.
+        extra, static_info = _static_fallback(text, kernel, set(configs), capture_errors)
+        configs.update(extra)
+        if extra and configs.keys() == extra.keys():
+            source = "static model"
     if kernel:
         configs = {k: v for k, v in configs.items() if k == kernel}
 
@@ -246,10 +259,56 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
               "capture_errors": [str(e)[:500] for e in capture_errors][:5]}
     for k in reply.get("kernels", []):
         result["kernels"].append(_kernel_facts(k, path, target, root))
+    _mark_sources(result, job, static_info, capture_errors, "configs" if source == "configs" else "captured")
     _add_vector_whatifs(result, job, python, cancel, timeout, root)
     if use_cache:
         _write_json(cached_path, result)
     return result
+
+
+def _static_fallback(text: str, kernel: str | None, captured: set[str], errors: list) -> tuple[dict, dict]:
+    from tritonlens.profiling.static_configs import static_configs
+
+    try:
+        return static_configs(text, {kernel} if kernel else None, skip=captured)
+    except Exception as exc:  # noqa: BLE001 - the fallback must never cost the captured facts
+        errors.append(f"static configurations failed: {type(exc).__name__}: {exc}")
+        return {}, {}
+
+
+def _spec_for(kspec: dict, label: str | None) -> dict | None:
+    """The CONFIG a compiled config came from (the worker appends autotune details to labels)."""
+    cfgs = kspec.get("configs") or []
+    return next((c for c in cfgs if c.get("label") == label), None) or \
+        next((c for c in cfgs if label and label.startswith(str(c.get("label")) + ",")), None)
+
+
+def _mark_sources(result: dict, job: dict, static_info: dict, capture_errors: list, default: str) -> None:
+    """Say where every configuration came from: "captured" (or "configs" from the caller) or
+    "static", the latter with the assumptions its arguments rest on; kernels the static model could
+    not configure either get an entry with a note, so the hover says why nothing compiled."""
+    why = ""
+    if capture_errors:
+        why = f" (the harness raised before launching it: {str(capture_errors[0])[:300]})"
+    specs = {k["name"]: k for k in job["kernels"]}
+    for k in result["kernels"]:
+        kspec = specs.get(k["name"]) or {}
+        static = k["name"] in static_info
+        k["source"] = "static" if static else default
+        if static:
+            k["note"] = (f"no launch of {k['name']} was captured{why}; compiled from the static model's "
+                         "configurations with assumed arguments")
+        for facts in k["configs"]:
+            spec = _spec_for(kspec, facts.get("label")) or {}
+            facts["source"] = spec.get("source", default)
+            facts["assumed"] = list(spec.get("assumed") or [])
+    present = {k["name"] for k in result["kernels"]}
+    for name, entry in static_info.items():
+        if name in present or not entry.get("note"):
+            continue
+        result["kernels"].append({"name": name, "line": entry.get("line"), "configs": [], "lines": [], "error": None,
+                                  "source": "static",
+                                  "note": f"no launch of {name} was captured{why}; {entry['note']}: nothing compiled"})
 
 
 def _compile_job(job, python, cancel, timeout) -> dict:
@@ -370,8 +429,8 @@ def _add_vector_whatifs(result, job, python, cancel, timeout, root) -> None:
         by_label = {c.get("label"): c for c in kspec["configs"]}
         for facts in kfacts["configs"]:
             narrow = [ld for ld in facts.get("loads") or [] if ld["widest"] <= 4 and "tma" not in ld["kinds"]]
-            if facts.get("error") or not narrow:
-                continue
+            if facts.get("error") or not narrow or facts.get("source") == "static":
+                continue  # static: the integers are plain by assumption, not evidence of a missed specialisation
             cfg = by_label.get(facts["label"])
             if cfg is None:
                 # autotune-expanded labels: match the launch they came from
