@@ -180,8 +180,11 @@ def register(ls) -> None:
         if kind_wanted(QUICKFIX, only):
             for k, i, cand in _rewrites(ls, snap, getattr(result, "module", None), params.range):
                 title = cand.get("quick_fix_title") or f"tritonlens: {cand.get('title')}"
+                # The verdict and its evidence travel with the action (a client shows them before the
+                # edit is applied); the rewritten source does not: the edit carries it.
+                evidence = {key: v for key, v in cand.items() if key not in ("source", "diff")}
                 out.append(action(title, QUICKFIX, snap, lambda c=cand: rewrite_edits(snap, c["source"]),
-                                  {"action": "rewrite", "kernel": k.name, "index": i}))
+                                  {"action": "rewrite", "kernel": k.name, "index": i, "candidate": evidence}))
         if kind_wanted(FIX_ALL, only) and any(f.fix for f in findings):
             out.append(action("tritonlens: fix all auto-fixable problems", FIX_ALL, snap,
                               lambda: fix_all_edits(findings, snap), {"action": "fixAll"}))

@@ -148,6 +148,10 @@ async def test_optimize_offers_verified_rewrites(client, tmp_path):
     for c in accepted:
         assert c["quick_fix_title"] in by_title, (c["quick_fix_title"], list(by_title))
         assert "speed not measured" in c["quick_fix_title"]
+        # the action carries the verdict and its evidence for a preview, not the whole source
+        data = by_title[c["quick_fix_title"]].data
+        assert data["candidate"]["accepted"] is True and data["candidate"]["checks"] == c["checks"]
+        assert "source" not in data["candidate"]
     # the hover card tells what was accepted and refused
     from lsp_helpers import position_of
 
