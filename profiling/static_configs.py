@@ -30,7 +30,7 @@ MAX_STATIC_CONFIGS = 8  # the worker compiles at most this many per kernel
 # An integer the JIT specialises on nothing: not 1 (a constant) and not a multiple of 16.
 PLAIN_INT = 3
 _FLOAT_NAMES = re.compile(r"(^|_)(eps|epsilon|scale|alpha|beta|gamma|momentum|temperature|temp|rate|factor|"
-                          r"sm_scale|qk_scale|softcap|dropout|p_drop)($|_)", re.I)
+                          r"sm_scale|qk_scale|softcap|dropout|p_drop)($|_)", re.IGNORECASE)
 _POINTER_CALLS = {"load", "store", "make_block_ptr"} | ATOMICS
 
 
