@@ -7,7 +7,10 @@
 Where configurations come from: the launches the capture job records while the file's harness
 (`tritonlens_cases()`, tests or `__main__` block) runs in the interpreter on the CPU — real dtypes,
 alignments and scalar values — expanded by the worker over a kernel's autotune configs; or explicit
-`configs` from the caller. The cross-compile itself runs in a worker process, never here.
+`configs` from the caller. A kernel no captured launch reached (no harness, or a harness that raised
+first) falls back to the static model's configurations (static_configs.py: literal launch sites,
+autotune configs, assumed argument types), marked "source": "static" with an "assumed" list.
+The cross-compile itself runs in a worker process, never here.
 
 Caching: a whole-file answer is kept under ${XDG_CACHE_HOME:-~/.cache}/tritonlens/compile keyed by the
 file's text, the configurations, the target and the Triton version, so an unchanged file costs a
