@@ -251,7 +251,8 @@ async def _compile(ls, uri, snap, module, settings, cancel: threading.Event, seq
     for err in result.get("capture_errors") or []:
         # The harness failed before a launch: that launch has no compile facts. Say why once.
         _tell_once(ls, ("capture", uri, err), f"{Path(snap.path).name}: the harness raised before launching "
-                   f"a kernel, its launch is not compiled: {err}", quiet=True)
+                   f"a kernel; kernels it did not reach are compiled from their launch sites and autotune "
+                   f"configs with assumed arguments: {err}", quiet=True)
     log.info("compiled %s for %s in %.0f ms%s: %d finding(s)", Path(snap.path).name, settings.compile_target,
              seconds * 1000, " (cached)" if result.get("cached") else "", len(anchored))
     show(ls, uri)
