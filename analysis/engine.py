@@ -111,7 +111,7 @@ class Analyzer:
                         return AnalysisResult(list(res.findings), res.module, [], list(res.errors))
                     tree = prev[1]  # same bytes: the tree is the same, no parse at all
                 else:
-                    tree = reparse(self._parser(), prev[0], prev[1].copy(), data)
+                    tree = reparse(self._parser(), prev[0], prev[1], data)[0]
         src = Source(text, tree=tree, parser=self._parser()) if data is None else Source(text, tree=tree, data=data)
         result = self._analyze_source(src, text, codes, target, settings)
         if doc_id is not None:

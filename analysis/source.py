@@ -135,24 +135,45 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return lo
 
 
+def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def _point(data: bytes, offset: int) -> tuple[int, int]:
     line = data.count(b"\n", 0, offset)
     start = data.rfind(b"\n", 0, offset) + 1
     return line, offset - start
 
 
-def reparse(parser: tree_sitter.Parser, old_data: bytes, old_tree: tree_sitter.Tree, new_data: bytes) -> tree_sitter.Tree:
-    """Parse `new_data` reusing `old_tree`: the changed span is found by common prefix and
-    suffix, so callers need not track edits. An edit in one kernel re-parses only around it."""
+def reparse(parser: tree_sitter.Parser, old_data: bytes, old_tree: tree_sitter.Tree,
+            new_data: bytes) -> tuple[tree_sitter.Tree, bool]:
+    """Parse `new_data` reusing `old_tree` (left untouched); returns (tree, reused).
+
+    The changed span is found by common prefix and suffix, so callers need not track edits; an
+    edit in one kernel re-parses only around it. Text with syntax errors is parsed in full: error
+    recovery from reused subtrees may settle differently, and a model of broken code must not
+    depend on the edit history.
+    """
     start = _common_prefix(old_data, new_data)
-    max_suffix = min(len(old_data), len(new_data)) - start
-    suffix = _common_prefix(old_data[::-1][:max_suffix], new_data[::-1][:max_suffix])
+    suffix = _common_suffix(old_data, new_data, min(len(old_data), len(new_data)) - start)
     old_end, new_end = len(old_data) - suffix, len(new_data) - suffix
-    old_tree.edit(
+    edited = old_tree.copy()
+    edited.edit(
         start_byte=start, old_end_byte=old_end, new_end_byte=new_end,
-        start_point=_point(old_data, start), old_end_point=_point(old_data, old_end), new_end_point=_point(new_data, new_end),
+        start_point=_point(new_data, start), old_end_point=_point(old_data, old_end),
+        new_end_point=_point(new_data, new_end),
     )
-    return parser.parse(new_data, old_tree)
+    tree = parser.parse(new_data, edited)
+    if tree.root_node.has_error:
+        return parser.parse(new_data), False
+    return tree, True
 
 
 def children_of_type(node, *types: str):
