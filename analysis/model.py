@@ -542,6 +542,20 @@ def _record_assignment(k: Kernel, e, src: Source, loops: tuple) -> None:
                 k.assignments.setdefault(name, []).append(Assignment(name, None, e, loops, aug))
 
 
+def split_arguments(call, src: Source) -> tuple[list, dict]:
+    """A call's positional argument nodes and its keyword arguments (name → value node)."""
+    argnode = call.child_by_field_name("arguments")
+    args, kwargs = [], {}
+    for a in (argnode.named_children if argnode else []):
+        if a.type == "keyword_argument":
+            kn = a.child_by_field_name("name")
+            if kn is not None:
+                kwargs[src.text_of(kn)] = a.child_by_field_name("value")
+        elif a.type != "comment":
+            args.append(a)
+    return args, kwargs
+
+
 _METHODS = ("to", "sum", "max", "min", "reshape", "trans", "permute", "broadcast_to", "expand_dims")
 
 
@@ -570,15 +584,7 @@ def _collect_calls(k: Kernel, body, src: Source, al: Aliases, skip: list) -> Non
                 name = "." + attr
         if name is None:
             continue
-        argnode = n.child_by_field_name("arguments")
-        args, kwargs = [], {}
-        for a in (argnode.named_children if argnode else []):
-            if a.type == "keyword_argument":
-                kn = a.child_by_field_name("name")
-                if kn is not None:
-                    kwargs[src.text_of(kn)] = a.child_by_field_name("value")
-            elif a.type != "comment":
-                args.append(a)
+        args, kwargs = split_arguments(n, src)
         enclosing = tuple(l for a, b, l in loop_bodies if a <= n.start_byte < b)
         k.calls.append(TlCall(name, n, args, kwargs, enclosing, src.range(n)))
 
@@ -608,15 +614,7 @@ def find_launches(src: Source, kernel_names: set[str], root=None) -> list[Launch
             continue
         subs = [c for c in fn.named_children if c != value and c.type != "comment"]
         grid = subs[0] if subs else None
-        argnode = n.child_by_field_name("arguments")
-        args, kwargs = [], {}
-        for a in (argnode.named_children if argnode else []):
-            if a.type == "keyword_argument":
-                kn = a.child_by_field_name("name")
-                if kn is not None:
-                    kwargs[src.text_of(kn)] = a.child_by_field_name("value")
-            elif a.type != "comment":
-                args.append(a)
+        args, kwargs = split_arguments(n, src)
         wrapper = n.parent
         while wrapper is not None and wrapper.type != "function_definition":
             wrapper = wrapper.parent

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from .edits import dotted as _dotted
+
 ALLOWED_IMPORTS = {"triton", "triton.language", "torch", "math", "typing", "functools", "__future__",
                    "dataclasses", "itertools"}
 BANNED_NAMES = {
@@ -43,17 +45,6 @@ TORCH_COMPUTE = {
 
 class StaticRefusal(Exception):
     pass
-
-
-def _dotted(node) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _is_kernel(fn: ast.AST) -> bool:
