@@ -101,37 +101,46 @@ def _constexpr_names(kernel) -> set[str]:
     return names
 
 
+def _pointer_names(fn, is_access) -> set[str] | None:
+    """Names feeding the pointer argument of the tl calls `is_access(attr)` selects, in the
+    source of `fn`, through local aliasing (`ptrs = out_ptr + offs` then tl.store(ptrs, ...)).
+    None when the source cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    aliases: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    aliases.setdefault(target.id, set()).update(used)
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and is_access(node.func.attr) and node.args):
+            used = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+            for _ in range(3):
+                used |= {a for u in list(used) for a in aliases.get(u, ())}
+            names |= used
+    return names
+
+
 _static_cache: dict = {}
 
 
 def static_written(kernel) -> set[str]:
     """Parameter names used in the pointer argument of tl.store / tl.atomic_* (source scan)."""
     fn = _python_fn(kernel)
-    if fn in _static_cache:
-        return _static_cache[fn]
-    names: set[str] = set()
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-        params = set(inspect.signature(fn).parameters)
-        aliases: dict[str, set[str]] = {}
-        # one level of local aliasing: `ptrs = out_ptr + offs` then tl.store(ptrs, ...)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign):
-                used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        aliases.setdefault(target.id, set()).update(used)
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in _STORE_FUNCS and node.args):
-                used = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
-                for _ in range(3):
-                    used |= {a for u in list(used) for a in aliases.get(u, ())}
-                names |= used & params
-    except (OSError, TypeError, SyntaxError):
-        pass
-    _static_cache[fn] = names
-    return names
+    if fn not in _static_cache:
+        used = _pointer_names(fn, lambda attr: attr in _STORE_FUNCS)
+        try:
+            params = set(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            params = set()
+        _static_cache[fn] = (used or set()) & params
+    return _static_cache[fn]
 
 
 def _scalar(value):
@@ -380,26 +389,7 @@ def _loaded_names(kernel, name: str) -> set[str]:
     """{"load"} if the kernel source loads through parameter `name` (for read-byte counting)."""
     fn = _python_fn(kernel)
     if fn not in _loads_cache:
-        loaded: set[str] = set()
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-            aliases: dict[str, set[str]] = {}
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Assign):
-                    used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-                    for target in node.targets:
-                        if isinstance(target, ast.Name):
-                            aliases.setdefault(target.id, set()).update(used)
-            for node in ast.walk(tree):
-                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                        and (node.func.attr == "load" or node.func.attr.startswith("atomic_")) and node.args):
-                    used = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
-                    for _ in range(3):
-                        used |= {a for u in list(used) for a in aliases.get(u, ())}
-                    loaded |= used
-        except (OSError, TypeError, SyntaxError):
-            loaded = None
-        _loads_cache[fn] = loaded
+        _loads_cache[fn] = _pointer_names(fn, lambda attr: attr == "load" or attr.startswith("atomic_"))
     loaded = _loads_cache[fn]
     return {"load"} if loaded is None or name in loaded else set()
 
