@@ -67,6 +67,9 @@ def _select(select, ignore) -> list[str]:
     return codes
 
 
+KERNEL_VERSIONS_KEPT = 3  # cached versions of one kernel of one document
+
+
 class Analyzer:
     """Thread-safe analyzer with a per-kernel cache (LRU, bounded)."""
 
@@ -76,7 +79,11 @@ class Analyzer:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._trees: OrderedDict[str, tuple] = OrderedDict()  # doc_id → last (bytes, tree, (settings, result))
-        self._words: dict[bytes, frozenset] = {}  # a top-level statement's text → its words
+        self._words: dict[bytes, frozenset] = {}  # the last text's top-level statements → their words
+        # Cache keys of each (document, kernel), newest last: while a kernel is typed in, every
+        # keystroke makes a new entry, each holding the whole file's tree; older versions of a
+        # kernel are seldom asked for again (an undo is), so only a few are kept.
+        self._versions: dict[tuple, list[str]] = {}
 
     def forget(self, doc_id: str) -> None:
         with self._lock:
@@ -113,7 +120,7 @@ class Analyzer:
                 else:
                     tree = reparse(self._parser(), prev[0], prev[1], data)[0]
         src = Source(text, tree=tree, parser=self._parser()) if data is None else Source(text, tree=tree, data=data)
-        result = self._analyze_source(src, text, codes, target, settings)
+        result = self._analyze_source(src, text, codes, target, settings, doc=path or doc_id)
         if doc_id is not None:
             with self._lock:
                 self._trees[doc_id] = (src.data, src.tree, (settings, result))
@@ -122,7 +129,8 @@ class Analyzer:
                     self._trees.popitem(last=False)
         return result
 
-    def _analyze_source(self, src: Source, text: str, codes: list[str], target: str | None, settings: str) -> AnalysisResult:
+    def _analyze_source(self, src: Source, text: str, codes: list[str], target: str | None, settings: str,
+                        doc: str | None = None) -> AnalysisResult:
         aliases = _collect_aliases(src)
         data = src.data
 
@@ -182,11 +190,13 @@ class Analyzer:
         outers = {name: outer for outer, _, _, name in kernel_defs}  # a redefinition: the last one
         kernel_words = {name.encode(): name for name in roots}
         referable = {name.encode(): name for name in plain} | kernel_words
+        memo, words_now = self._words, {}
         for node in children:
             chunk = data[node.start_byte:node.end_byte]
-            words = self._words.get(chunk)
+            words = memo.get(chunk)
             if words is None:
-                words = self._words[chunk] = frozenset(chunk.translate(_NON_WORD).split())
+                words = frozenset(chunk.translate(_NON_WORD).split())
+            words_now[chunk] = words
             own = outer_names.get(id(node))
             if own is not None:
                 uses.setdefault(own, set()).update(referable[w] for w in words & referable.keys() if referable[w] != own)
@@ -195,8 +205,10 @@ class Analyzer:
                 if node is not outers[name] and _launch_re(name).search(data, node.start_byte, node.end_byte):
                     roots[name].append(node)
 
-        if len(self._words) > 8 * len(children) + 4096:
-            self._words.clear()  # bounded: statements of earlier versions are not kept forever
+        # Only this version's statements are remembered: each entry holds a statement's text (a
+        # whole kernel while it is typed in) and its words; keeping earlier versions up to a fixed
+        # count held ~40 MB after an edit storm.
+        self._words = words_now
         keys: dict[str, str] = {}
         prefix = f"{header.hexdigest()}|{settings}|".encode()
         for outer, _, _, name in kernel_defs:
@@ -247,6 +259,10 @@ class Analyzer:
                 kfind, kerr = self._check(module, kernel, codes, target)
                 with self._lock:
                     self._cache[keys[name]] = (kernel, kfind, kerr)
+                    versions = self._versions.setdefault((doc, name), [])
+                    versions.append(keys[name])
+                    while len(versions) > KERNEL_VERSIONS_KEPT:
+                        self._cache.pop(versions.pop(0), None)
                     while len(self._cache) > self._cache_size:
                         self._cache.popitem(last=False)
             module.kernels.append(kernel)
