@@ -80,6 +80,8 @@ class Analyzer:
         self._local = threading.local()
         self._trees: OrderedDict[str, tuple] = OrderedDict()  # doc_id → last (bytes, tree, (settings, result))
         self._words: dict[bytes, frozenset] = {}  # the last text's top-level statements → their words
+        self._decorators: dict[bytes, bool] = {}  # the last text's decorator lines → whether they make a kernel
+        self._decorators_for = ""  # the imports (aliases) those answers hold for
         # Cache keys of each (document, kernel), newest last: while a kernel is typed in, every
         # keystroke makes a new entry, each holding the whole file's tree; older versions of a
         # kernel are seldom asked for again (an undo is), so only a few are kept.
@@ -167,12 +169,25 @@ class Analyzer:
         kernel_defs = []  # (outer, fn, decorators, name)
         plain: dict[str, object] = {}  # undecorated top-level functions (TL019 reads their names)
         jit: dict[str, tuple] = {}  # first definition of each @triton.jit name (shape inference inlines them)
+        # Whether decorators make a kernel depends only on their text and the imports: remembered
+        # for this version's definitions, so a keystroke does not re-read every decorator.
+        alias_key = repr(aliases)
+        if self._decorators_for != alias_key:
+            self._decorators, self._decorators_for = {}, alias_key
+        jit_memo, jit_now = self._decorators, {}
         for outer, fn, decorators in defs:
             name_node = fn.child_by_field_name("name")
             if name_node is None:
                 continue
             name = text_of(name_node)
-            if decorators and is_kernel_definition(decorators, src, aliases):
+            is_kernel = False
+            if decorators:
+                head = data[outer.start_byte:fn.start_byte]
+                is_kernel = jit_memo.get(head)
+                if is_kernel is None:
+                    is_kernel = is_kernel_definition(decorators, src, aliases)
+                jit_now[head] = is_kernel
+            if is_kernel:
                 kernel_defs.append((outer, fn, decorators, name))
                 jit.setdefault(name, (fn, src))
             else:
@@ -209,6 +224,7 @@ class Analyzer:
         # whole kernel while it is typed in) and its words; keeping earlier versions up to a fixed
         # count held ~40 MB after an edit storm.
         self._words = words_now
+        self._decorators = jit_now
         keys: dict[str, str] = {}
         prefix = f"{header.hexdigest()}|{settings}|".encode()
         for outer, _, _, name in kernel_defs:

@@ -643,14 +643,25 @@ def _wrapper_scope(module: Module, launch: Launch) -> Scope:
                             assigns.setdefault(src.text_of(item), []).append((n, value))
 
     scope = Scope(lookup=lambda name: None)
+    # Is an assignment directly in the wrapper's body (assignment → statement → body block)?
+    # Every assignment here lies inside that block, so its grandparent is the wrapper exactly when
+    # its parent's parent is the block: asked once per statement, not per name looked up.
+    wrapper_body = launch.wrapper.child_by_field_name("body") if launch.wrapper is not None else None
+    at_top_memo: dict = {}
+
+    def at_top(stmt) -> bool:
+        r = at_top_memo.get(stmt)
+        if r is None:
+            p = stmt.parent
+            r = at_top_memo[stmt] = p is not None and p.parent is not None and p.parent == wrapper_body
+        return r
 
     def lookup(name: str):
         if name in assigns:
             defs = assigns[name]
             # The last assignment at the wrapper's top level overrides earlier ones; assignments in
             # branches all remain possible.
-            top = [d for d in defs if d[0].parent is not None and d[0].parent.parent is not None
-                   and d[0].parent.parent.parent is not None and d[0].parent.parent.parent == launch.wrapper]
+            top = [d for d in defs if at_top(d[0])]
             chosen = defs
             if top:
                 last_top = top[-1]

@@ -43,7 +43,6 @@ class Sym:
         return self.expr
 
 
-@dataclass(frozen=True, slots=True)
 class Abs:
     """The abstract value of an expression.
 
@@ -54,14 +53,38 @@ class Abs:
     value: the Python constant when it is one (constexprs, literals), a Sym, or UNKNOWN.
     weak: a Python scalar (literal or constexpr): it does not take part in dtype promotion
           against a tensor of the same or a higher kind, as in Triton's semantic.py.
+
+    Immutable by convention. Not a frozen dataclass: one is built per expression per
+    configuration, and a frozen dataclass's __init__ (object.__setattr__ per field) cost three
+    times this one's.
     """
 
-    shape: tuple | None = None
-    dtype: str | None = None
-    kind: str = "tensor"
-    value: Any = UNKNOWN
-    weak: bool = False
-    items: tuple = ()
+    __slots__ = ("shape", "dtype", "kind", "value", "weak", "items")
+
+    def __init__(self, shape: tuple | None = None, dtype: str | None = None, kind: str = "tensor",
+                 value: Any = UNKNOWN, weak: bool = False, items: tuple = ()):
+        self.shape = shape
+        self.dtype = dtype
+        self.kind = kind
+        self.value = value
+        self.weak = weak
+        self.items = items
+
+    def _key(self):
+        return (self.shape, self.dtype, self.kind, self.value, self.weak, self.items)
+
+    def __eq__(self, other):
+        if other.__class__ is not Abs:
+            return NotImplemented
+        # As tuples, like the dataclass it replaced: element identity first, so a NaN equals itself.
+        return self is other or self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return (f"Abs(shape={self.shape!r}, dtype={self.dtype!r}, kind={self.kind!r}, value={self.value!r}, "
+                f"weak={self.weak!r}, items={self.items!r})")
 
     @property
     def is_block(self) -> bool:
@@ -224,8 +247,25 @@ def _literal_dtype(v) -> str | None:
     return None
 
 
+_CONSTS: dict = {}
+
+
 def const(v) -> Abs:
-    """A Python constant as Triton sees it: a weak scalar."""
+    """A Python constant as Triton sees it: a weak scalar (shared: Abs values are immutable)."""
+    key = (v.__class__, v)
+    try:
+        return _CONSTS[key]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable: never cached
+        return _const(v)
+    a = _const(v)
+    if len(_CONSTS) < 4096:  # literals and constexpr values of the files seen: a small set
+        _CONSTS[key] = a
+    return a
+
+
+def _const(v) -> Abs:
     if isinstance(v, Sym):
         return Abs((), "int32", value=v, weak=True)
     if v is None:

@@ -108,18 +108,27 @@ class KernelContext:
     def names_in(self, node) -> list[str]:
         if node is None:
             return []
-        nodes = [node] if node.type == "identifier" else captures(node, "(identifier) @i", "i")
+        memo = self.src.memo_for("names_in")
+        out = memo.get(node)
+        if out is not None:
+            return list(out)
+        if node.type == "identifier":
+            nodes = [node]
+        elif node.named_child_count == 0:
+            nodes = []  # a literal: no query needed
+        else:
+            nodes = captures(node, "(identifier) @i", "i")
         out = []
         for n in nodes:
-            if True:
-                parent = n.parent
-                if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == n:
-                    continue
-                if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == n:
-                    continue
-                t = self.src.text_of(n)
-                if t not in out:
-                    out.append(t)
+            parent = n.parent
+            if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == n:
+                continue
+            if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == n:
+                continue
+            t = self.src.text_of(n)
+            if t not in out:
+                out.append(t)
+        memo[node] = tuple(out)
         return out
 
     def depends_on(self, node, _seen: set | None = None) -> set[str]:

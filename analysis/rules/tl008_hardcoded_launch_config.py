@@ -39,13 +39,12 @@ def _literal(ctx, node, launch, depth=0):
         return None
     name = src.text_of(node)
     if launch.wrapper is not None:
-        params = launch.wrapper.child_by_field_name("parameters")
-        if params is not None and name in off.names_in_text(params, src):
+        params, assignments = _wrapper_facts(src, launch.wrapper)
+        if name in params:
             return None  # the caller chooses it
-        body = launch.wrapper.child_by_field_name("body")
         last = None
-        for n in walk(body, stop_at=("function_definition", "lambda", "class_definition")) if body is not None else []:
-            if n.type == "assignment" and n.start_byte < launch.node.start_byte:
+        for n in assignments:
+            if n.start_byte < launch.node.start_byte:
                 bound = _bound_value(n, name, src)
                 if bound is not None:
                     last = (n, bound)
@@ -62,6 +61,20 @@ def _literal(ctx, node, launch, depth=0):
         if r is not None and r.type == "integer":
             return src.text_of(r), f"the module constant at line {off.line_of(r)}"
     return None
+
+
+def _wrapper_facts(src, wrapper) -> tuple[set, list]:
+    """The wrapper's parameter names and its own assignments in order (nested definitions
+    excluded), read once per wrapper: every tile and option of every launch asks."""
+    memo = src.memo_for("tl008.wrapper")
+    facts = memo.get(wrapper)
+    if facts is None:
+        params = wrapper.child_by_field_name("parameters")
+        body = wrapper.child_by_field_name("body")
+        assignments = [n for n in walk(body, stop_at=("function_definition", "lambda", "class_definition"))
+                       if n.type == "assignment"] if body is not None else []
+        facts = memo[wrapper] = (off.names_in_text(params, src) if params is not None else set(), assignments)
+    return facts
 
 
 def _bound_value(assign, name, src):
