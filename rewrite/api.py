@@ -131,7 +131,8 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
             # structural rewrites that proved correct (fast or not yet: their tiles are still naive)
             # are a base for the config search, which may be what makes them pay off
             structural = [v for v in rv if (v.evidence or {}).get("correct")
-                          and set(v.candidate.meta.get("codes", ())) & {"TL010", "TL011"}]
+                          and (v.candidate.meta.get("structural")
+                               or set(v.candidate.meta.get("codes", ())) & {"TL010", "TL011"})]
             if structural:
                 top = max(structural, key=lambda v: v.speedup or 0.0)
                 base_text, base_title = top.candidate.source, top.candidate.title

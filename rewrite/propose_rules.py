@@ -6,7 +6,9 @@ the verifier (they change indexing, so only a run proves them):
 - TL011 hoist a loop-invariant load: a `x = tl.load(...)` inside a loop whose address and mask
   use nothing the loop changes moves in front of the loop;
 - TL006 int64 offsets: `pid = tl.program_id(0)` becomes `tl.program_id(0).to(tl.int64)`, so
-  `pid * stride` cannot overflow int32.
+  `pid * stride` cannot overflow int32;
+- TL012 persistent grid for a one-address atomic reduction, and one pass over a row that fits in
+  a block (rewrite/propose_structural.py: they change the launch too).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .edits import (
     launch_sites,
     tl_calls,
 )
+from .propose_structural import persistent_atomic_reduction, row_in_one_block
 
 GROUP_DEFAULT = 8
 
@@ -55,7 +58,8 @@ def propose(ctx: ProposalContext) -> list[Candidate]:
     tree = ast.parse(ctx.text)
     names = [k.name for k in kernels(tree)] if ctx.kernel is None else [ctx.kernel]
     for name in names:
-        for make in (grouped_ordering, hoist_invariant_loads, int64_program_ids):
+        for make in (grouped_ordering, hoist_invariant_loads, int64_program_ids, persistent_atomic_reduction,
+                     row_in_one_block):
             try:
                 add(make(ctx.text, name, ctx.codes_for(name)))
             except (SyntaxError, ValueError):

@@ -43,6 +43,11 @@ TORCH_COMPUTE = {
 }
 
 
+# Bare min(a, b) / max(a, b) are Python's builtins (a grid capped at a program count), not torch
+# ops; a wrapper that feeds them tensors still runs aten ops, which the worker's op recorder sees.
+PYTHON_BUILTINS = {"min", "max"}
+
+
 class StaticRefusal(Exception):
     pass
 
@@ -70,7 +75,7 @@ def _called_names(tree: ast.AST, skip_kernels: bool) -> set[str]:
                 callee = node.func
                 if isinstance(callee, ast.Attribute):
                     names.add(callee.attr)
-                elif isinstance(callee, ast.Name):
+                elif isinstance(callee, ast.Name) and callee.id not in PYTHON_BUILTINS:
                     names.add(callee.id)
             elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
                 names.add("matmul")
