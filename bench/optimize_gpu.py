@@ -5,6 +5,12 @@ For each example: the verified A/B timing of the original and of the best accept
 best rewrite's % of roofline against ceilings measured in the same run (device-to-device copy
 bandwidth for memory-bound kernels, cuBLAS through torch.matmul on the same inputs for the matmul).
 
+Memory-bound examples also get a same-size ceiling: the fewest bytes the example must move, moved
+by torch under the same timer (do_bench, L2 flushed): a copy of those bytes, or a read of them
+(torch.sum) when the example writes next to nothing. do_bench's flush zeroes 256 MB, leaving up to
+an L2 (50 MB on H100) of dirty lines that the timed kernel pays to write back; a 1 GB copy hides
+that, a 64 MB read-only kernel cannot (a 64 MB torch.sum reaches ~57% of the 1 GB copy rate).
+
     python bench/optimize_gpu.py [--out DIR] [--only matmul,softmax] [--budget-s 420]
 
 Writes optimize_gpu.json and optimize_gpu.md into --out (default bench/results).
@@ -62,8 +68,31 @@ def measure_ceilings():
     return {"copy_tb_s": copy_tbs}
 
 
+def same_size_ceiling(read_bytes: int, written_bytes: int) -> dict:
+    """torch moving the example's own bytes under the same timer: a copy, or a read when the
+    example writes under 1% of what it reads."""
+    import torch
+    from triton.testing import do_bench
+
+    total = read_bytes + written_bytes
+    if written_bytes < 0.01 * read_bytes:
+        src = torch.empty(max(1, read_bytes // 4), dtype=torch.float32, device="cuda").normal_()
+        ms = do_bench(lambda: torch.sum(src), warmup=25, rep=100, return_mode="median")
+        what = f"torch.sum over the same {read_bytes / 2**20:.0f} MB"
+        del src
+    else:
+        src = torch.empty(max(1, total // 8), dtype=torch.float32, device="cuda").normal_()
+        dst = torch.empty_like(src)
+        ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=100, return_mode="median")
+        what = f"a {total / 2**20:.0f} MB copy (read + write)"
+        del src, dst
+    torch.cuda.empty_cache()
+    return {"ms": ms, "what": what, "tb_s": total / (ms * 1e-3) / 1e12}
+
+
 def workload(name: str):
-    """(bytes moved at least once, flops, cuBLAS ms on the same inputs or None) of the first case."""
+    """(bytes moved at least once, flops, cuBLAS ms on the same inputs or None, bytes read, bytes
+    written) of the first case."""
     import torch
     from triton.testing import do_bench
 
@@ -73,7 +102,9 @@ def workload(name: str):
     fn, args = next(iter(mod.tritonlens_cases()))[:2]
     out = fn(*args)
     outs = out if isinstance(out, (tuple, list)) else [out]
-    nbytes = sum(t.numel() * t.element_size() for t in list(args) + list(outs) if isinstance(t, torch.Tensor))
+    read = sum(t.numel() * t.element_size() for t in args if isinstance(t, torch.Tensor))
+    written = sum(t.numel() * t.element_size() for t in outs if isinstance(t, torch.Tensor))
+    nbytes = read + written
     flops, cublas_ms = None, None
     if name == "matmul":
         a, b = args
@@ -81,7 +112,7 @@ def workload(name: str):
         cublas_ms = do_bench(lambda: torch.matmul(a, b), warmup=25, rep=100, return_mode="median")
     del args, out, outs
     torch.cuda.empty_cache()
-    return nbytes, flops, cublas_ms
+    return nbytes, flops, cublas_ms, read, written
 
 
 def main() -> int:
@@ -89,7 +120,13 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--only", default="")
     ap.add_argument("--budget-s", type=float, default=420.0)
+    ap.add_argument("--run", default="", help="label of this run, kept in each row (merged tables mix runs)")
+    ap.add_argument("--merge", nargs=2, metavar=("NEW_JSON", "INTO_JSON"),
+                    help="no GPU needed: replace INTO_JSON's rows by NEW_JSON's rows of the same example, "
+                         "then rewrite INTO_JSON and the .md beside it")
     opts = ap.parse_args()
+    if opts.merge:
+        return merge(*opts.merge)
     _bootstrap()
     import torch
     import triton
@@ -112,10 +149,12 @@ def main() -> int:
             report["examples"].append({"example": name, "skipped": "time budget spent"})
             continue
         t0 = time.monotonic()
-        entry = {"example": name, "bound": bound}
+        entry = {"example": name, "bound": bound, "run": opts.run or report["date"]}
         try:
-            nbytes, flops, cublas_ms = workload(name)
-            entry.update(bytes=nbytes, flops=flops, cublas_ms=cublas_ms)
+            nbytes, flops, cublas_ms, read, written = workload(name)
+            entry.update(bytes=nbytes, bytes_read=read, bytes_written=written, flops=flops, cublas_ms=cublas_ms)
+            if bound == "memory":
+                entry["same_size"] = same_size_ceiling(read, written)
             result = optimize_file(os.path.join(ROOT, "examples", f"{name}.py"), proposers=("rules", "config"),
                                    timing={"rounds": 5, "rep_ms": 25}, timeout=400, profile={},
                                    progress=lambda m, f: print(f"  [{name}] {m}", flush=True))
@@ -151,6 +190,9 @@ def main() -> int:
         else:
             entry["tb_s_before"] = nbytes / (orig_ms * 1e-3) / 1e12
             entry["tb_s_after"] = nbytes / (opt_ms * 1e-3) / 1e12
+            same = entry["same_size"]["ms"]
+            entry["pct_same_size_before"] = 100.0 * same / orig_ms
+            entry["pct_same_size_after"] = 100.0 * same / opt_ms
         report["examples"].append(entry)
         print(f"{name}: {orig_ms:.4g} ms -> {opt_ms:.4g} ms ({entry['pct_before']:.0f}% -> {entry['pct_after']:.0f}% "
               f"of {entry['versus']}) best: {(best or {}).get('title')}", flush=True)
@@ -165,22 +207,61 @@ def main() -> int:
     return 0
 
 
+def merge(new_path: str, into_path: str) -> int:
+    """Rows of a later run replace the same examples' rows of an earlier report; every row keeps
+    the run it came from and that run's ceilings."""
+    with open(new_path) as fh:
+        new = json.load(fh)
+    with open(into_path) as fh:
+        into = json.load(fh)
+    for report in (into, new):
+        for e in report["examples"]:
+            e.setdefault("run", report["date"])
+            e.setdefault("run_ceilings", report["ceilings"])
+            e.setdefault("run_versions", {k: report[k] for k in ("gpu", "torch", "triton")})
+    fresh = {e["example"]: e for e in new["examples"] if not e.get("skipped")}
+    into["examples"] = [fresh.pop(e["example"], e) for e in into["examples"]] + list(fresh.values())
+    into["runs"] = sorted({e["run"] for e in into["examples"]})
+    with open(into_path, "w") as fh:
+        json.dump(into, fh, indent=2, default=str)
+    with open(os.path.splitext(into_path)[0] + ".md", "w") as fh:
+        fh.write(render(into))
+    return 0
+
+
 def render(report: dict) -> str:
     c = report["ceilings"]
+    runs = {}
+    for e in report["examples"]:
+        if e.get("run") and e.get("run_ceilings"):
+            runs.setdefault(e["run"], e["run_ceilings"])
+    runs = dict(sorted(runs.items()))
+    if len(runs) > 1:
+        where = ("rows from several runs on the same GPU model, each % against the ceilings of its own run: "
+                 + "; ".join(f"{run}: copy bandwidth {rc['copy_tb_s']:.2f} TB/s" for run, rc in runs.items())
+                 + " (read + write).")
+    else:
+        where = f"measured in the same run: copy bandwidth {c['copy_tb_s']:.2f} TB/s (read + write)."
     lines = [f"# tritonlens optimize (config search + rule fixes, no LLM) on {report['gpu']}",
-             "", f"{report['date']}, torch {report['torch']}, triton {report['triton']}; "
-             f"measured in the same run: copy bandwidth {c['copy_tb_s']:.2f} TB/s (read + write).",
+             "", f"{report['date']}, torch {report['torch']}, triton {report['triton']}; {where}",
              "Times: medians of interleaved A/B rounds of the harness's first case (triton.testing.do_bench, L2 flushed).",
-             "", "| example | baseline ms | optimized ms | speedup | % of roofline before → after | vs | best rewrite |",
-             "|---|---|---|---|---|---|---|"]
+             "", ("| example | baseline ms | optimized ms | speedup | % of roofline before → after | vs | "
+                  "% of same-size ceiling before → after | best rewrite | run |"),
+             "|---|---|---|---|---|---|---|---|---|"]
     for e in report["examples"]:
         if e.get("skipped") or e.get("error"):
-            lines.append(f"| {e['example']} | – | – | – | – | – | {e.get('skipped') or e.get('error')} |")
+            lines.append(f"| {e['example']} | – | – | – | – | – | – | {e.get('skipped') or e.get('error')} | "
+                         f"{e.get('run', '')} |")
             continue
         speed = e["orig_ms"] / e["opt_ms"] if e.get("opt_ms") else None
         vs = e["versus"] + (f" ({e['cublas_tflops']:.0f} TFLOP/s)" if e.get("cublas_tflops") else "")
+        same = (f"{e['pct_same_size_before']:.0f}% → {e['pct_same_size_after']:.0f}% of {e['same_size']['what']} "
+                f"({e['same_size']['ms'] * 1e3:.1f} µs)" if e.get("same_size") else "–")
         lines.append(f"| {e['example']} | {e['orig_ms']:.4g} | {e['opt_ms']:.4g} | {speed:.2f}x | "
-                     f"{e['pct_before']:.0f}% → {e['pct_after']:.0f}% | {vs} | {(e.get('best') or {}).get('title') or 'none accepted'} |")
+                     f"{e['pct_before']:.0f}% → {e['pct_after']:.0f}% | {vs} | {same} | "
+                     f"{(e.get('best') or {}).get('title') or 'none accepted'} | {e.get('run', '')} |")
+    if report.get("notes"):
+        lines += [""] + [f"- {note}" for note in report["notes"]]
     return "\n".join(lines) + "\n"
 
 
