@@ -216,9 +216,6 @@ class SegmentedTree:
             nodes.extend(kids[i] for i in indexes)
         self.root_node = Root(nodes, len(data), _point(data, len(data)))
 
-    def copy(self) -> "SegmentedTree":
-        return self
-
     @classmethod
     def after_edit(cls, old, new_data: bytes, edit: dict) -> "SegmentedTree | None":
         """The tree of `new_data` when `edit` lies inside one top-level statement that still
@@ -237,12 +234,10 @@ class SegmentedTree:
         # The statement holding the edit: it starts before the edit (an edit at its very start may
         # merge it with what precedes) and ends at or after the edit's old end.
         target = None
-        flat = []
         for p, (tree, indexes) in enumerate(pieces):
             kids = tree.root_node.named_children
             for j, i in enumerate(indexes):
                 n = kids[i]
-                flat.append((p, j))
                 if n.start_byte < s and old_e <= n.end_byte:
                     if target is not None:
                         return None
@@ -262,9 +257,9 @@ class SegmentedTree:
         if (chunk.root_node.has_error or len(kids) != 1 or kids[0].type != node.type
                 or kids[0].start_byte != c_start or kids[0].end_byte != c_end):
             return None
-        # Text after the statement must still start a new statement: it did before the edit and
-        # the bytes after the edit are unchanged, but the statement's last line must not now run
-        # on into them (a trailing backslash or an open bracket would be an error above).
+        # The statements after it are unchanged bytes that started a statement before the edit; the
+        # edited one cannot now run on into them, since a trailing backslash or an open bracket
+        # is an error in its own parse above.
         new_pieces = []
         edited_trees = {}
         for q, (tree, indexes) in enumerate(pieces):
