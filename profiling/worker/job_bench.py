@@ -7,8 +7,8 @@ reported with "cached": true and not timed),
 refresh_ceilings (re-measure the GPU's ceilings).
 
 Timing (GPU): one warm-up launch (compiles), a 10-launch estimate, then
-- >= 20 us: `triton.testing.do_bench(warmup=25, rep=100, return_mode="median")`, which zeroes
-  a 256 MB buffer between launches so L2 holds nothing of the inputs;
+- >= 20 us: `timing.bench` (do_bench's shape, warmup 25 ms, rep 100 ms), whose flush before each
+  launch leaves L2 clean and holding nothing of the inputs (timing.py says why not do_bench's own);
 - <  20 us: `do_bench_cudagraph` (launch gaps would dominate) over a rotation of input sets
   whose total size exceeds twice the L2, so consecutive launches do not hit in cache.
 Without a GPU the chosen launches are replayed once in Triton's interpreter and every timing
@@ -79,6 +79,8 @@ def bench_gpu(capture, record, l2_bytes: int | None, compare_bare: bool) -> dict
     import torch
     from triton.testing import do_bench, do_bench_cudagraph
 
+    import timing
+
     launch = _prepare(capture, record, seed=0)
     kernel = launch()
     torch.cuda.synchronize()
@@ -110,8 +112,8 @@ def bench_gpu(capture, record, l2_bytes: int | None, compare_bare: bool) -> dict
         time_ms = do_bench_cudagraph(rotating, rep=100, return_mode="median")
         method = f"do_bench_cudagraph median, {len(fns)} rotated input sets"
     else:
-        time_ms = do_bench(launch, warmup=25, rep=100, return_mode="median")
-        method = "do_bench median (warmup 25 ms, rep 100 ms, L2 flushed)"
+        time_ms = timing.bench(launch, warmup_ms=25, rep_ms=100)
+        method = timing.METHOD
     out.update({"time_ms": float(time_ms), "timing_method": method, "estimate_ms": round(estimate, 5)})
     if compare_bare:
         out["bare_ms"] = float(do_bench(launch, return_mode="median"))

@@ -746,12 +746,12 @@ def check_candidate(session: Session, cand: dict, quick: bool = False) -> dict:
 
 # -- timing ------------------------------------------------------------------------------------
 def _timer(fn, args, kwargs, rep_ms: float):
-    from triton.testing import do_bench
+    import timing  # the worker's folder is on sys.path
 
     def call():
         fn(*args, **kwargs)
 
-    return do_bench(call, warmup=max(5, int(rep_ms // 4)), rep=rep_ms, return_mode="median")
+    return timing.bench(call, warmup_ms=max(5, int(rep_ms // 4)), rep_ms=rep_ms)
 
 
 def time_ab(session: Session, side: Side, rounds: int, rep_ms: float) -> dict:
