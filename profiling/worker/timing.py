@@ -54,7 +54,7 @@ def bench(fn, warmup_ms: float = 25.0, rep_ms: float = 100.0, device="cuda") -> 
     torch.cuda.synchronize()
     estimate = max(start.elapsed_time(end) / 5, 1e-3)  # flush included, as do_bench counts it
     n_warmup = max(1, int(warmup_ms / estimate))
-    n_repeat = max(5, int(rep_ms / estimate))
+    n_repeat = max(3, int(rep_ms / estimate))  # a median of at least 3, even for a kernel of seconds
     for _ in range(n_warmup):
         fn()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
