@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What is left between the tuned tutorial matmul (fp16 4096^3, 128x256x64, GROUP_M=8, 8 warps)
 and cuBLAS under the verifier's timer (profiling/worker/timing.py)? Variants of the example's
-kernel that differ only in their masks, and one that loads through tensor descriptors (TMA),
+kernel that differ only in their masks, and ones that load through tensor descriptors (TMA), plain
+or persistent (one program per SM, with and without tl.range's warp specialization),
 timed in interleaved rounds beside torch.matmul (issue 5).
 
     python bench/probe_matmul.py [--out DIR]
@@ -88,6 +89,33 @@ def mm_tma(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.cons
     c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(tl.float16))
 
 
+@triton.jit
+def mm_tma_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr, FLATTEN: tl.constexpr,
+                      WS: tl.constexpr):
+    """One program per SM walking output tiles in grouped order; loads and the store through TMA."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    num_tiles = num_pid_m * num_pid_n
+    num_pid_in_group = GROUP_M * num_pid_n
+    for tile_id in tl.range(tl.program_id(0), num_tiles, NUM_SMS, flatten=FLATTEN, warp_specialize=WS):
+        group_id = tile_id // num_pid_in_group
+        first_pid_m = group_id * GROUP_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + (tile_id % group_size_m)
+        pid_n = (tile_id % num_pid_in_group) // group_size_m
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            a = a_desc.load([pid_m * BLOCK_M, ki * BLOCK_K])
+            b = b_desc.load([ki * BLOCK_K, pid_n * BLOCK_N])
+            acc = tl.dot(a, b, acc)
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(tl.float16))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
@@ -118,6 +146,17 @@ def main() -> int:
             return c
         return run
 
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+
+    def tma_persistent(bm=128, bn=256, bk=64, w=8, s=3, flatten=False, ws=False):
+        def run():
+            c = torch.empty((M, N), device="cuda", dtype=torch.float16)
+            tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
+            mm_tma_persistent[(min(sms, tiles),)](a, b, c, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
+                                                  NUM_SMS=sms, FLATTEN=flatten, WS=ws, num_warps=w, num_stages=s)
+            return c
+        return run
+
     def alloc(size, align, stream):
         return torch.empty(size, dtype=torch.int8, device="cuda")
 
@@ -131,6 +170,11 @@ def main() -> int:
         "no masks s3": triton_variant(False, False, s=3),
         "tma s4": tma_variant(),
         "tma s3": tma_variant(s=3),
+        "tma persistent s3": tma_persistent(),
+        "tma persistent s4": tma_persistent(s=4),
+        "tma persistent flatten s3": tma_persistent(flatten=True),
+        "tma persistent 128x128x64 s4": tma_persistent(bn=128, s=4),
+        "tma persistent warp-specialized s3": tma_persistent(ws=True, flatten=True),
     }
     times: dict[str, list] = {}
     errors = {}
