@@ -58,12 +58,16 @@ def _is_program_id(node, axis: int | None = None) -> bool:
     return isinstance(arg, ast.Constant) and arg.value == axis
 
 
-def _fresh(fn: ast.FunctionDef, base: str) -> str:
-    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
+def _first_free(base: str, used: set) -> str:
     name, k = base, 2
     while name in used:
         name, k = f"{base}{k}", k + 1
     return name
+
+
+def _fresh(fn: ast.FunctionDef, base: str) -> str:
+    """`base`, or base2, base3...: a local name `fn` does not use yet."""
+    return _first_free(base, {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args})
 
 
 def _param_args(fn: ast.FunctionDef, call: ast.Call) -> dict[str, ast.AST] | None:
@@ -243,7 +247,7 @@ def persistent_atomic_reduction(text: str, kernel: str, codes: set | None = None
     edits = [Edit(lines.line_start(body[pid_at].lineno), lines.line_end(atomic_st.end_lineno), new_loop + atomic_line)]
     # -- wrapper: cap axis 0 of the grid --
     wrapper = site.function
-    progs = _fresh_wrapper(wrapper, "programs")
+    progs = _fresh(wrapper, "programs")
     out_arg = ast.unparse(args[base])
     s, e = lines.span(axis0)
     edits.append(Edit(s, e, f"min({text[s:e]}, {progs})"))
@@ -280,14 +284,6 @@ def _is_partial(fn: ast.FunctionDef, value: ast.AST) -> bool:
     if isinstance(value, ast.BinOp):  # partial * scale, partial / n: scalar if one side is a partial
         return _is_partial(fn, value.left) or _is_partial(fn, value.right)
     return False
-
-
-def _fresh_wrapper(fn: ast.FunctionDef, base: str) -> str:
-    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
-    name, k = base, 2
-    while name in used:
-        name, k = f"{base}{k}", k + 1
-    return name
 
 
 # -- one pass when the row fits in a block ------------------------------------------------------
@@ -381,7 +377,4 @@ def row_in_one_block(text: str, kernel: str, codes: set | None = None) -> Candid
 def _fresh_top(tree: ast.Module, base: str) -> str:
     used = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     used |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    name, k = base, 2
-    while name in used:
-        name, k = f"{base}{k}", k + 1
-    return name
+    return _first_free(base, used)
