@@ -113,32 +113,36 @@ def _first_case(path: str, module_name: str):
     return next(iter(mod.tritonlens_cases()))[:2]
 
 
-def do_bench_record(name: str, best_source: str | None) -> dict:
-    """The original's and the best rewrite's first case under a plain do_bench, for the record."""
+def _first_case_of_source(source: str, module_name: str):
+    """_first_case of a rewrite's text (the module is imported, and its kernels parsed, before the
+    temporary file goes)."""
     import tempfile
 
+    fd, tmp = tempfile.mkstemp(suffix=".py", prefix=f"{module_name}_")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(source)
+        return _first_case(tmp, module_name)
+    finally:
+        os.unlink(tmp)
+
+
+def do_bench_record(name: str, best_source: str | None) -> dict:
+    """The original's and the best rewrite's first case under a plain do_bench, for the record."""
     import torch
     from triton.testing import do_bench
 
     out = {}
-    sources = {"orig_ms": os.path.join(ROOT, "examples", f"{name}.py")}
-    tmp = None
+    loaders = {"orig_ms": lambda: _first_case(os.path.join(ROOT, "examples", f"{name}.py"), f"do_bench_{name}_orig")}
     if best_source:
-        fd, tmp = tempfile.mkstemp(suffix=".py", prefix=f"best_{name}_")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(best_source)
-        sources["opt_ms"] = tmp
-    try:
-        for key, path in sources.items():
-            fn, args = _first_case(path, f"do_bench_{name}_{key}")
-            call = functools.partial(fn, *args)
-            call()
-            out[key] = do_bench(call, warmup=25, rep=100, return_mode="median")
-            del fn, args, call
-            torch.cuda.empty_cache()
-    finally:
-        if tmp:
-            os.unlink(tmp)
+        loaders["opt_ms"] = lambda: _first_case_of_source(best_source, f"do_bench_{name}_opt")
+    for key, load in loaders.items():
+        fn, args = load()
+        call = functools.partial(fn, *args)
+        call()
+        out[key] = do_bench(call, warmup=25, rep=100, return_mode="median")
+        del fn, args, call
+        torch.cuda.empty_cache()
     out.setdefault("opt_ms", out["orig_ms"])
     return out
 
@@ -148,17 +152,10 @@ def interleaved_vs_cublas(name: str, best_source: str, rounds: int = 5) -> dict:
     rounds: cuBLAS timed once at the start, on a GPU still cool from idling, runs at higher clocks
     than a candidate timed minutes later, after the config search has heated it."""
     import statistics
-    import tempfile
 
     import torch
 
-    fd, tmp = tempfile.mkstemp(suffix=".py", prefix=f"best_{name}_")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(best_source)
-        fn, args = _first_case(tmp, f"interleaved_{name}")
-    finally:
-        os.unlink(tmp)
+    fn, args = _first_case_of_source(best_source, f"interleaved_{name}")
     a, b = args
     sides = {"cand": functools.partial(fn, *args), "cublas": functools.partial(torch.matmul, a, b)}
     for f in sides.values():
