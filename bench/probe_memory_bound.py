@@ -15,14 +15,19 @@ Every variant is checked against torch before it is timed. Times: do_bench media
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
+import sys
 import tempfile
 
 import torch
 import triton
 import triton.language as tl
 from triton.testing import do_bench
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "profiling", "worker"))
+import timing  # noqa: E402
 
 
 # -- reduction ----------------------------------------------------------------------------------
@@ -361,28 +366,55 @@ def time_it(fn, *args):
     return do_bench(lambda: fn(*args), warmup=25, rep=100, return_mode="median")
 
 
-_FLUSH = {}
+def time_clean(fn, *args):
+    """The clean-L2 timer the verifier and the profiler use (profiling/worker/timing.py).
+    probe_memory_bound_timers.txt and probe_memory_bound_clean.json were taken before it existed,
+    with the same flush (256 MB zeroed, then read) around 60 calls."""
+    return timing.bench(functools.partial(fn, *args))
 
 
-def time_clean(fn, *args, reps=60):
-    """Median of event-timed runs after an L2 flush that leaves L2 clean: the 256 MB buffer is
-    zeroed, then read, so the dirty lines are written back before the timed window opens."""
-    if "buf" not in _FLUSH:
-        _FLUSH["buf"] = torch.empty(1 << 26, dtype=torch.float32, device="cuda")
-    buf = _FLUSH["buf"]
-    fn(*args)
-    times = []
-    for _ in range(reps):
-        buf.zero_()
-        buf.sum()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(*args)
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
+def _reduction_case():
+    """The reduction example's performance input, a check of a variant's result, its bytes."""
+    x = torch.rand(1 << 24, device="cuda").sub_(0.25)
+    ref, tol = x.double().sum().item(), 1e-5 * x.abs().sum().item()
+    return (x,), (lambda got: abs(got.item() - ref) <= tol), x.numel() * 4 + 4
+
+
+def _layernorm_case():
+    M, N = 4096, 8192
+    xs = (torch.randn(M, N, device="cuda") * 2 + 0.5).half()
+    w = (torch.rand(N, device="cuda") + 0.5).half()
+    b = torch.randn(N, device="cuda").half()
+    ref = torch.nn.functional.layer_norm(xs.float(), (N,), w.float(), b.float(), 1e-5)
+    return ((xs, w, b), (lambda got: bool(((got.float() - ref).norm() / ref.norm()).item() < 1e-2)),
+            2 * xs.numel() * 2 + 2 * N * 2)
+
+
+def _measure(rows, kernel, variants, args, check, timer, nbytes, copy_tbs, kernel_only_args=None):
+    """Check, then time, each variant; one that fails to compile or run is a row with its error."""
+    for name, fn in variants.items():
+        try:
+            ok = check(fn(*args))
+            ms = timer(fn, *args)
+            row = {"kernel": kernel, "variant": name, "ok": ok, "ms": ms}
+            if kernel_only_args is not None:
+                row["kernel_only_ms"] = timer(fn, *kernel_only_args)
+        except Exception as exc:  # noqa: BLE001 - a variant that does not compile is a finding
+            rows.append({"kernel": kernel, "variant": name, "error": f"{type(exc).__name__}: {exc}"[:300]})
+            continue
+        row["pct_copy"] = 100 * nbytes / (ms * 1e-3) / 1e12 / copy_tbs
+        rows.append(row)
+
+
+def _print_rows(rows):
+    for kernel in ("reduction", "layernorm"):
+        for r in sorted((r for r in rows if r["kernel"] == kernel), key=lambda r: r.get("ms") or 1e9):
+            if r.get("error"):
+                print(f"{kernel:10s} {r['variant']:34s} ERROR {r['error'][:100]}")
+            else:
+                ko = f" kernel-only {r['kernel_only_ms'] * 1e3:6.2f}" if r.get("kernel_only_ms") else ""
+                print(f"{kernel:10s} {r['variant']:34s} {r['ms'] * 1e3:8.2f} us {r['pct_copy']:5.1f}%{ko} "
+                      f"{'' if r['ok'] else 'WRONG'}")
 
 
 def timers() -> int:
@@ -402,27 +434,21 @@ def timers() -> int:
         row(f"copy {n_mb} MB", 2 * src.numel() * 4, dst.copy_, src)
         row(f"read {n_mb} MB (torch.sum)", src.numel() * 4, torch.sum, src)
         del src, dst
-    x = torch.rand(1 << 24, device="cuda").sub_(0.25)
+    args, _, nbytes = _reduction_case()
     red = reduction_variants(sms)
     for name in ("orig B1024 w4", "plain B8192 w16", "persist-scalar B4096 w8 x8", "persist-scalar B2048 w4 x8"):
-        row("reduction " + name, x.numel() * 4 + 4, red[name], x)
+        row("reduction " + name, nbytes, red[name], *args)
     row("reduction zeros(1) only", 4, lambda: torch.zeros(1, device="cuda"))
-    del x
-    M, N = 4096, 8192
-    xs = (torch.randn(M, N, device="cuda") * 2 + 0.5).half()
-    w = (torch.rand(N, device="cuda") + 0.5).half()
-    b = torch.randn(N, device="cuda").half()
-    ref = torch.nn.functional.layer_norm(xs.float(), (N,), w.float(), b.float(), 1e-5)
-    nbytes = 2 * xs.numel() * 2 + 2 * N * 2
+    del args
+    args, check, nbytes = _layernorm_case()
     ln = layernorm_variants()
     for name in ("orig B1024 w8", "three-pass B4096 w16", "single B8192 w8 s2", "single B8192 w8"):
-        row("layernorm " + name, nbytes, ln[name], xs, w, b)
+        row("layernorm " + name, nbytes, ln[name], *args)
     for name, fn in layernorm_persistent_variants(sms).items():
-        got = fn(xs, w, b).float()
-        if not ((got - ref).norm() / ref.norm()).item() < 1e-2:
+        if not check(fn(*args)):
             print("WRONG", name)
             continue
-        row("layernorm " + name, nbytes, fn, xs, w, b)
+        row("layernorm " + name, nbytes, fn, *args)
     copy_tbs = next(2 * (1024 << 20) / (a * 1e-3) / 1e12 for n, _, a, _ in out if n == "copy 1024 MB")
     print(f"copy 1 GB (do_bench) {copy_tbs:.2f} TB/s")
     print(f"{'variant':44s} {'do_bench us':>11s} {'clean us':>9s} {'%copy':>6s} {'%copy clean':>11s}")
@@ -445,9 +471,8 @@ def clean_sweep(out_dir: str) -> int:
     report["copy_1g_tb_s"] = copy_tbs
     del src, dst
     torch.cuda.empty_cache()
-    x = torch.rand(1 << 24, device="cuda").sub_(0.25)
-    ref = x.double().sum().item()
-    nbytes = x.numel() * 4 + 4
+    args, check, nbytes = _reduction_case()
+    x = args[0]
     fixed = {
         "empty window": time_clean(lambda: None),
         "zeros(1)": time_clean(lambda: torch.zeros(1, device="cuda")),
@@ -457,50 +482,20 @@ def clean_sweep(out_dir: str) -> int:
     fixed["copy 64 MB (128 MB moved)"] = time_clean(y.copy_, x)
     del y
     report["fixed_ms"] = fixed
-    o_pre = torch.zeros(1, device="cuda")
     variants = dict(reduction_variants(sms))
     variants.update(reduction_extra_variants(sms))
-    for name, fn in variants.items():
-        try:
-            got = fn(x).item()
-            ok = abs(got - ref) <= 1e-5 * x.abs().sum().item()
-            ms = time_clean(fn, x)
-            kernel_only = time_clean(fn, x, o_pre)  # the same launches without the zeros(1)
-        except Exception as exc:  # noqa: BLE001 - a variant that does not compile is a finding
-            report["rows"].append({"kernel": "reduction", "variant": name, "error": f"{type(exc).__name__}: {exc}"[:300]})
-            continue
-        report["rows"].append({"kernel": "reduction", "variant": name, "ok": ok, "ms": ms, "kernel_only_ms": kernel_only,
-                               "pct_copy": 100 * nbytes / (ms * 1e-3) / 1e12 / copy_tbs})
-    del x
-    M, N = 4096, 8192
-    xs = (torch.randn(M, N, device="cuda") * 2 + 0.5).half()
-    w = (torch.rand(N, device="cuda") + 0.5).half()
-    b = torch.randn(N, device="cuda").half()
-    ref = torch.nn.functional.layer_norm(xs.float(), (N,), w.float(), b.float(), 1e-5)
-    nbytes = 2 * xs.numel() * 2 + 2 * N * 2
-    for name, fn in layernorm_variants().items():
-        try:
-            got = fn(xs, w, b).float()
-            ok = bool(((got - ref).norm() / ref.norm()).item() < 1e-2)
-            ms = time_clean(fn, xs, w, b)
-        except Exception as exc:  # noqa: BLE001
-            report["rows"].append({"kernel": "layernorm", "variant": name, "error": f"{type(exc).__name__}: {exc}"[:300]})
-            continue
-        report["rows"].append({"kernel": "layernorm", "variant": name, "ok": ok, "ms": ms,
-                               "pct_copy": 100 * nbytes / (ms * 1e-3) / 1e12 / copy_tbs})
+    # kernel-only: the same launches into a preallocated output, without the zeros(1)
+    _measure(report["rows"], "reduction", variants, args, check, time_clean, nbytes, copy_tbs,
+             kernel_only_args=(x, torch.zeros(1, device="cuda")))
+    del x, args
+    args, check, nbytes = _layernorm_case()
+    _measure(report["rows"], "layernorm", layernorm_variants(), args, check, time_clean, nbytes, copy_tbs)
     with open(os.path.join(out_dir, "probe_memory_bound_clean.json"), "w") as fh:
         json.dump(report, fh, indent=2)
     print(f"# clean-L2 timer; {report['gpu']}, {sms} SMs; 1 GB copy {copy_tbs:.2f} TB/s")
     for k, v in fixed.items():
         print(f"fixed  {k:40s} {v * 1e3:8.2f} us")
-    for kernel in ("reduction", "layernorm"):
-        mine = sorted((r for r in report["rows"] if r["kernel"] == kernel), key=lambda r: r.get("ms") or 1e9)
-        for r in mine:
-            if r.get("error"):
-                print(f"{kernel:10s} {r['variant']:34s} ERROR {r['error'][:100]}")
-            else:
-                ko = f" kernel-only {r['kernel_only_ms'] * 1e3:6.2f}" if r.get("kernel_only_ms") else ""
-                print(f"{kernel:10s} {r['variant']:34s} {r['ms'] * 1e3:8.2f} us {r['pct_copy']:5.1f}%{ko} {'' if r['ok'] else 'WRONG'}")
+    _print_rows(report["rows"])
     return 0
 
 
@@ -558,52 +553,21 @@ def main() -> int:
     rows = []
     report = {"gpu": torch.cuda.get_device_name(0), "sms": sms, "copy_tb_s": copy_tbs, "rows": rows}
 
-    x = torch.rand(1 << 24, device="cuda").sub_(0.25)
-    ref = x.double().sum().item()
-    nbytes = x.numel() * 4 + 4
+    args, check, nbytes = _reduction_case()
     report["zeros1_ms"] = time_it(lambda: torch.zeros(1, device="cuda"))
-    report["torch_sum_ms"] = time_it(torch.sum, x)
-    for name, fn in reduction_variants(sms).items():
-        try:
-            got = fn(x).item()
-            ok = abs(got - ref) <= 1e-5 * x.abs().sum().item()
-            ms = time_it(fn, x)
-        except Exception as exc:  # noqa: BLE001 - a variant that does not compile is a finding
-            rows.append({"kernel": "reduction", "variant": name, "error": f"{type(exc).__name__}: {exc}"[:300]})
-            continue
-        rows.append({"kernel": "reduction", "variant": name, "ok": ok, "ms": ms,
-                     "pct_copy": 100 * nbytes / (ms * 1e-3) / 1e12 / copy_tbs})
-    del x
-
-    M, N = 4096, 8192
-    xs = (torch.randn(M, N, device="cuda") * 2 + 0.5).half()
-    w = (torch.rand(N, device="cuda") + 0.5).half()
-    b = torch.randn(N, device="cuda").half()
-    ref = torch.nn.functional.layer_norm(xs.float(), (N,), w.float(), b.float(), 1e-5)
-    nbytes = 2 * xs.numel() * 2 + 2 * N * 2
-    report["torch_layer_norm_ms"] = time_it(lambda: torch.nn.functional.layer_norm(xs, (N,), w, b, 1e-5))
-    for name, fn in layernorm_variants().items():
-        try:
-            got = fn(xs, w, b).float()
-            ok = bool(((got - ref).norm() / ref.norm()).item() < 1e-2)
-            ms = time_it(fn, xs, w, b)
-        except Exception as exc:  # noqa: BLE001
-            rows.append({"kernel": "layernorm", "variant": name, "error": f"{type(exc).__name__}: {exc}"[:300]})
-            continue
-        rows.append({"kernel": "layernorm", "variant": name, "ok": ok, "ms": ms,
-                     "pct_copy": 100 * nbytes / (ms * 1e-3) / 1e12 / copy_tbs})
+    report["torch_sum_ms"] = time_it(torch.sum, *args)
+    _measure(rows, "reduction", reduction_variants(sms), args, check, time_it, nbytes, copy_tbs)
+    del args
+    args, check, nbytes = _layernorm_case()
+    xs, w, b = args
+    report["torch_layer_norm_ms"] = time_it(lambda: torch.nn.functional.layer_norm(xs, (xs.shape[1],), w, b, 1e-5))
+    _measure(rows, "layernorm", layernorm_variants(), args, check, time_it, nbytes, copy_tbs)
 
     with open(os.path.join(opts.out, "probe_memory_bound.json"), "w") as fh:
         json.dump(report, fh, indent=2)
     print(f"{report['gpu']}: {sms} SMs, copy {copy_tbs:.2f} TB/s; zeros(1) {report['zeros1_ms'] * 1e3:.1f} us; "
           f"torch sum {report['torch_sum_ms'] * 1e3:.1f} us; torch layer_norm {report['torch_layer_norm_ms'] * 1e3:.1f} us")
-    for kernel in ("reduction", "layernorm"):
-        mine = sorted((r for r in rows if r["kernel"] == kernel), key=lambda r: r.get("ms") or 1e9)
-        for r in mine:
-            if r.get("error"):
-                print(f"{kernel:10s} {r['variant']:34s} ERROR {r['error'][:100]}")
-            else:
-                print(f"{kernel:10s} {r['variant']:34s} {r['ms'] * 1e3:8.2f} us {r['pct_copy']:5.1f}% {'' if r['ok'] else 'WRONG'}")
+    _print_rows(rows)
     return 0
 
 
