@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from gen_kernels import generate  # noqa: E402
+from lsp_wire import WireClient  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 DEBOUNCE_MS = 200
@@ -47,26 +48,16 @@ def summary(xs: list[float]) -> dict:
             "max": round(max(xs), 2) if xs else None, "mean": round(statistics.fmean(xs), 2) if xs else None}
 
 
-class Client:
-    """A lean LSP client over the server's stdin/stdout: JSON in, JSON out.
-
-    Timestamps are taken when a message's bytes have been read and decoded, so the figures are
-    the server's latency plus the pipe, not the cost of building typed objects on the client side
-    (an editor parses JSON natively).
-    """
+class Client(WireClient):
+    """Records when each diagnostics version was published (push) and answers pull requests."""
 
     def __init__(self, pull: bool):
+        super().__init__()
         self.pull = pull
         self.published: dict[int, float] = {}
         self.event = asyncio.Event()
-        self.pending: dict[int, asyncio.Future] = {}
-        self.next_id = 0
 
     async def start(self, root: Path):
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, *os.environ.get("LSP_BENCH_PYFLAGS", "").split(), "-m", "tritonlens", "serve",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-        self.reader = asyncio.ensure_future(self._read())
         caps = {
             "general": {"positionEncodings": ["utf-16"]},
             "textDocument": {
@@ -76,56 +67,13 @@ class Client:
             },
             "workspace": {"configuration": True},
         }
-        await self.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps,
-                                          "initializationOptions": {"debounceMs": DEBOUNCE_MS}})
-        self.notify("initialized", {})
+        argv = [sys.executable, *os.environ.get("LSP_BENCH_PYFLAGS", "").split(), "-m", "tritonlens", "serve"]
+        await self.spawn(argv, root, caps, {"debounceMs": DEBOUNCE_MS})
 
-    def _send(self, msg: dict) -> None:
-        body = json.dumps(msg).encode()
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    def notify(self, method: str, params) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    async def request(self, method: str, params):
-        self.next_id += 1
-        fut = asyncio.get_running_loop().create_future()
-        self.pending[self.next_id] = fut
-        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        msg = await asyncio.wait_for(fut, 60)
-        if "error" in msg:
-            raise RuntimeError(f"{method}: {msg['error']}")
-        return msg.get("result")
-
-    async def _read(self):
-        out = self.proc.stdout
-        while True:
-            length = None
-            while True:
-                line = await out.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            msg = json.loads(await out.readexactly(length))
-            now = time.perf_counter()
-            if "method" in msg and "id" in msg:  # a request from the server
-                result = [None for _ in msg["params"]["items"]] if msg["method"] == "workspace/configuration" else None
-                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
-            elif "method" in msg:
-                if msg["method"] == "textDocument/publishDiagnostics":
-                    self.published[msg["params"].get("version")] = now
-                    self.event.set()
-            elif msg.get("id") in self.pending:
-                self.pending.pop(msg["id"]).set_result(msg)
-
-    async def stop(self):
-        await self.request("shutdown", None)
-        self.notify("exit", None)
-        await asyncio.wait_for(self.proc.wait(), 10)
-        self.reader.cancel()
+    def on_notification(self, msg: dict, arrived: float) -> None:
+        if msg["method"] == "textDocument/publishDiagnostics":
+            self.published[msg["params"].get("version")] = arrived
+            self.event.set()
 
 
 async def wait_version(c: Client, version: int, timeout: float = 30.0) -> float:

@@ -28,6 +28,9 @@ import time
 from datetime import date
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from lsp_wire import WireClient  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results"
 BASE = REPO / "examples" / "matmul.py"
@@ -43,78 +46,25 @@ def rss_kb(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
-class Client:
-    """A lean push-diagnostics client (VS Code-like, UTF-16) recording every publication in order."""
+class Client(WireClient):
+    """A push-diagnostics client (VS Code-like, UTF-16) recording every publication in order."""
 
     def __init__(self):
+        super().__init__()
         self.publications: list[dict] = []  # params of textDocument/publishDiagnostics, in order
         self.published = asyncio.Event()
-        self.pending: dict[int, asyncio.Future] = {}
-        self.next_id = 0
-        self.errors: list[dict] = []
 
     async def start(self, root: Path, debounce_ms: int):
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tritonlens", "serve", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-        self.reader = asyncio.ensure_future(self._read())
         caps = {"general": {"positionEncodings": ["utf-16"]},
                 "textDocument": {"publishDiagnostics": {"versionSupport": True, "relatedInformation": True},
                                  "hover": {"contentFormat": ["markdown"]}, "synchronization": {}},
                 "workspace": {"configuration": True}}
-        await self.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps,
-                                          "initializationOptions": {"debounceMs": debounce_ms}})
-        self.notify("initialized", {})
+        await self.spawn([sys.executable, "-m", "tritonlens", "serve"], root, caps, {"debounceMs": debounce_ms})
 
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def _send(self, msg: dict) -> None:
-        body = json.dumps(msg).encode()
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    def notify(self, method: str, params) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def send_request(self, method: str, params) -> asyncio.Future:
-        self.next_id += 1
-        fut = asyncio.get_running_loop().create_future()
-        self.pending[self.next_id] = fut
-        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        return fut
-
-    async def request(self, method: str, params, timeout: float = 60):
-        msg = await asyncio.wait_for(self.send_request(method, params), timeout)
-        if "error" in msg:
-            raise RuntimeError(f"{method}: {msg['error']}")
-        return msg.get("result")
-
-    async def _read(self):
-        out = self.proc.stdout
-        while True:
-            length = None
-            while True:
-                line = await out.readline()
-                if not line:
-                    for fut in self.pending.values():
-                        if not fut.done():
-                            fut.set_exception(ConnectionError("the server exited"))
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            msg = json.loads(await out.readexactly(length))
-            if "method" in msg and "id" in msg:  # a request from the server
-                result = [None for _ in msg["params"]["items"]] if msg["method"] == "workspace/configuration" else None
-                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
-            elif msg.get("method") == "textDocument/publishDiagnostics":
-                self.publications.append(msg["params"])
-                self.published.set()
-            elif "id" in msg and msg["id"] in self.pending:
-                msg["_arrived"] = time.perf_counter()  # latency ends here, not when we look at it
-                self.pending.pop(msg["id"]).set_result(msg)
+    def on_notification(self, msg: dict, arrived: float) -> None:
+        if msg["method"] == "textDocument/publishDiagnostics":
+            self.publications.append(msg["params"])
+            self.published.set()
 
     async def wait_for_version(self, uri: str, version: int, timeout: float = 30) -> dict:
         deadline = time.monotonic() + timeout
@@ -130,16 +80,6 @@ class Client:
                 await asyncio.wait_for(self.published.wait(), min(left, 0.5))
             except (asyncio.TimeoutError, TimeoutError):
                 pass
-
-    async def stop(self) -> int | None:
-        try:
-            await self.request("shutdown", None, timeout=20)
-            self.notify("exit", None)
-            return await asyncio.wait_for(self.proc.wait(), 10)
-        finally:
-            if self.proc.returncode is None:
-                self.proc.kill()
-            self.reader.cancel()
 
 
 class Editor:
