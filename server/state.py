@@ -77,6 +77,11 @@ class AnalysisService:
             st.analyzed, st.result, st.settings_key = snap, result, key
         return result
 
+    async def run(self, fn, *args):
+        """Run `fn(*args)` on the analysis thread: shape inference and estimates read and fill
+        caches on the shared `Kernel`/`Module` objects, which only that thread may touch."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
