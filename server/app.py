@@ -10,12 +10,12 @@ import asyncio
 import logging
 
 from lsprotocol import types
-from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
 from tritonlens import __version__
 
 from . import code_actions, code_lens, commands, compile_feature, diagnostics, hover, language_features, on_save
+from .capabilities import ClientSupport
 from .config import SECTION, SettingsStore
 from .debounce import Debouncer
 from .protocol import TritonLensProtocol
@@ -37,7 +37,7 @@ class TritonLensServer(LanguageServer):
         self.analysis = AnalysisService()
         self.debouncer = Debouncer()
         self.measurements = MeasurementStore()
-        self.pull_diagnostics = False
+        self.client_support = ClientSupport()  # resolved at initialize
         self._pending_problems: list[str] = []
         self.background: set[asyncio.Task] = set()
         self.on_save_tasks: dict[str, asyncio.Task] = {}
@@ -63,7 +63,7 @@ class TritonLensServer(LanguageServer):
 
     def schedule_diagnostics(self, uri: str, delay_s: float | None = None) -> None:
         """Push clients: (re)analyze after the debounce. Pull clients ask by themselves."""
-        if self.pull_diagnostics:
+        if self.client_support.pull_diagnostics:
             return
         if delay_s is None:
             delay_s = self.settings.for_uri(uri).debounce_ms / 1000
@@ -75,7 +75,7 @@ class TritonLensServer(LanguageServer):
             st = self.analysis.state(uri)
             st.generation += 1
             self.schedule_diagnostics(uri, 0)
-        if self.pull_diagnostics and diagnostics.client_refreshes(self.client_capabilities):
+        if self.client_support.pull_diagnostics and self.client_support.diagnostic_refresh:
             self.workspace_diagnostic_refresh(None)
         code_lens.refresh(self)
 
@@ -85,7 +85,7 @@ class TritonLensServer(LanguageServer):
 
     async def fetch_configuration(self) -> None:
         """workspace/configuration for the global scope and every workspace folder."""
-        if not get_capability(self.client_capabilities, "workspace.configuration", False):
+        if not self.client_support.configuration:
             return
         folders = list(self.workspace.folders.values())
         items = [types.ConfigurationItem(section=SECTION)]
@@ -115,20 +115,20 @@ def create_server() -> TritonLensServer:
     def on_initialize(params: types.InitializeParams):
         caps = params.capabilities
         server._pending_problems = server.settings.load_initialization_options(params.initialization_options)
-        server.pull_diagnostics = diagnostics.client_pulls(caps)
+        server.client_support = ClientSupport.of(caps)
         diagnostics.register(server)
         hover.register(server)
         code_lens.register(server)
         code_actions.register(server)
         client = params.client_info.name if params.client_info else "unknown client"
         log.info("tritonlens %s initializing for %s (%s diagnostics)", __version__, client,
-                 "pull" if server.pull_diagnostics else "push")
+                 "pull" if server.client_support.pull_diagnostics else "push")
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(params: types.InitializedParams):
         server.problems(server._pending_problems)
         server._pending_problems = []
-        if get_capability(server.client_capabilities, "workspace.did_change_configuration.dynamic_registration", False):
+        if server.client_support.configuration_registration:
             # Without registering, clients using the pull model never send didChangeConfiguration.
             server.client_register_capability(
                 types.RegistrationParams(registrations=[
@@ -177,7 +177,7 @@ def create_server() -> TritonLensServer:
         on_save.closed(server, uri)
         compile_feature.closed(server, uri)
         server.analysis.forget(uri)
-        if not server.pull_diagnostics:
+        if not server.client_support.pull_diagnostics:
             diagnostics.clear(server, uri)
 
     @server.feature(types.SHUTDOWN)

@@ -11,19 +11,20 @@ import logging
 import re
 
 from lsprotocol import types
-from pygls.capabilities import get_capability
-from pygls.exceptions import JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from tritonlens.analysis.findings import Finding
 from tritonlens.analysis.suppress import ignore_comment_edit
 
 from .diagnostics import SOURCE, findings_for, to_diagnostic
 from .documents import Snapshot, snapshot_of
+from .lsp_data import CodeActionData, FixAll, Rewrite, RuleFix, RuleIgnore, from_json, to_json
 
 log = logging.getLogger(__name__)
 
 FIX_ALL = "source.fixAll.tritonlens"
 RULE_CODE = re.compile(r"^TL\d{3}$")  # rule findings; measurements ("profile") have nothing to fix
 QUICKFIX = types.CodeActionKind.QuickFix
+APPLY_EDIT = "tritonlens.server.applyEdit"
 
 
 def kind_wanted(kind: str, only: list[str] | None) -> bool:
@@ -33,7 +34,7 @@ def kind_wanted(kind: str, only: list[str] | None) -> bool:
 
 
 def workspace_edit(ls, snap: Snapshot, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
-    if get_capability(ls.client_capabilities, "workspace.workspace_edit.document_changes", False):
+    if ls.client_support.document_changes:
         return types.WorkspaceEdit(document_changes=[
             types.TextDocumentEdit(
                 text_document=types.OptionalVersionedTextDocumentIdentifier(uri=snap.uri, version=snap.version),
@@ -133,28 +134,33 @@ async def _current(ls, uri: str):
     return snap, result, findings_for(st, result)
 
 
-def register(ls) -> None:
-    caps = ls.client_capabilities
-    resolve_props = get_capability(caps, "text_document.code_action.resolve_support.properties", []) or []
-    resolves = "edit" in resolve_props
-    literals = get_capability(caps, "text_document.code_action.code_action_literal_support", None) is not None
+def _action_data(data) -> CodeActionData:
+    """The data of an action the client resolves: what this server put there, or an error answer."""
+    try:
+        return from_json(data, CodeActionData)
+    except Exception as exc:  # cattrs' validation errors, or an unknown "action" tag
+        raise JsonRpcInvalidParams(message=f"tritonlens: not a tritonlens code action's data: {exc}") from exc
 
-    def action(title: str, kind: str, snap: Snapshot, edits_fn, payload: dict, diag=None, preferred=False):
-        if not literals:
+
+def register(ls) -> None:
+    support = ls.client_support
+
+    def action(title: str, kind: str, snap: Snapshot, edits_fn, data: CodeActionData, diag=None, preferred=False):
+        if not support.code_action_literals:
             # Old clients take only Commands: the server applies the edit itself.
-            return types.Command(title=title, command="tritonlens.server.applyEdit",
-                                 arguments=[ls.protocol._converter.unstructure(workspace_edit(ls, snap, edits_fn()))])
+            return types.Command(title=title, command=APPLY_EDIT,
+                                 arguments=[to_json(workspace_edit(ls, snap, edits_fn()))])
         a = types.CodeAction(title=title, kind=kind, diagnostics=[diag] if diag else None,
                              is_preferred=preferred or None)
-        if resolves:
-            a.data = {"uri": snap.uri, "version": snap.version, **payload}
+        if support.code_action_resolves_edit:
+            a.data = to_json(data, CodeActionData)
         else:
             a.edit = workspace_edit(ls, snap, edits_fn())
         return a
 
     @ls.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[QUICKFIX, FIX_ALL], resolve_provider=resolves),
+        types.CodeActionOptions(code_action_kinds=[QUICKFIX, FIX_ALL], resolve_provider=support.code_action_resolves_edit),
     )
     async def code_action(params: types.CodeActionParams):
         snap, result, findings = await _current(ls, params.text_document.uri)
@@ -162,6 +168,7 @@ def register(ls) -> None:
             return None
         only = params.context.only
         out = []
+        uri, version = snap.uri, snap.version
         if kind_wanted(QUICKFIX, only):
             for diag in params.context.diagnostics:
                 if diag.source not in (None, SOURCE) or not isinstance(diag.code, str) or not RULE_CODE.match(diag.code):
@@ -169,14 +176,15 @@ def register(ls) -> None:
                 f = _match(diag, findings, snap)
                 if f is None:
                     continue  # from another version: the client will ask again
-                ours = to_diagnostic(f, snap, ls.client_capabilities)
-                payload = {"action": "fix", "code": f.code, "range": _jr(ours.range), "message": f.message}
+                ours = to_diagnostic(f, snap, support)
                 if f.fix is not None:
                     out.append(action(f"tritonlens ({f.code}): {f.fix.title}", QUICKFIX, snap,
-                                      lambda f=f: fix_edits(f, snap), payload, ours, preferred=True))
+                                      lambda f=f: fix_edits(f, snap),
+                                      RuleFix(uri, version, f.code, ours.range, f.message), ours, preferred=True))
                 if ignore_edits(f, snap):
                     out.append(action(f"Ignore {f.code} on this line", QUICKFIX, snap,
-                                      lambda f=f: ignore_edits(f, snap), {**payload, "action": "ignore"}, ours))
+                                      lambda f=f: ignore_edits(f, snap),
+                                      RuleIgnore(uri, version, f.code, ours.range, f.message), ours))
         if kind_wanted(QUICKFIX, only):
             for k, i, cand in _rewrites(ls, snap, getattr(result, "module", None), params.range):
                 title = cand.get("quick_fix_title") or f"tritonlens: {cand.get('title')}"
@@ -184,50 +192,45 @@ def register(ls) -> None:
                 # edit is applied); the rewritten source does not: the edit carries it.
                 evidence = {key: v for key, v in cand.items() if key not in ("source", "diff")}
                 out.append(action(title, QUICKFIX, snap, lambda c=cand: rewrite_edits(snap, c["source"]),
-                                  {"action": "rewrite", "kernel": k.name, "index": i, "candidate": evidence}))
+                                  Rewrite(uri, version, k.name, i, evidence)))
         if kind_wanted(FIX_ALL, only) and any(f.fix for f in findings):
             out.append(action("tritonlens: fix all auto-fixable problems", FIX_ALL, snap,
-                              lambda: fix_all_edits(findings, snap), {"action": "fixAll"}))
+                              lambda: fix_all_edits(findings, snap), FixAll(uri, version)))
         return out or None
 
-    if resolves:
+    if support.code_action_resolves_edit:
         @ls.feature(types.CODE_ACTION_RESOLVE)
         async def resolve(item: types.CodeAction):
-            data = item.data if isinstance(item.data, dict) else {}
-            uri = data.get("uri")
-            snap, result, findings = await _current(ls, uri) if uri else (None, None, [])
+            data = _action_data(item.data)
+            snap, result, findings = await _current(ls, data.uri)
             if snap is None:
-                raise JsonRpcInvalidRequest(message=f"tritonlens: {uri} is not open")
-            if data.get("version") != snap.version:
+                raise JsonRpcInvalidRequest(message=f"tritonlens: {data.uri} is not open")
+            if data.version != snap.version:
                 raise JsonRpcInvalidRequest(
-                    message=f"tritonlens: the document changed (v{data.get('version')} → v{snap.version}); "
+                    message=f"tritonlens: the document changed (v{data.version} → v{snap.version}); "
                     "ask for code actions again")
-            kind = data.get("action")
-            if kind == "fixAll":
+            if isinstance(data, FixAll):
                 edits = fix_all_edits(findings, snap)
-            elif kind == "rewrite":
+            elif isinstance(data, Rewrite):
                 found = [c for k, i, c in _rewrites(ls, snap, getattr(result, "module", None), None)
-                         if k.name == data.get("kernel") and i == data.get("index")]
+                         if k.name == data.kernel and i == data.index]
                 if not found:
                     raise JsonRpcInvalidRequest(message="tritonlens: that rewrite is no longer valid; optimize again")
                 edits = rewrite_edits(snap, found[0]["source"])
             else:
-                probe = types.Diagnostic(range=ls.protocol._converter.structure(data.get("range"), types.Range),
-                                         message=data.get("message", ""), code=data.get("code"))
+                probe = types.Diagnostic(range=data.range, message=data.message, code=data.code)
                 f = _match(probe, findings, snap)
                 if f is None:
-                    raise JsonRpcInvalidRequest(message=f"tritonlens: {data.get('code')} is no longer reported there")
-                edits = fix_edits(f, snap) if kind == "fix" else ignore_edits(f, snap)
+                    raise JsonRpcInvalidRequest(message=f"tritonlens: {data.code} is no longer reported there")
+                edits = ignore_edits(f, snap) if isinstance(data, RuleIgnore) else fix_edits(f, snap)
             item.edit = workspace_edit(ls, snap, edits)
             return item
 
-    @ls.command("tritonlens.server.applyEdit")
+    @ls.command(APPLY_EDIT)
     async def apply_edit(edit: dict):
-        we = ls.protocol._converter.structure(edit, types.WorkspaceEdit)
+        try:
+            we = from_json(edit, types.WorkspaceEdit)
+        except Exception as exc:
+            raise JsonRpcInvalidParams(message=f"{APPLY_EDIT}: not a WorkspaceEdit: {exc}") from exc
         res = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=we, label="tritonlens"))
         return {"applied": bool(res and res.applied)}
-
-
-def _jr(r: types.Range) -> dict:
-    return {"start": {"line": r.start.line, "character": r.start.character},
-            "end": {"line": r.end.line, "character": r.end.character}}

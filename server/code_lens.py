@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from lsprotocol import types
-from pygls.capabilities import get_capability
 from tritonlens.analysis.findings import Range
 
 from . import results
@@ -42,7 +41,7 @@ def lenses_for(ls, uri: str, snap, module) -> list[types.CodeLens]:
 
 def refresh(ls) -> None:
     """Ask the client to re-request lenses (results changed), when it supports that."""
-    if get_capability(ls.client_capabilities, "workspace.code_lens.refresh_support", False):
+    if ls.client_support.code_lens_refresh:
         ls.workspace_code_lens_refresh(None, callback=lambda _r: None)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from .diagnostics import AnchoredFinding, client_refreshes, kernel_hash
+from .diagnostics import AnchoredFinding, kernel_hash
 from .documents import may_hold_kernels, snapshot_of
 from .engines import COMPILE, EngineUnavailable, load
 from .progress import Cancelled, Progress
@@ -277,9 +277,9 @@ def _selected(findings, settings, text: str):
 
 def show(ls, uri: str) -> None:
     """Deliver the document's diagnostics again, now with the compile findings."""
-    if not ls.pull_diagnostics:
+    if not ls.client_support.pull_diagnostics:
         ls.schedule_diagnostics(uri, 0)
-    elif client_refreshes(ls.client_capabilities):
+    elif ls.client_support.diagnostic_refresh:
         ls.workspace_diagnostic_refresh(None)
     # A pull client without refresh support gets them with its next pull (the result id moved on).
 

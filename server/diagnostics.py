@@ -13,10 +13,11 @@ from functools import cache
 from importlib.resources import files
 
 from lsprotocol import types
-from pygls.capabilities import get_capability
 from tritonlens.analysis.findings import Finding, Range, Severity
 
+from .capabilities import ClientSupport
 from .documents import DocumentState, Snapshot, snapshot_of
+from .lsp_data import DiagnosticData, DiagnosticFix, to_json
 from .protocol import PreSerialized
 
 log = logging.getLogger(__name__)
@@ -49,33 +50,18 @@ def kernel_hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
 
 
-def fix_payload(finding: Finding, snap: Snapshot) -> dict | None:
+def fix_payload(finding: Finding, snap: Snapshot) -> DiagnosticFix | None:
     if finding.fix is None or not finding.fix.edits:
         return None
-    return {
-        "title": finding.fix.title,
-        "edits": [
-            {"range": _range_json(snap.range(e.range)), "newText": e.new_text} for e in finding.fix.edits
-        ],
-    }
+    return DiagnosticFix(finding.fix.title,
+                         [types.TextEdit(range=snap.range(e.range), new_text=e.new_text) for e in finding.fix.edits])
 
 
-def _range_json(r: types.Range) -> dict:
-    return {
-        "start": {"line": r.start.line, "character": r.start.character},
-        "end": {"line": r.end.line, "character": r.end.character},
-    }
-
-
-def to_diagnostic(finding: Finding, snap: Snapshot, caps: types.ClientCapabilities | None = None) -> types.Diagnostic:
-    related_ok = get_capability(caps, "text_document.publish_diagnostics.related_information", True) if caps else True
-    href = rule_doc_uri(finding.code)
-    data: dict = {"kernel": finding.kernel}
-    fix = fix_payload(finding, snap)
-    if fix is not None:
-        data["fix"] = fix
+def to_diagnostic(finding: Finding, snap: Snapshot, support: ClientSupport = ClientSupport()) -> types.Diagnostic:
+    href = rule_doc_uri(finding.code) if support.code_description else None
+    data = DiagnosticData(kernel=finding.kernel, fix=fix_payload(finding, snap))
     related = None
-    if finding.related and related_ok:
+    if finding.related and support.related_information:
         related = [
             types.DiagnosticRelatedInformation(
                 location=types.Location(uri=snap.uri, range=snap.range(r.range)), message=r.message
@@ -169,8 +155,7 @@ def build_json(ls, st: DocumentState, snap: Snapshot, result) -> list[dict]:
     """Diagnostics for `result`, JSON-ready. The engine hands back the same Finding objects for
     kernels an edit did not touch; their conversion is reused while the lines they sit on are
     unchanged, so a one-kernel edit converts one kernel's findings."""
-    caps = ls.client_capabilities
-    unstructure = ls.protocol._converter.unstructure
+    support = ls.client_support
     old = st.diag_cache if st.diag_cache_uri == (snap.uri, snap.encoding) else {}
     cache: dict[int, tuple] = {}
     out = []
@@ -180,7 +165,7 @@ def build_json(ls, st: DocumentState, snap: Snapshot, result) -> list[dict]:
         if hit is not None and hit[0] is f and hit[1] == key:
             js = hit[2]
         else:
-            js = unstructure(to_diagnostic(f, snap, caps))
+            js = to_json(to_diagnostic(f, snap, support))
         cache[id(f)] = (f, key, js)
         out.append(js)
     st.diag_cache, st.diag_cache_uri = cache, (snap.uri, snap.encoding)
@@ -188,14 +173,6 @@ def build_json(ls, st: DocumentState, snap: Snapshot, result) -> list[dict]:
 
 
 # -- delivery ---------------------------------------------------------------------------------------
-
-
-def client_pulls(caps: types.ClientCapabilities | None) -> bool:
-    return get_capability(caps, "text_document.diagnostic", None) is not None
-
-
-def client_refreshes(caps: types.ClientCapabilities | None) -> bool:
-    return bool(get_capability(caps, "workspace.diagnostics.refresh_support", False))
 
 
 async def publish(ls, uri: str) -> bool:
@@ -249,7 +226,7 @@ async def pull(ls, params: types.DocumentDiagnosticParams):
 
 def register(ls) -> None:
     """Pull diagnostics are offered only to clients that ask for them (jedi-language-server style)."""
-    if not ls.pull_diagnostics:
+    if not ls.client_support.pull_diagnostics:
         return
 
     @ls.feature(

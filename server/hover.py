@@ -165,12 +165,7 @@ async def hover(ls, params: types.HoverParams) -> types.Hover | None:
 
 
 def _markup_kind(ls) -> types.MarkupKind:
-    from pygls.capabilities import get_capability
-
-    formats = get_capability(ls.client_capabilities, "text_document.hover.content_format", None)
-    if formats and types.MarkupKind.Markdown not in formats:
-        return types.MarkupKind.PlainText
-    return types.MarkupKind.Markdown
+    return ls.client_support.hover_markup
 
 
 def register(ls) -> None:

@@ -14,7 +14,6 @@ import logging
 import re
 
 from lsprotocol import types
-from pygls.capabilities import get_capability
 
 from tritonlens.analysis import tlapi
 from tritonlens.analysis.findings import Position
@@ -144,13 +143,6 @@ def dotted_at(line: str, col: int) -> tuple[str, int, int] | None:
 
 def _md(kind: str, text: str) -> types.MarkupContent:
     return types.MarkupContent(kind=kind, value=text)
-
-
-def _markup(ls, path: str) -> str:
-    formats = get_capability(ls.client_capabilities, path, None)
-    if formats and types.MarkupKind.Markdown not in formats:
-        return types.MarkupKind.PlainText
-    return types.MarkupKind.Markdown
 
 
 def api_markdown(entry: tlapi.ApiEntry, shown: str, api: tlapi.ApiIndex) -> str:
@@ -462,7 +454,7 @@ def completions(ls, snap, module, pos: Position) -> list[types.CompletionItem]:
     line = snap.lines[pos.line] if pos.line < len(snap.lines) else ""
     before = line[:pos.column]
     api = api_for(ls, snap.uri)
-    kind = _markup(ls, "text_document.completion.completion_item.documentation_format")
+    kind = ls.client_support.completion_markup
     libdevice = libdevice_aliases(snap.text)
     note = _version_note(api)
 
@@ -555,7 +547,7 @@ def signature_help(ls, snap, module, pos: Position) -> types.SignatureHelp | Non
         return None
     callee, launch, index, current_kw, given, _ = call
     api = api_for(ls, snap.uri)
-    kind = _markup(ls, "text_document.signature_help.signature_information.documentation_format")
+    kind = ls.client_support.signature_markup
     params: list[tuple[str, str, str | None]] = []  # (name, label text, doc)
     label_head, doc = callee, ""
     k = module.kernel(callee) if module is not None else None
@@ -600,8 +592,7 @@ def signature_help(ls, snap, module, pos: Position) -> types.SignatureHelp | Non
 
 
 def document_symbols(ls, snap, module):
-    hierarchical = get_capability(ls.client_capabilities,
-                                  "text_document.document_symbol.hierarchical_document_symbol_support", False)
+    hierarchical = ls.client_support.hierarchical_symbols
     kernels = []
     wrappers: dict[tuple, dict] = {}
     for k in module.kernels:

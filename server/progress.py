@@ -13,7 +13,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from lsprotocol import types
-from pygls.capabilities import get_capability
 
 from .protocol import work_done_token
 
@@ -36,7 +35,7 @@ class Progress:
 
     async def __aenter__(self) -> Progress:
         token = work_done_token.get()
-        if token is None and get_capability(self.ls.client_capabilities, "window.work_done_progress", False):
+        if token is None and self.ls.client_support.work_done_progress:
             token = f"tritonlens-{uuid.uuid4()}"
             try:
                 await self.ls.work_done_progress.create_async(token)

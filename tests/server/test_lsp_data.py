@@ -1,0 +1,75 @@
+"""The typed data on diagnostics and code actions survives the trip to the client and back, and
+the client capabilities resolve to what the server adapts to."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import client_capabilities
+
+from server.capabilities import MARKDOWN, PLAINTEXT, ClientSupport
+from server.lsp_data import (CodeActionData, DiagnosticData, DiagnosticFix, FixAll, Rewrite, RuleFix, RuleIgnore,
+                             from_json, to_json)
+
+R = types.Range(start=types.Position(line=3, character=4), end=types.Position(line=3, character=9))
+
+
+def _wire(obj, as_type=None):
+    """Through JSON text, as the client sees it."""
+    return json.loads(json.dumps(to_json(obj, as_type)))
+
+
+@pytest.mark.parametrize("data", [
+    RuleFix("file:///k.py", 7, "TL001", R, "BLOCK=100 is not a power of two"),
+    RuleIgnore("file:///k.py", None, "TL002", R),
+    Rewrite("file:///k.py", 2, "add_kernel", 1, {"accepted": True, "checks": 12}),
+    FixAll("file:///k.py", 3),
+])
+def test_code_action_data_round_trip(data):
+    wire = _wire(data, CodeActionData)
+    assert from_json(wire, CodeActionData) == data
+    # the tag the VS Code client reads to tell rewrites and ignores apart
+    assert wire["action"] == {RuleFix: "fix", RuleIgnore: "ignore", Rewrite: "rewrite", FixAll: "fixAll"}[type(data)]
+    assert wire["uri"] == "file:///k.py"
+
+
+def test_code_action_data_refuses_what_it_did_not_write():
+    with pytest.raises(Exception):
+        from_json({"action": "fix", "uri": "file:///k.py"}, CodeActionData)  # no version, code, range
+    with pytest.raises(Exception):
+        from_json({"action": "explode", "uri": "file:///k.py", "version": 1}, CodeActionData)
+
+
+def test_diagnostic_data_round_trip_in_client_units():
+    data = DiagnosticData("scale_kernel", DiagnosticFix("use 128", [types.TextEdit(range=R, new_text="128")]))
+    wire = _wire(data)
+    assert wire == {"kernel": "scale_kernel", "fix": {"title": "use 128", "edits": [
+        {"range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 9}}, "newText": "128"}]}}
+    assert from_json(wire, DiagnosticData) == data
+    # inside a Diagnostic, as published
+    diag = _wire(types.Diagnostic(range=R, message="m", data=DiagnosticData(None)))
+    assert diag["data"] == {"kernel": None}
+
+
+def test_client_support_of_known_clients():
+    vscode = ClientSupport.of(client_capabilities("visual-studio-code"))
+    nvim = ClientSupport.of(client_capabilities("neovim"))
+    # the pytest-lsp profiles: VS Code 1.x pushes, Neovim 0.10 pulls and asks for inlay hints
+    assert not vscode.pull_diagnostics and vscode.code_action_resolves_edit and vscode.document_changes
+    assert vscode.code_lens_refresh and not vscode.inlay_hints
+    assert nvim.pull_diagnostics and nvim.inlay_hints and nvim.inlay_hint_refresh and not nvim.document_changes
+    assert vscode.hover_markup == nvim.hover_markup == MARKDOWN
+    assert ClientSupport.of(None) == ClientSupport()
+
+
+def test_client_support_plaintext_only():
+    caps = types.ClientCapabilities(text_document=types.TextDocumentClientCapabilities(
+        hover=types.HoverClientCapabilities(content_format=[PLAINTEXT]),
+        publish_diagnostics=types.PublishDiagnosticsClientCapabilities(related_information=False)))
+    s = ClientSupport.of(caps)
+    assert s.hover_markup == PLAINTEXT and s.completion_markup == MARKDOWN
+    assert not s.related_information and s.code_description
+    with pytest.raises(Exception):
+        s.hover_markup = MARKDOWN  # resolved once: frozen
