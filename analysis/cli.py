@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .engine import Analyzer
+from . import gpus
 from .findings import apply_edits
 from .report import to_json, to_sarif, to_text
 from .rules import ALL_RULES, RULES
@@ -25,6 +26,8 @@ def register(sub) -> None:
     p.add_argument("--select", default="", help="comma-separated rule ids or prefixes (default: all)")
     p.add_argument("--ignore", default="", help="comma-separated rule ids or prefixes to skip")
     p.add_argument("--fix", action="store_true", help="apply the deterministic fixes in place")
+    p.add_argument("--gpu", default=gpus.DEFAULT_GPU, type=str.upper, choices=gpus.names(),
+                   help="GPU the limits and estimates are judged against (default: %(default)s)")
     p.set_defaults(func=run_check)
 
     r = sub.add_parser("rules", help="list the rules")
@@ -84,7 +87,7 @@ def run_check(args: argparse.Namespace) -> int:
             errors.append(f"{path}: cannot read ({exc.strerror or exc}), skipped")
             continue
         analyzed += 1
-        result = analyzer.analyze(text, path=str(path), select=select, ignore=ignore)
+        result = analyzer.analyze(text, path=str(path), select=select, ignore=ignore, target=args.gpu)
         if args.fix:
             fixed = text
             for _ in range(MAX_FIX_PASSES):
@@ -92,7 +95,7 @@ def run_check(args: argparse.Namespace) -> int:
                 if not edits:
                     break
                 fixed = apply_edits(fixed, edits)
-                result = analyzer.analyze(fixed, path=str(path), select=select, ignore=ignore)
+                result = analyzer.analyze(fixed, path=str(path), select=select, ignore=ignore, target=args.gpu)
             if fixed != text:
                 try:
                     path.write_text(fixed, encoding="utf-8", newline="")

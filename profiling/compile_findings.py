@@ -11,11 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tritonlens.analysis.findings import Finding, Range, Related, Severity
-from tritonlens.profiling.occupancy import limits_for
+from tritonlens.profiling.occupancy import TARGET_LIMITS, limits_for
 
-# The tensor-core path each target's best `tl.dot` lowering uses.
-TENSOR_CORE_PATH = {"sm_80": "mma.sync", "sm_86": "mma.sync", "sm_89": "mma.sync", "sm_90": "wgmma",
-                    "sm_100": "tcgen05", "sm_120": "mma.sync"}
 SPILL_WARNING = 256  # bytes: below, info
 SPILL_ERROR = 1024  # bytes: from here on, error
 LOW_OCCUPANCY = 25.0  # percent
@@ -111,7 +108,7 @@ def _tl105(src, name, defr, configs) -> list[Finding]:
 
 
 def _tl104(name, defr, ok, target) -> list[Finding]:
-    limit = limits_for(target).shared_per_block
+    limit = limits_for(target).smem_per_block
     over = [c for c in ok if c["shared_bytes"] > limit]
     if not over:
         return []
@@ -150,7 +147,7 @@ def _line_of(r: Range) -> int:
 
 def _tl102(name, defr, ok, target) -> list[Finding]:
     low = [c for c in ok if c.get("occupancy") is not None and c["occupancy"] <= LOW_OCCUPANCY
-           and c["shared_bytes"] <= limits_for(target).shared_per_block]
+           and c["shared_bytes"] <= limits_for(target).smem_per_block]
     if not low:
         return []
     w = min(low, key=lambda c: c["occupancy"])
@@ -184,9 +181,9 @@ def dot_reason(d: dict, cfg: dict, target: str) -> str | None:
 
 
 def _tl103(src, name, ok, target) -> list[Finding]:
-    want = TENSOR_CORE_PATH.get(target)
-    if want is None:
+    if target not in TARGET_LIMITS:
         return []
+    want = limits_for(target).tensor_core_path
     per_site: dict = {}
     for c in ok:
         for d in c.get("dots", []):
