@@ -1,59 +1,55 @@
-"""Analyze a document: parse once, model and check only the kernels that changed.
+"""Analyze a document: parse once, model and check only the kernels whose text changed.
 
-A kernel's findings depend on its own text, on the functions that launch it and on the file's
-imports and module constants. Those bytes (with their line numbers, since findings carry
-positions) form the kernel's cache key, so an edit inside one kernel re-checks that kernel only.
+A kernel's findings depend on its own text, on the statements that launch it, on the jit helpers it
+calls, on the module constants those read and on how the file imports Triton, not on where any of
+that sits. The kernel's cache key holds that text (no line numbers, no comments, no unrelated
+imports), so an edit inside one kernel re-checks that kernel only, and lines inserted above it, a
+comment or an import of something else re-check nothing: the cached findings are moved to where
+their text now is (`relocate`), and the kernel's model, whose tree-sitter nodes hold absolute
+positions, is rebuilt on the current tree, which costs a small part of checking it.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from . import tlapi
 from .findings import Finding
-from .model import Kernel, Module, _collect_aliases, build_kernels, is_kernel_definition
+from .layout import LayoutMemo, aliases_key, read_layout, regions
+from .model import Kernel, Module, build_kernels
+from .relocate import lines_named, moved, spans_map
 from .rules import RULE_MODULES, KernelContext
 from .source import Source, new_parser, reparse
 from .suppress import is_suppressed, suppressions
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2, "hint": 3}
-# Bytes that cannot be part of a Python identifier become spaces (UTF-8 bytes of non-ASCII
-# identifiers stay), so `bytes.split()` yields a statement's words.
-_NON_WORD = bytes(c if c >= 0x80 or chr(c).isalnum() or c == 0x5F else 0x20 for c in range(256))
-
-
-@functools.lru_cache(maxsize=4096)
-def _launch_re(name: str) -> re.Pattern:
-    return re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\s*\[")
-
-
-def _closure(name: str, uses: dict[str, set[str]]) -> list[str]:
-    """Top-level functions `name` refers to, directly or through the jit helpers it refers to."""
-    out, todo = set(), list(uses.get(name, ()))
-    while todo:
-        n = todo.pop()
-        if n in out or n == name:
-            continue
-        out.add(n)
-        todo.extend(uses.get(n, ()))
-    return sorted(out)
 
 
 @dataclass
 class AnalysisResult:
     findings: list[Finding]
     module: Module
-    reanalyzed: list[str] = field(default_factory=list)  # kernels modeled afresh (not from cache)
+    reanalyzed: list[str] = field(default_factory=list)  # kernels whose rules ran (not served from cache)
     errors: list[str] = field(default_factory=list)  # internal errors of rules, reported not raised
+    remodeled: list[str] = field(default_factory=list)  # kernels served from cache, their model rebuilt where it moved
 
     @property
     def kernels(self) -> list[Kernel]:
         return self.module.kernels
+
+
+@dataclass
+class _Entry:
+    """One kernel's checked result, valid wherever the text of its regions appears again."""
+
+    kernel: Kernel
+    findings: list[Finding]
+    errors: list[str]
+    spans: list[tuple[int, int, int]]  # (start byte, first line, last line) of each region it was built on
+    movable: bool  # every line a finding names lies in a region, so the findings can follow them
 
 
 def _select(select, ignore) -> list[str]:
@@ -74,14 +70,12 @@ class Analyzer:
     """Thread-safe analyzer with a per-kernel cache (LRU, bounded)."""
 
     def __init__(self, cache_size: int = 512):
-        self._cache: OrderedDict[str, tuple[Kernel, list[Finding], list[str]]] = OrderedDict()
+        self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._local = threading.local()
         self._trees: OrderedDict[str, tuple] = OrderedDict()  # doc_id → last (bytes, tree, (settings, result))
-        self._words: dict[bytes, frozenset] = {}  # the last text's top-level statements → their words
-        self._decorators: dict[bytes, bool] = {}  # the last text's decorator lines → whether they make a kernel
-        self._decorators_for = ""  # the imports (aliases) those answers hold for
+        self._layout = LayoutMemo()
         # Cache keys of each (document, kernel), newest last: while a kernel is typed in, every
         # keystroke makes a new entry, each holding the whole file's tree; older versions of a
         # kernel are seldom asked for again (an undo is), so only a few are kept.
@@ -133,163 +127,92 @@ class Analyzer:
 
     def _analyze_source(self, src: Source, text: str, codes: list[str], target: str | None, settings: str,
                         doc: str | None = None) -> AnalysisResult:
-        aliases = _collect_aliases(src)
+        lay = read_layout(src, self._layout)
         data = src.data
-
-        # Top-level layout in one pass: function definitions (kernels, helpers, wrappers), the
-        # header statements (imports, constants: every kernel depends on them) and module constants.
-        defs = []  # (outer, function_definition, decorators)
-        functions: dict = {}
-        constants: dict[str, list] = {}
-        header = hashlib.blake2b(digest_size=16)
-        text_of = src.text_of
-        children = src.root.named_children  # one list: its nodes are compared by identity below
-        for node in children:
-            t = node.type
-            if t == "function_definition":
-                defs.append((node, node, []))
-                continue
-            if t == "decorated_definition":
-                fn = node.child_by_field_name("definition")
-                if fn is not None and fn.type == "function_definition":
-                    defs.append((node, fn, [c for c in node.named_children if c.type == "decorator"]))
-                continue
-            if t == "class_definition":
-                continue
-            header.update(b"%d:" % node.start_point[0])
-            header.update(data[node.start_byte:node.end_byte])
-            if t == "expression_statement":
-                a = node.named_children[0] if node.named_children else None
-                if a is not None and a.type == "assignment":
-                    left = a.child_by_field_name("left")
-                    right = a.child_by_field_name("right")
-                    if left is not None and left.type == "identifier" and right is not None:
-                        constants.setdefault(text_of(left), []).append(right)
-
-        kernel_defs = []  # (outer, fn, decorators, name)
-        plain: dict[str, object] = {}  # undecorated top-level functions (TL019 reads their names)
-        jit: dict[str, tuple] = {}  # first definition of each @triton.jit name (shape inference inlines them)
-        # Whether decorators make a kernel depends only on their text and the imports: remembered
-        # for this version's definitions, so a keystroke does not re-read every decorator.
-        alias_key = repr(aliases)
-        if self._decorators_for != alias_key:
-            self._decorators, self._decorators_for = {}, alias_key
-        jit_memo, jit_now = self._decorators, {}
-        for outer, fn, decorators in defs:
-            name_node = fn.child_by_field_name("name")
-            if name_node is None:
-                continue
-            name = text_of(name_node)
-            is_kernel = False
-            if decorators:
-                head = data[outer.start_byte:fn.start_byte]
-                is_kernel = jit_memo.get(head)
-                if is_kernel is None:
-                    is_kernel = is_kernel_definition(decorators, src, aliases)
-                jit_now[head] = is_kernel
-            if is_kernel:
-                kernel_defs.append((outer, fn, decorators, name))
-                jit.setdefault(name, (fn, src))
-            else:
-                functions[name] = fn
-                if not decorators:
-                    plain[name] = outer
-
-        # Which top-level names each top-level statement mentions (its words, split in C): a kernel's
-        # launches (`name[`) sit in the statements mentioning it, and a kernel mentioning a jit
-        # helper or a plain function depends on it (a helper's text and a plain function's
-        # existence change the kernel's findings, so they belong to its key).
-        roots: dict[str, list] = {name: [] for _, _, _, name in kernel_defs}
-        uses: dict[str, set[str]] = {}
-        outer_names = {id(outer): name for outer, _, _, name in kernel_defs}
-        outers = {name: outer for outer, _, _, name in kernel_defs}  # a redefinition: the last one
-        kernel_words = {name.encode(): name for name in roots}
-        referable = {name.encode(): name for name in plain} | kernel_words
-        memo, words_now = self._words, {}
-        for node in children:
-            chunk = data[node.start_byte:node.end_byte]
-            words = memo.get(chunk)
-            if words is None:
-                words = frozenset(chunk.translate(_NON_WORD).split())
-            words_now[chunk] = words
-            own = outer_names.get(id(node))
-            if own is not None:
-                uses.setdefault(own, set()).update(referable[w] for w in words & referable.keys() if referable[w] != own)
-            for w in words & kernel_words.keys():
-                name = kernel_words[w]
-                if node is not outers[name] and _launch_re(name).search(data, node.start_byte, node.end_byte):
-                    roots[name].append(node)
-
-        # Only this version's statements are remembered: each entry holds a statement's text (a
-        # whole kernel while it is typed in) and its words; keeping earlier versions up to a fixed
-        # count held ~40 MB after an edit storm.
-        self._words = words_now
-        self._decorators = jit_now
-        keys: dict[str, str] = {}
-        prefix = f"{header.hexdigest()}|{settings}|".encode()
-        for outer, _, _, name in kernel_defs:
+        prefix = f"{aliases_key(lay.aliases)}|{settings}|".encode()
+        plan: dict[str, tuple[str, list]] = {}  # kernel → (cache key, its regions' spans)
+        for name in lay.kernels:
             h = hashlib.blake2b(prefix, digest_size=16)
-            h.update(b"%d:" % outer.start_point[0])
-            h.update(data[outer.start_byte:outer.end_byte])
-            for r in roots[name]:
-                h.update(b"|%d:" % r.start_point[0])
-                h.update(data[r.start_byte:r.end_byte])
-            for dep in _closure(name, uses):
-                if dep in jit:
-                    fn = jit[dep][0]
-                    h.update(f"|jit {dep}@{fn.start_point[0]}:".encode())
-                    h.update(data[fn.start_byte:fn.end_byte])
-                else:
-                    h.update(f"|def {dep}".encode())
-            keys[name] = h.hexdigest()
+            kernel_regions, plain_deps = regions(lay, name)
+            for tag, node in kernel_regions:
+                # The start column stays in the key: a statement sharing its first line with
+                # another (`A = 1; B = 2`) may not keep its columns when the other one changes.
+                h.update(b"|%s%d:" % (tag, node.start_point[1]))
+                h.update(data[node.start_byte:node.end_byte])
+            h.update("|def ".join(["", *plain_deps]).encode())
+            plan[name] = (h.hexdigest(), [(n.start_byte, n.start_point[0], n.end_point[0]) for _, n in kernel_regions])
 
         with self._lock:
-            cached = {}
-            for _, _, _, name in kernel_defs:
-                hit = self._cache.get(keys[name])
+            hits: dict[str, _Entry] = {}
+            for name, (key, _) in plan.items():
+                hit = self._cache.get(key)
                 if hit is not None:
-                    cached[name] = hit
-                    self._cache.move_to_end(keys[name])
-        missing = {name for _, _, _, name in kernel_defs if name not in cached}
-        module = Module(src=src, aliases=aliases, kernels=[], functions=functions, constants=constants)
-        module._tritonlens_jit_functions = jit
-        module.memo["tl019.plain_functions"] = set(plain)
-        fresh_by_name = {}
-        if missing:
-            for k in build_kernels(module, [d for d in kernel_defs if d[3] in missing], roots):
-                fresh_by_name[k.name] = k
+                    hits[name] = hit
+                    self._cache.move_to_end(key)
+        check, remodel = [], []
+        for name in lay.kernels:
+            hit = hits.get(name)
+            if hit is None:
+                check.append(name)
+            elif [s[0] for s in hit.spans] != [s[0] for s in plan[name][1]]:
+                # Moved (or bytes before it changed length): its nodes' positions are stale.
+                same_lines = [s[1] for s in hit.spans] == [s[1] for s in plan[name][1]]
+                (remodel if same_lines or hit.movable else check).append(name)
+
+        module = Module(src=src, aliases=lay.aliases, kernels=[], functions=lay.functions, constants=lay.constants)
+        module._tritonlens_jit_functions = lay.jit
+        module.memo["tl019.plain_functions"] = set(lay.plain)
+        built = {}
+        if check or remodel:
+            for k in build_kernels(module, [lay.kernels[n] for n in check + remodel], lay.roots):
+                built[k.name] = k
 
         findings: list[Finding] = []
         errors: list[str] = []
-        seen_names = set()
-        for _, _, _, name in kernel_defs:
-            if name in seen_names:
-                continue  # a redefinition: Python keeps the last one, so do we
-            seen_names.add(name)
-            if name in cached:
-                kernel, kfind, kerr = cached[name]
-            else:
-                kernel = fresh_by_name.get(name)
-                if kernel is None:
-                    continue
-                kfind, kerr = self._check(module, kernel, codes, target)
+        for name in lay.kernels:
+            key, spans = plan[name]
+            entry = hits.get(name)
+            if name in built and name not in check:
+                entry = self._moved(entry, built[name], spans)
                 with self._lock:
-                    self._cache[keys[name]] = (kernel, kfind, kerr)
-                    versions = self._versions.setdefault((doc, name), [])
-                    versions.append(keys[name])
-                    while len(versions) > KERNEL_VERSIONS_KEPT:
-                        self._cache.pop(versions.pop(0), None)
-                    while len(self._cache) > self._cache_size:
-                        self._cache.popitem(last=False)
-            module.kernels.append(kernel)
-            findings.extend(kfind)
-            errors.extend(kerr)
+                    self._cache[key] = entry
+            elif name in built:
+                kfind, kerr = self._check(module, built[name], codes, target)
+                covered = spans_map([(first, last, 0) for _, first, last in spans])
+                movable = all(covered(line) is not None for f in kfind for line in lines_named(f))
+                entry = _Entry(built[name], kfind, kerr, spans, movable)
+                self._store(doc, name, key, entry)
+            if entry is None:
+                continue
+            module.kernels.append(entry.kernel)
+            findings.extend(entry.findings)
+            errors.extend(entry.errors)
 
         table = suppressions(text)
         if table:
             findings = [f for f in findings if not is_suppressed(f, table)]
         findings.sort(key=lambda f: (f.range.start.line, f.range.start.column, _SEVERITY_ORDER[f.severity.value], f.code))
-        return AnalysisResult(findings, module, sorted(missing), errors)
+        return AnalysisResult(findings, module, sorted(check), errors, sorted(remodel))
+
+    @staticmethod
+    def _moved(entry: _Entry, kernel: Kernel, spans: list) -> _Entry:
+        """`entry` for its regions now at `spans`, with `kernel` modeled on the current tree."""
+        deltas = [(first, last, now[1] - first) for (_, first, last), now in zip(entry.spans, spans)]
+        findings = entry.findings
+        if any(d for _, _, d in deltas):
+            line = spans_map(deltas)
+            findings = [moved(f, line) for f in findings]
+        return _Entry(kernel, findings, entry.errors, spans, entry.movable)
+
+    def _store(self, doc: str | None, name: str, key: str, entry: _Entry) -> None:
+        with self._lock:
+            self._cache[key] = entry
+            versions = self._versions.setdefault((doc, name), [])
+            versions.append(key)
+            while len(versions) > KERNEL_VERSIONS_KEPT:
+                self._cache.pop(versions.pop(0), None)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
 
     @staticmethod
     def _check(module: Module, kernel: Kernel, codes: list[str], target: str | None = None) -> tuple[list[Finding], list[str]]:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import replace
 from functools import cache
 from importlib.resources import files
 
 from lsprotocol import types
-from tritonlens.analysis.findings import Finding, Range, Severity
+from tritonlens.analysis.findings import Finding, Severity
+from tritonlens.analysis.relocate import moved, shift_map
 
 from .capabilities import ClientSupport
 from .documents import DocumentState, Snapshot, snapshot_of
@@ -112,19 +114,8 @@ class AnchoredFinding:
         delta = k.range.start.line - self.kernel_line
         if delta == 0:
             return self.finding
-        f = self.finding
-
-        def shift(r: Range) -> Range:
-            return Range.of(r.start.line + delta, r.start.column, r.end.line + delta, r.end.column)
-
-        from dataclasses import replace
-
-        return replace(
-            f,
-            range=shift(f.range),
-            related=tuple(replace(rel, range=shift(rel.range)) for rel in f.related),
-            fix=None,  # an edit computed on another version is never replayed
-        )
+        # An edit computed on another version is never replayed.
+        return replace(moved(self.finding, shift_map(delta)), fix=None)
 
 
 def findings_for(st: DocumentState, result) -> list[Finding]:

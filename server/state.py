@@ -1,7 +1,9 @@
 """Per-document analysis: one analyzer, run on its own thread, results kept per version.
 
-The analyzer keeps a per-kernel cache and is not meant to be shared between threads, so every
-analysis goes through a single-thread executor; the event loop only awaits it.
+The engine's analyzer parses each document incrementally from its previous tree (keyed by URI)
+and keeps a per-kernel cache; every analysis, and every feature's work on the `Kernel`/`Module`
+objects it hands out (`run`), goes through one single-thread executor, so the event loop only
+awaits and those objects are touched by one thread.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from tritonlens.analysis.engine import Analyzer
+
 from .documents import DocumentState, Snapshot, may_hold_kernels
-from .incremental import IncrementalParser
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +23,7 @@ log = logging.getLogger(__name__)
 class AnalysisService:
     def __init__(self):
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tritonlens-analysis")
-        self._analyzer = None
+        self._analyzer = Analyzer()
         self.docs: dict[str, DocumentState] = {}
         # (uri, version, settings_key) -> future of the analysis in flight, so that a hover and a
         # publish asking for the same version share one run.
@@ -35,20 +38,15 @@ class AnalysisService:
 
     def forget(self, uri: str) -> None:
         self.docs.pop(uri, None)
-        if self._analyzer is not None:
-            self._pool.submit(self._analyzer.incremental.forget, uri)
+        self._pool.submit(self._analyzer.forget, uri)
 
     def _analyze_sync(self, snap: Snapshot, select, ignore, target=None):
-        if self._analyzer is None:
-            self._analyzer = _make_analyzer()
         t0 = time.perf_counter()
-        self._analyzer.incremental.current = snap.uri
-        try:
-            result = self._analyzer.analyze(snap.text, path=snap.path, select=list(select) or None,
-                                            ignore=list(ignore) or None, target=target)
-        finally:
-            self._analyzer.incremental.current = None
+        result = self._analyzer.analyze(snap.text, path=snap.path, select=list(select) or None,
+                                        ignore=list(ignore) or None, doc_id=snap.uri, target=target)
         self.last_duration_ms = (time.perf_counter() - t0) * 1000
+        log.debug("analyzed %s v%s in %.1f ms: %d kernels re-analysed, %d moved", snap.uri, snap.version,
+                  self.last_duration_ms, len(result.reanalyzed), len(result.remodeled))
         return result
 
     async def analyze(self, snap: Snapshot, settings) -> object | None:
@@ -85,17 +83,3 @@ class AnalysisService:
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-
-def _make_analyzer():
-    """The engine's Analyzer, parsing each document incrementally from its previous tree."""
-    from tritonlens.analysis.engine import Analyzer
-
-    class DocumentAnalyzer(Analyzer):
-        def __init__(self):
-            super().__init__()
-            self.incremental = IncrementalParser()
-
-        def _parser(self):  # the engine asks for its parser once per analysis
-            return self.incremental
-
-    return DocumentAnalyzer()

@@ -1,4 +1,6 @@
-"""The per-kernel cache and the unchanged-text shortcut never serve stale findings."""
+"""The per-kernel cache and the unchanged-text shortcut never serve stale findings, and what the
+cache serves does not depend on where a kernel sits: lines inserted above it, comments and
+unrelated imports re-check nothing, and the findings served are those of a cold analysis."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from pathlib import Path
 
 from tritonlens.analysis import tlapi
 from tritonlens.analysis.engine import Analyzer
+from tritonlens.analysis.findings import Range
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from gen_kernels import generate
@@ -87,3 +90,144 @@ def test_the_triton_api_in_use_is_part_of_the_key():
         assert first.findings and second.findings
     finally:
         tlapi.set_active(previous)
+
+
+# Two kernels, a module constant read at one launch (its line shows in messages), a launch below.
+MOVABLE = """import torch
+import triton
+import triton.language as tl
+
+BLOCK = 100
+WARPS = 4
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x + y, mask=offs < n)
+
+
+@triton.jit
+def acc_kernel(a_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    acc = tl.zeros((BLOCK_SIZE,), dtype=tl.float16)
+    for i in range(0, n, BLOCK_SIZE):
+        offs = i + tl.arange(0, BLOCK_SIZE)
+        acc += tl.load(a_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + tl.arange(0, BLOCK_SIZE), acc)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    n = out.numel()
+    add_kernel[(triton.cdiv(n, BLOCK),)](x, y, out, n, BLOCK_SIZE=BLOCK, num_warps=WARPS)
+    return out
+
+
+def acc(a):
+    out = torch.empty(64, device=a.device, dtype=a.dtype)
+    acc_kernel[(1,)](a, out, a.numel(), BLOCK_SIZE=64)
+    return out
+"""
+
+
+def _full(result):
+    """Everything a finding carries, `data` included (Finding equality leaves it out)."""
+    return [(f.code, f.severity, f.kernel, f.range, f.message, f.fix, f.related, f.data) for f in result.findings]
+
+
+def _model(result):
+    """Where the kernel model says things are: kernels, their calls, launches, configurations."""
+    return [(k.name, k.range, k.node.start_point, k.outer.start_byte, [c.range for c in k.calls],
+             [(launch.range, launch.node.start_byte) for launch in k.launches], [c.label for c in k.configs])
+            for k in result.kernels]
+
+
+def _insert(text: str, before: str, new: str) -> str:
+    at = text.index(before)
+    return text[:at] + new + text[at:]
+
+
+def _matches_cold(result, text: str) -> None:
+    cold = Analyzer().analyze(text)
+    assert _full(result) == _full(cold)
+    assert _model(result) == _model(cold)
+
+
+def test_a_line_inserted_above_the_kernels_moves_every_finding_and_rechecks_nothing():
+    az = Analyzer()
+    before = az.analyze(MOVABLE, doc_id="m")
+    assert {f.code for f in before.findings} >= {"TL001", "TL002", "TL005", "TL008"}
+    assert any("module constant at line 5" in f.message for f in before.findings)
+    edited = _insert(MOVABLE, "@triton.jit\ndef add_kernel", "\n")
+    res = az.analyze(edited, doc_id="m")
+    assert res.reanalyzed == []
+    assert [f.range for f in res.findings] == [
+        Range.of(f.range.start.line + 1, f.range.start.column, f.range.end.line + 1, f.range.end.column)
+        for f in before.findings]
+    # The constant did not move, the launch did: messages say so.
+    assert any("module constant at line 5, passed at line 31" in f.message for f in res.findings)
+    _matches_cold(res, edited)
+
+
+def test_a_line_inserted_between_kernels_moves_the_findings_below_it():
+    az = Analyzer()
+    az.analyze(MOVABLE, doc_id="m")
+    edited = _insert(MOVABLE, "@triton.jit\ndef acc_kernel", "\n\n")
+    res = az.analyze(edited, doc_id="m")
+    assert res.reanalyzed == [] and "acc_kernel" in res.remodeled
+    _matches_cold(res, edited)
+
+
+def test_a_comment_blank_lines_or_an_unrelated_import_recheck_nothing():
+    az = Analyzer()
+    az.analyze(MOVABLE, doc_id="m")
+    for edited in (_insert(MOVABLE, "@triton.jit\ndef acc_kernel", "# the accumulating kernel\n"),
+                   _insert(MOVABLE, "BLOCK = 100", "import math\nSCALE = 2.0\n"),
+                   MOVABLE.replace("\n\n\ndef add(", "\n\n\n\n\n# wrappers\n\ndef add(")):
+        res = az.analyze(edited, doc_id="m")
+        assert res.reanalyzed == [], edited
+        _matches_cold(res, edited)
+
+
+def test_changing_a_constant_rechecks_the_kernels_whose_launches_read_it():
+    az = Analyzer()
+    az.analyze(MOVABLE, doc_id="m")
+    for old, new in (("BLOCK = 100", "BLOCK = 128"), ("WARPS = 4", "WARPS = 8")):
+        edited = MOVABLE.replace(old, new)
+        res = az.analyze(edited, doc_id="m")
+        assert res.reanalyzed == ["add_kernel"], (old, new)
+        _matches_cold(res, edited)
+
+
+def test_changing_how_triton_is_imported_rechecks_every_kernel():
+    az = Analyzer()
+    az.analyze(MOVABLE, doc_id="m")
+    edited = MOVABLE.replace("import triton.language as tl\n", "import triton.language as tl\nfrom triton.language import load\n")
+    res = az.analyze(edited, doc_id="m")
+    assert res.reanalyzed == ["acc_kernel", "add_kernel"]
+    _matches_cold(res, edited)
+
+
+def test_a_newline_inside_one_kernel_rechecks_that_kernel_only():
+    text = generate(8)
+    az = Analyzer()
+    az.analyze(text, doc_id="g")
+    at = text.index("pid = tl.program_id(0)\n", text.index("def matmul_5(")) + len("pid = tl.program_id(0)\n")
+    edited = text[:at] + "\n" + text[at:]
+    res = az.analyze(edited, doc_id="g")
+    assert res.reanalyzed == ["matmul_5"]
+    _matches_cold(res, edited)
+
+
+def test_suppressions_hold_on_moved_findings():
+    silenced = MOVABLE.replace("    x = tl.load(x_ptr + offs)\n", "    x = tl.load(x_ptr + offs)  # tritonlens: ignore[TL002]\n")
+    az = Analyzer()
+    first = az.analyze(silenced, doc_id="s")
+    assert "TL002" not in {f.code for f in first.findings}
+    edited = "# header comment\n" + silenced
+    res = az.analyze(edited, doc_id="s")
+    assert res.reanalyzed == [] and "TL002" not in {f.code for f in res.findings}
+    _matches_cold(res, edited)
