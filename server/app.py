@@ -1,7 +1,9 @@
-"""The language server: lifecycle, document sync and settings; features live in their own modules.
+"""The language server: lifecycle, document sync and settings. Each LSP method lives in its own
+module; each service with state (compile on save, profile on save, the Triton API index,
+measurements) is a LanguageFeature that the lifecycle handlers below drive.
 
-Features are registered at `initialize`, once the client's capabilities are known (pull
-diagnostics only for clients that pull, resolve only for clients that resolve).
+Handlers whose options depend on the client register at `initialize`, once its capabilities are
+resolved (pull diagnostics only for clients that pull, resolve only for clients that resolve).
 """
 
 from __future__ import annotations
@@ -14,12 +16,26 @@ from pygls.lsp.server import LanguageServer
 
 from tritonlens import __version__
 
-from . import code_actions, code_lens, commands, compile_feature, diagnostics, hover, language_features, on_save
+from . import (
+    code_actions,
+    code_lens,
+    commands,
+    completion,
+    diagnostics,
+    document_symbols,
+    hover,
+    inlay_hints,
+    show_ir,
+    signature_help,
+)
+from .api_index_feature import ApiIndexFeature
 from .capabilities import ClientSupport
+from .compile_on_save import CompileOnSave
 from .config import SECTION, SettingsStore
 from .debounce import Debouncer
+from .measurements import Measurements
+from .profile_on_save import ProfileOnSave
 from .protocol import TritonLensProtocol
-from .results import MeasurementStore
 from .state import AnalysisService
 
 log = logging.getLogger("tritonlens.server")
@@ -36,11 +52,20 @@ class TritonLensServer(LanguageServer):
         self.settings = SettingsStore()
         self.analysis = AnalysisService()
         self.debouncer = Debouncer()
-        self.measurements = MeasurementStore()
         self.client_support = ClientSupport()  # resolved at initialize
         self._pending_problems: list[str] = []
         self.background: set[asyncio.Task] = set()
-        self.on_save_tasks: dict[str, asyncio.Task] = {}
+        # The services with a lifecycle; each keeps its own state.
+        self.compiles = CompileOnSave(self)
+        self.profile_on_save = ProfileOnSave(self)
+        self.api_index = ApiIndexFeature(self)
+        self.measured = Measurements(self)
+        self.features = [self.api_index, self.compiles, self.profile_on_save, self.measured]
+
+    @property
+    def measurements(self):
+        """The latest profiles and verified rewrites (the measurements feature's store)."""
+        return self.measured.store
 
     # -- helpers used by the feature modules ------------------------------------------------------
 
@@ -77,6 +102,8 @@ class TritonLensServer(LanguageServer):
             self.schedule_diagnostics(uri, 0)
         if self.client_support.pull_diagnostics and self.client_support.diagnostic_refresh:
             self.workspace_diagnostic_refresh(None)
+        if self.client_support.inlay_hint_refresh:
+            self.workspace_inlay_hint_refresh(None, callback=lambda _r: None)
         code_lens.refresh(self)
 
     def problems(self, problems: list[str]) -> None:
@@ -108,18 +135,16 @@ class TritonLensServer(LanguageServer):
 def create_server() -> TritonLensServer:
     server = TritonLensServer()
     commands.register(server)
-    language_features.register(server)  # inlay hints, completion, signature help, symbols (issue 9)
-    compile_feature.register(server)  # compile on save, tritonlens/showIr (issue 10)
+    for module in (inlay_hints, completion, signature_help, document_symbols, show_ir):
+        module.register(server)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams):
-        caps = params.capabilities
+        server.client_support = ClientSupport.of(params.capabilities)
         server._pending_problems = server.settings.load_initialization_options(params.initialization_options)
-        server.client_support = ClientSupport.of(caps)
-        diagnostics.register(server)
-        hover.register(server)
-        code_lens.register(server)
-        code_actions.register(server)
+        # These offer what the client supports, so they register once its capabilities are known.
+        for module in (diagnostics, hover, code_lens, code_actions):
+            module.register(server)
         client = params.client_info.name if params.client_info else "unknown client"
         log.info("tritonlens %s initializing for %s (%s diagnostics)", __version__, client,
                  "pull" if server.client_support.pull_diagnostics else "push")
@@ -141,7 +166,8 @@ def create_server() -> TritonLensServer:
         await server.fetch_configuration()
         if [s.analysis_key() for s in server.settings.all()] != before:
             server.refresh_all()
-        compile_feature.initialized(server)
+        for feature in server.features:
+            feature.initialized()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_did_change_configuration(params: types.DidChangeConfigurationParams):
@@ -151,13 +177,16 @@ def create_server() -> TritonLensServer:
             problems += server.settings.set_scope("", settings[SECTION])
         server.problems(problems)
         await server.fetch_configuration()
-        compile_feature.settings_changed(server)
+        for feature in server.features:
+            feature.settings_changed()
         server.refresh_all()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def on_did_open(params: types.DidOpenTextDocumentParams):
-        server.schedule_diagnostics(params.text_document.uri, 0)
-        compile_feature.opened(server, params.text_document.uri)
+        uri = params.text_document.uri
+        server.schedule_diagnostics(uri, 0)
+        for feature in server.features:
+            feature.opened(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def on_did_change(params: types.DidChangeTextDocumentParams):
@@ -167,15 +196,15 @@ def create_server() -> TritonLensServer:
     def on_did_save(params: types.DidSaveTextDocumentParams):
         uri = params.text_document.uri
         server.schedule_diagnostics(uri, 0)
-        on_save.saved(server, uri)
-        compile_feature.saved(server, uri)
+        for feature in server.features:
+            feature.saved(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_did_close(params: types.DidCloseTextDocumentParams):
         uri = params.text_document.uri
         server.debouncer.cancel(("diagnostics", uri))
-        on_save.closed(server, uri)
-        compile_feature.closed(server, uri)
+        for feature in server.features:
+            feature.closed(uri)
         server.analysis.forget(uri)
         if not server.client_support.pull_diagnostics:
             diagnostics.clear(server, uri)
@@ -183,9 +212,8 @@ def create_server() -> TritonLensServer:
     @server.feature(types.SHUTDOWN)
     def on_shutdown(params: None):
         server.debouncer.cancel_all()
-        on_save.cancel_all(server)
-        compile_feature.shutdown(server)
+        for feature in server.features:
+            feature.shutdown()
         server.analysis.shutdown()
 
     return server
-

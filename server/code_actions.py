@@ -17,7 +17,15 @@ from tritonlens.analysis.suppress import ignore_comment_edit
 
 from .diagnostics import SOURCE, findings_for, to_diagnostic
 from .documents import Snapshot, snapshot_of
-from .lsp_data import CodeActionData, FixAll, Rewrite, RuleFix, RuleIgnore, from_json, to_json
+from .lsp_data import (
+    CodeActionData,
+    FixAll,
+    Rewrite,
+    RuleFix,
+    RuleIgnore,
+    from_json,
+    to_json,
+)
 
 log = logging.getLogger(__name__)
 

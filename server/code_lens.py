@@ -8,8 +8,9 @@ from lsprotocol import types
 from tritonlens.analysis.findings import Range
 
 from . import results
+from .analyzed import analyzed, module_of
 from .diagnostics import kernel_hash
-from .documents import snapshot_of
+from .results import MeasurementStore
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +20,8 @@ REPORT = "tritonlens.server.report"
 SHOW_IR = "tritonlens.server.showIr"
 
 
-def lenses_for(ls, uri: str, snap, module) -> list[types.CodeLens]:
+def lenses_for(uri: str, snap, module, measurements: MeasurementStore) -> list[types.CodeLens]:
+    """Hashes each kernel's source: on the analysis thread only."""
     out = []
     for k in module.kernels:
         line = k.range.start.line
@@ -30,7 +32,7 @@ def lenses_for(ls, uri: str, snap, module) -> list[types.CodeLens]:
         # The PTX, lines of the `def` marked; the client may offer the other stages.
         ir_args = [uri, k.name, "ptx", k.name_range.start.line + 1]
         out.append(types.CodeLens(range=rng, command=types.Command(title="Show IR", command=SHOW_IR, arguments=ir_args)))
-        m = ls.measurements.latest(uri, k.name)
+        m = measurements.latest(uri, k.name)
         if m is not None:
             title = results.summary(m)
             if m.kernel_hash != kernel_hash(k.text):
@@ -49,11 +51,8 @@ def register(ls) -> None:
     @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     async def code_lens(params: types.CodeLensParams):
         uri = params.text_document.uri
-        snap = snapshot_of(ls, uri)
-        if snap is None:
-            return None
-        result = await ls.analysis.analyze(snap, ls.settings.for_uri(uri))
-        module = getattr(result, "module", None)
+        snap, result = await analyzed(ls, uri)
+        module = module_of(result)
         if module is None:
             return None
-        return lenses_for(ls, uri, snap, module)
+        return await ls.analysis.run(lenses_for, uri, snap, module, ls.measurements)

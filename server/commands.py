@@ -11,7 +11,7 @@ import logging
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from . import profiling_bridge
+from . import profiling_bridge, show_ir
 from .engines import EngineUnavailable
 from .progress import Cancelled
 
@@ -67,9 +67,11 @@ def register(ls) -> None:
         return last
 
     @ls.command(SHOW_IR)
-    async def show_ir(*args):
+    async def show_ir_command(*args):
         uri, kernel, stage, line = (*_uri_kernel(SHOW_IR, args, extra=2), None, None)[:4]
+        if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
+            return unavailable(ls, EngineUnavailable(f"showIr: the line must be a 1-based line number, got {line!r}"))
         try:
-            return await profiling_bridge.show_ir(ls, uri, kernel, stage, line)
+            return {"ok": True, **await show_ir.show_ir(ls, uri, kernel, stage, line)}
         except EngineUnavailable as exc:
             return unavailable(ls, exc)

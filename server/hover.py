@@ -1,17 +1,23 @@
-"""Hover cards: a kernel (signature, configurations, static estimates, roofline position,
-latest measurement) and a tl.load / tl.store / tl.dot (what it moves, what fired there)."""
+"""textDocument/hover: a kernel's card (signature, configurations, static estimates, roofline
+position, compile facts, latest measurement), a tl.load / tl.store / tl.dot card (what it moves,
+what fired there), else a Triton API name or a kernel variable (hover_names)."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from lsprotocol import types
+from tritonlens.analysis import tlapi
 from tritonlens.analysis.findings import Position, Range
 from tritonlens.analysis.values import fmt
 
-from . import compile_feature, estimates_view, language_features, results
+from . import estimates_view, results
+from .analyzed import analyzed, module_of
+from .compile_facts import CompileFacts
 from .diagnostics import findings_for, kernel_hash
-from .documents import snapshot_of
+from .hover_names import api_hover_text, variable_hover_text
+from .results import MeasurementStore
 
 log = logging.getLogger(__name__)
 
@@ -71,24 +77,37 @@ def configurations_table(k) -> str:
     return head + "\n" + "\n".join(rows) + more
 
 
-def kernel_card(ls, uri: str, module, k, findings, settings) -> str:
+@dataclass(frozen=True)
+class HoverContext:
+    """Everything a hover reads besides the analysis, gathered on the event loop."""
+
+    uri: str
+    settings: object
+    findings: list
+    markup: types.MarkupKind
+    api: tlapi.ApiIndex
+    facts: CompileFacts
+    measurements: MeasurementStore
+
+
+def kernel_card(ctx: HoverContext, module, k) -> str:
     parts = [f"### `{k.name}` · Triton kernel" + (" (autotuned)" if k.autotuned else ""),
              f"```python\n{k.signature}\n```"]
     parts.append("**Configurations** (resolved constexpr values per launch site)\n\n" + configurations_table(k))
-    est = estimates_view.kernel_section(module, k, settings)
+    est = estimates_view.kernel_section(module, k, ctx.settings)
     if est:
         parts.append(est)
-    here = [f for f in findings if f.kernel == k.name]
+    here = [f for f in ctx.findings if f.kernel == k.name]
     if here:
         items = "\n".join(f"- **{f.code}** line {f.range.start.line + 1}: {f.message}" for f in here[:8])
         parts.append(f"**Findings** ({len(here)})\n\n{items}")
-    compiled = compile_feature.hover_section(ls, uri, k)
+    compiled = ctx.facts.hover_section(k)
     if compiled:
         parts.append(compiled)
-    m = ls.measurements.latest(uri, k.name)
+    m = ctx.measurements.latest(ctx.uri, k.name)
     if m is not None:
         parts.append(results.hover_markdown(m, stale=m.kernel_hash != kernel_hash(k.text)))
-    opt = ls.measurements.optimized(uri, k.name)
+    opt = ctx.measurements.optimized(ctx.uri, k.name)
     if opt is not None:
         parts.append(_optimize_section(opt.report))
     return "\n\n---\n\n".join(parts)
@@ -131,44 +150,41 @@ def _overlaps(a: Range, b: Range) -> bool:
                 or (b.end.line, b.end.column) < (a.start.line, a.start.column))
 
 
-async def hover(ls, params: types.HoverParams) -> types.Hover | None:
-    uri = params.text_document.uri
-    snap = snapshot_of(ls, uri)
-    if snap is None:
-        return None
-    settings = ls.settings.for_uri(uri)
-    result = await ls.analysis.analyze(snap, settings)
-    module = getattr(result, "module", None)
-    if module is None:
-        return None
-    pos = snap.engine_position(params.position)
-    findings = findings_for(ls.analysis.state(uri), result)
+def hover_at(ctx: HoverContext, snap, module, pos: Position) -> types.Hover | None:
+    """The card under `pos`. Runs shape inference and estimates: on the analysis thread only."""
     k = kernel_at_word(module, snap, pos)
     if k is not None:
-        text = kernel_card(ls, uri, module, k, findings, settings)
+        text = kernel_card(ctx, module, k)
         rng = k.name_range if _inside(k.name_range, pos) else None
     else:
         k = module.kernel_at(pos.line)
         call = k.call_at(pos.line, pos.column) if k is not None else None
         if call is None or call.name not in MEMORY_CALLS:
-            # Triton API names anywhere, variables in kernels: language_features' hover.
-            return language_features.hover_fallback(ls, snap, module, pos, _markup_kind(ls))
-        text = call_card(module, k, call, findings, settings, snap)
-        api = language_features.api_hover_text(ls, snap, module, pos)
+            # A Triton API name anywhere, a variable in a kernel.
+            text = api_hover_text(snap, module, pos, ctx.api) or variable_hover_text(module, pos, ctx.facts)
+            if text is None:
+                return None
+            return types.Hover(contents=types.MarkupContent(kind=ctx.markup, value=text))
+        text = call_card(module, k, call, ctx.findings, ctx.settings, snap)
+        api = api_hover_text(snap, module, pos, ctx.api)
         if api:
             text = api + "\n\n---\n\n" + text
         rng = call.range
     return types.Hover(
-        contents=types.MarkupContent(kind=_markup_kind(ls), value=text),
+        contents=types.MarkupContent(kind=ctx.markup, value=text),
         range=snap.range(rng) if rng is not None else None,
     )
-
-
-def _markup_kind(ls) -> types.MarkupKind:
-    return ls.client_support.hover_markup
 
 
 def register(ls) -> None:
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     async def _hover(params: types.HoverParams):
-        return await hover(ls, params)
+        uri = params.text_document.uri
+        snap, result = await analyzed(ls, uri)
+        module = module_of(result)
+        if module is None:
+            return None
+        ctx = HoverContext(uri, ls.settings.for_uri(uri), findings_for(ls.analysis.state(uri), result),
+                           ls.client_support.hover_markup, ls.api_index.for_uri(uri), ls.compiles.facts(uri),
+                           ls.measurements)
+        return await ls.analysis.run(hover_at, ctx, snap, module, snap.engine_position(params.position))

@@ -8,7 +8,7 @@ here are that contract, and the wire keys are their field names.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import attrs
 from cattrs.strategies import configure_tagged_union
@@ -85,7 +85,7 @@ class FixAll(_ForVersion):
     """Every deterministic fix of the document."""
 
 
-CodeActionData = Union[RuleFix, RuleIgnore, Rewrite, FixAll]
+CodeActionData = RuleFix | RuleIgnore | Rewrite | FixAll
 ACTION_TAGS: dict[type, str] = {RuleFix: "fix", RuleIgnore: "ignore", Rewrite: "rewrite", FixAll: "fixAll"}
 
 configure_tagged_union(CodeActionData, CONVERTER, tag_name="action", tag_generator=ACTION_TAGS.__getitem__)

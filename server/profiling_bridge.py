@@ -202,12 +202,3 @@ def _optimize_markdown(report: dict) -> str:
         lines.append(report["refusals"])
     return "\n\n".join(lines)
 
-
-async def show_ir(ls, uri: str, kernel: str | None, stage, line) -> dict:
-    """`line` is 1-based. The document's latest compile answers when it is for the saved text."""
-    from . import compile_feature
-
-    _require_trusted(ls.settings.for_uri(uri), "Compiling")
-    if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
-        raise EngineUnavailable(f"showIr: the line must be a 1-based line number, got {line!r}")
-    return {"ok": True, **await compile_feature.show_ir(ls, uri, kernel, stage, line)}

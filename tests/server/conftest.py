@@ -22,6 +22,7 @@ def make_client() -> LanguageClient:
     client.published = {}  # uri -> last PublishDiagnosticsParams (with its version)
     client.publications = []  # every PublishDiagnosticsParams in arrival order
     client.lens_refreshes = 0
+    client.inlay_refreshes = 0
     client.registrations = []
 
     def publish(c: LanguageClient, params: types.PublishDiagnosticsParams):
@@ -32,12 +33,16 @@ def make_client() -> LanguageClient:
     def code_lens_refresh(c: LanguageClient, params):
         c.lens_refreshes += 1
 
+    def inlay_hint_refresh(c: LanguageClient, params):
+        c.inlay_refreshes += 1
+
     def register_capability(c: LanguageClient, params: types.RegistrationParams):
         c.registrations.extend(params.registrations)
 
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
     features[types.WORKSPACE_CODE_LENS_REFRESH] = code_lens_refresh
+    features[types.WORKSPACE_INLAY_HINT_REFRESH] = inlay_hint_refresh
     features[types.CLIENT_REGISTER_CAPABILITY] = register_capability
     register_lsp_features(client, features)
     return client

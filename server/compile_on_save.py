@@ -1,0 +1,291 @@
+"""Compile on save: TL101–TL106 from a cross-compile of the saved file.
+
+The cross-compile runs in the compile engine's worker process (tritonlens.profiling.compile_api),
+called from a thread so typing never waits: per document it is debounced, and a save of new text
+cancels the compile still running for older text (the engine kills its worker). Its findings are
+kept apart from the static ones (DocumentState.extra["compile"]), each anchored to the source of
+its kernel: a static re-publish shows them moved with their kernel, and drops them once that
+kernel's text changed, since they describe the compile of the text they were computed on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+
+from .analyzed import module_of
+from .compile_facts import Compiled, CompileFacts
+from .diagnostics import AnchoredFinding, kernel_hash
+from .documents import may_hold_kernels, snapshot_of
+from .engines import COMPILE, EngineUnavailable, load
+from .feature import LanguageFeature
+from .progress import Cancelled, Progress
+
+log = logging.getLogger(__name__)
+
+PRODUCER = "compile"
+_DEBOUNCE = "compile"
+
+
+@dataclass
+class _Run:
+    seq: int
+    key: tuple
+    cancel: threading.Event
+    task: asyncio.Task
+
+
+def _publishes(settings) -> bool:
+    return settings.compile_on_save and settings.trusted
+
+
+class CompileOnSave(LanguageFeature):
+    name = "compile-on-save"
+
+    def __init__(self, ls):
+        super().__init__(ls)
+        self.latest: dict[str, Compiled] = {}
+        self.running: dict[str, _Run] = {}
+        self.seq = 0
+        self.warm: asyncio.Task | None = None
+        self.told: set = set()  # problems already shown to the user once
+
+    def facts(self, uri: str) -> CompileFacts:
+        return CompileFacts(self.latest.get(uri))
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+
+    def initialized(self) -> None:
+        """Start the compile worker now (Triton's import costs seconds) so the first save pays only
+        for its compile."""
+        settings = self.ls.settings.global_settings
+        if not _publishes(settings):
+            return
+        try:
+            api = load(COMPILE, "Compiling")
+        except EngineUnavailable as exc:
+            log.info("%s", exc)
+            return
+
+        async def warm():
+            t0 = time.perf_counter()
+            try:
+                await asyncio.to_thread(api.warm_up, settings.python or None)
+                log.info("compile worker ready in %.1f s", time.perf_counter() - t0)
+            except Exception as exc:  # a broken interpreter shows up again, clearly, on the first save
+                log.warning("compile worker did not start: %s", exc)
+
+        self.warm = self.ls.spawn(warm())
+
+    def settings_changed(self) -> None:
+        """Compile findings of a document whose compile settings changed no longer apply."""
+        for uri in list(self.ls.workspace.text_documents):
+            settings = self.ls.settings.for_uri(uri)
+            latest = self.latest.get(uri)
+            on = _publishes(settings)
+            if not on and (latest is not None or uri in self.running):
+                log.info("compile findings of %s withdrawn: compile on save is off", uri)
+                self.drop(uri)
+            elif on and latest is not None and (latest.target, latest.python) != (settings.compile_target,
+                                                                                  settings.python):
+                log.info("compile findings of %s withdrawn: the compile target or interpreter changed", uri)
+                self.drop(uri)
+                self.saved(uri)
+
+    def opened(self, uri: str) -> None:
+        self.saved(uri)
+
+    def saved(self, uri: str) -> None:
+        if self._wanted(uri):
+            delay = self.ls.settings.for_uri(uri).debounce_ms / 1000
+            self.ls.debouncer.schedule((_DEBOUNCE, uri), delay, lambda: self.compile_document(uri))
+
+    def closed(self, uri: str) -> None:
+        self.ls.debouncer.cancel((_DEBOUNCE, uri))
+        run = self.running.pop(uri, None)
+        if run is not None:
+            run.cancel.set()
+        self.latest.pop(uri, None)
+
+    def shutdown(self) -> None:
+        for run in self.running.values():
+            run.cancel.set()
+        self.running.clear()
+        try:
+            api = load(COMPILE, "Compiling")
+        except EngineUnavailable:
+            return
+        # Stopping a worker waits for its current job, which the cancels above end within a poll;
+        # bounded so that a wedged worker cannot hold the shutdown answer.
+        t = threading.Thread(target=api.shutdown, name="tritonlens-compile-shutdown", daemon=True)
+        t.start()
+        t.join(timeout=5)
+
+    # -- when to compile ------------------------------------------------------------------------------
+
+    def is_python(self, uri: str) -> bool:
+        doc = self.ls.workspace.text_documents.get(uri)
+        language = getattr(doc, "language_id", None)
+        return language == "python" or (language in (None, "") and uri.endswith((".py", ".pyi")))
+
+    def _wanted(self, uri: str) -> bool:
+        settings = self.ls.settings.for_uri(uri)
+        if not settings.compile_on_save or not self.is_python(uri):
+            return False
+        if not settings.trusted:
+            # Capturing launches runs the file's harness: never in an untrusted workspace.
+            self._tell_once(("untrusted",), "compile on save is off in an untrusted workspace: it would run "
+                            "the workspace's code", quiet=True)
+            return False
+        return True
+
+    def drop(self, uri: str) -> None:
+        self.latest.pop(uri, None)
+        run = self.running.pop(uri, None)
+        if run is not None:
+            run.cancel.set()
+        st = self.ls.analysis.docs.get(uri)
+        if st is not None and st.extra.pop(PRODUCER, None) is not None:
+            st.generation += 1
+
+    def _tell_once(self, key, message: str, quiet: bool = False) -> None:
+        if key in self.told:
+            return
+        self.told.add(key)
+        if quiet:
+            log.info(message)
+        else:
+            log.warning(message)
+            self.ls.show_info(message, kind=types.MessageType.Warning)
+
+    # -- compiling ------------------------------------------------------------------------------------
+
+    async def compile_document(self, uri: str) -> Compiled | None:
+        """Compile the saved text of `uri` (or join the compile of the same text already running)."""
+        ls = self.ls
+        snap = snapshot_of(ls, uri)
+        if snap is None or not may_hold_kernels(snap.text) or not snap.path or not Path(snap.path).is_file():
+            return None
+        try:
+            on_disk = Path(snap.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        if on_disk != snap.text:
+            # The harness that finds the launches runs the file on disk: compiling other text with its
+            # launches would describe a kernel that does not exist yet.
+            log.info("compile of %s waits for a save: the editor's text differs from the file", uri)
+            return None
+        settings = ls.settings.for_uri(uri)
+        module = module_of(await ls.analysis.analyze(snap, settings))
+        if module is None or not module.kernels:
+            return None
+        key = (snap.text, settings.compile_target, settings.python)
+        run = self.running.get(uri)
+        if run is not None and not run.task.done():
+            if run.key == key:
+                return await asyncio.shield(run.task)  # a save of the same text: that compile answers it
+            run.cancel.set()  # newer text: the older compile is worthless, its worker is killed
+        self.seq += 1
+        cancel = threading.Event()
+        task = asyncio.ensure_future(self._compile(uri, snap, module, settings, cancel, self.seq))
+        mine = self.running[uri] = _Run(self.seq, key, cancel, task)
+
+        def finished(_task):
+            if self.running.get(uri) is mine:
+                del self.running[uri]
+
+        task.add_done_callback(finished)
+        return await asyncio.shield(task)
+
+    async def _compile(self, uri, snap, module, settings, cancel: threading.Event, seq: int) -> Compiled | None:
+        ls = self.ls
+        try:
+            api = load(COMPILE, "Compiling")
+        except EngineUnavailable as exc:
+            self._tell_once(("engine",), str(exc), quiet=True)
+            return None
+        names = ", ".join(k.name for k in module.kernels)
+        t0 = time.perf_counter()
+        try:
+            async with Progress(ls, f"tritonlens: compiling {names} for {settings.compile_target}") as p:
+                p.on_cancel(cancel.set)
+                try:
+                    result = await asyncio.to_thread(api.compile_file, snap.path, text=snap.text,
+                                                     target=settings.compile_target, python=settings.python or None,
+                                                     cancel=cancel)
+                except api.CompileCancelled as exc:
+                    raise Cancelled(str(exc)) from exc
+        except Cancelled:
+            log.info("compile of %s cancelled (a newer save, a close or the user)", uri)
+            return None
+        except api.CompileError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self._tell_once(("error", uri, first), f"cannot compile {Path(snap.path).name}: {first}")
+            log.debug("compile of %s failed: %s", uri, exc)
+            return None
+        seconds = time.perf_counter() - t0
+        latest = self.latest.get(uri)
+        if cancel.is_set() or uri not in ls.workspace.text_documents or (latest is not None and latest.seq > seq):
+            return None  # superseded while it ran
+        now = ls.settings.for_uri(uri)
+        if (now.compile_target, now.python) != (settings.compile_target, settings.python):
+            return None  # the settings moved on while it ran
+        findings = api.findings_from(result, snap.text)
+        hashes = {k.name: kernel_hash(k.text) for k in module.kernels}
+        anchored = []
+        for f in _selected(findings, settings, snap.text):
+            k = module.kernel(f.kernel) if f.kernel else None
+            if k is not None:
+                anchored.append(AnchoredFinding(f, k.name, hashes[k.name], k.range.start.line))
+        compiled = Compiled(seq, snap.version, snap.text, settings.compile_target, settings.python, result, hashes,
+                            seconds)
+        self.latest[uri] = compiled
+        if not _publishes(now):
+            # Switched off while it ran, or compiled for Show IR only: the IR and the hover facts
+            # stand, the diagnostics are not wanted.
+            log.info("compiled %s for %s in %.0f ms (diagnostics off)", Path(snap.path).name,
+                     settings.compile_target, seconds * 1000)
+            return compiled
+        st = ls.analysis.state(uri)
+        st.extra[PRODUCER] = anchored
+        st.generation += 1
+        for err in result.get("capture_errors") or []:
+            # The harness failed before a launch: that launch has no compile facts. Say why once.
+            self._tell_once(("capture", uri, err), f"{Path(snap.path).name}: the harness raised before launching "
+                            f"a kernel; kernels it did not reach are compiled from their launch sites and "
+                            f"autotune configs with assumed arguments: {err}", quiet=True)
+        log.info("compiled %s for %s in %.0f ms%s: %d finding(s)", Path(snap.path).name, settings.compile_target,
+                 seconds * 1000, " (cached)" if result.get("cached") else "", len(anchored))
+        self._show(uri)
+        return compiled
+
+    def _show(self, uri: str) -> None:
+        """Deliver the document's diagnostics again, now with the compile findings."""
+        support = self.ls.client_support
+        if not support.pull_diagnostics:
+            self.ls.schedule_diagnostics(uri, 0)
+        elif support.diagnostic_refresh:
+            self.ls.workspace_diagnostic_refresh(None)
+        # A pull client without refresh support gets them with its next pull (the result id moved on).
+
+
+def _selected(findings, settings, text: str):
+    """The select/ignore settings and `# tritonlens: ignore[...]` comments apply as to static rules."""
+    from tritonlens.analysis.suppress import is_suppressed, suppressions
+
+    table = suppressions(text)
+    for f in findings:
+        code = f.code.upper()
+        if settings.select and not any(code.startswith(s) for s in settings.select):
+            continue
+        if any(code.startswith(s) for s in settings.ignore):
+            continue
+        if table and is_suppressed(f, table):
+            continue
+        yield f

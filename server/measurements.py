@@ -1,0 +1,22 @@
+"""Measurements as a feature: the latest profile and verified rewrites of each kernel (a
+results.MeasurementStore), which lenses, hovers and quick fixes read.
+
+They are keyed by document and kernel and checked against the kernel's source hash when shown,
+so they outlive a close and reopen of the file; the session's end drops them.
+"""
+
+from __future__ import annotations
+
+from .feature import LanguageFeature
+from .results import MeasurementStore
+
+
+class Measurements(LanguageFeature):
+    name = "measurements"
+
+    def __init__(self, ls):
+        super().__init__(ls)
+        self.store = MeasurementStore()
+
+    def shutdown(self) -> None:
+        self.store = MeasurementStore()
