@@ -106,33 +106,46 @@ def _dedupe(values):
     return out
 
 
+LITERAL_TYPES = frozenset(("integer", "float", "true", "false", "none", "string"))
+
+
+def literal(node, src) -> Any:
+    """The Python value of a literal node (`0x10`, `1_024`, `1e-6`, `True`, `None`, `"fp16"`);
+    UNKNOWN for anything else, f-strings included."""
+    t = node.type
+    if t == "integer":
+        try:
+            return int(src.text_of(node).replace("_", "").rstrip("lL"), 0)
+        except ValueError:
+            return UNKNOWN
+    if t == "float":
+        try:
+            return float(src.text_of(node).replace("_", ""))
+        except ValueError:
+            return UNKNOWN
+    if t in ("true", "false", "none"):
+        return {"true": True, "false": False, "none": None}[t]
+    if t == "string":
+        text = src.text_of(node)
+        if len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0] and "{" not in text:
+            return text.strip("'\"")
+    return UNKNOWN
+
+
+def binary(op: str, a, b) -> Any:
+    """`a op b` on two known Python values, comparisons included: the one place constant
+    arithmetic is defined (UNKNOWN when undefined, failing or too large, e.g. `2 ** 100000`)."""
+    fn = _CMPOPS.get(op) or (_bounded_pow if op == "**" else _BINOPS.get(op))
+    return UNKNOWN if fn is None else _safe(fn, a, b)
+
+
 def evaluate(node, src, scope: Scope) -> list[Any]:
     """Every value `node` can take (raw Python values, UNKNOWN where unknowable)."""
     if node is None or scope.depth > 24:
         return [UNKNOWN]
     t = node.type
-    if t == "integer":
-        text = src.text_of(node).replace("_", "").rstrip("lL")
-        try:
-            return [int(text, 0)]
-        except ValueError:
-            return [UNKNOWN]
-    if t == "float":
-        try:
-            return [float(src.text_of(node).replace("_", ""))]
-        except ValueError:
-            return [UNKNOWN]
-    if t == "true":
-        return [True]
-    if t == "false":
-        return [False]
-    if t == "none":
-        return [None]
-    if t == "string":
-        text = src.text_of(node)
-        if len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0] and "{" not in text:
-            return [text.strip("'\"")]
-        return [UNKNOWN]
+    if t in LITERAL_TYPES:
+        return [literal(node, src)]
     if t == "parenthesized_expression":
         inner = node.named_children
         return evaluate(inner[0], src, scope) if inner else [UNKNOWN]
@@ -155,19 +168,17 @@ def evaluate(node, src, scope: Scope) -> list[Any]:
         return _dedupe([UNKNOWN if v is UNKNOWN else _safe(fn, v) for v in vals])
     if t == "binary_operator":
         op = src.text_of(node.child_by_field_name("operator"))
-        fn = _BINOPS.get(op)
-        if fn is None:
+        if op not in _BINOPS:
             return [UNKNOWN]
-        if op == "**":
-            fn = _bounded_pow
         left = evaluate(node.child_by_field_name("left"), src, scope)
         right = evaluate(node.child_by_field_name("right"), src, scope)
-        return _combine(left, right, fn)
+        return _combine(left, right, lambda a, b: binary(op, a, b))
     if t == "comparison_operator":
         kids = node.named_children
         ops = [c for c in node.children if not c.is_named]
         if len(kids) == 2 and len(ops) == 1 and src.text_of(ops[0]) in _CMPOPS:
-            return _combine(evaluate(kids[0], src, scope), evaluate(kids[1], src, scope), _CMPOPS[src.text_of(ops[0])])
+            op = src.text_of(ops[0])
+            return _combine(evaluate(kids[0], src, scope), evaluate(kids[1], src, scope), lambda a, b: binary(op, a, b))
         return [UNKNOWN]
     if t == "conditional_expression":
         kids = node.named_children

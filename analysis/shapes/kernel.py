@@ -1,0 +1,186 @@
+"""The shape engine's entry point: every run of one kernel, and the questions asked of them.
+
+A kernel is interpreted once per distinct set of constexpr values among its configurations
+(`kernel.configs`: launch sites × autotune configs; constexprs without a value stay symbolic, so
+`tl.arange(0, BLOCK)` is `[BLOCK] int32`), and once fully symbolically when the editor asks.
+Rules (TL016–TL018), estimates, hover and inlay hints all read these runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+from ..model import Config, Kernel, Module, is_kernel_definition, top_level_definitions
+from ..values import UNKNOWN
+from .abstract import Abs, Sym
+from .dtypes import normalize_dtype
+from .interpreter import Interpreter, RunResult
+
+_MAX_DTYPE_VARIANTS = 4  # argument-dtype sets kept per kernel (the profiler's, the editor's none)
+_LOCK = threading.Lock()  # runs are made on demand; two threads must not interpret into one table
+
+
+class KernelShapes:
+    """Every run of one kernel: one per configuration (configurations with the same constexpr
+    values share theirs) and the symbolic one, made on first use (rules need only the
+    configurations; the editor wants the symbolic shapes too)."""
+
+    def __init__(self, module: Module, kernel: Kernel, arg_dtypes: dict, jit: dict):
+        self.module, self.kernel = module, kernel
+        self._arg_dtypes, self._jit = arg_dtypes, jit
+        self._runs: dict = {}  # constexpr values → RunResult
+        self.per_config: list[RunResult] = [self.run_for(c) for c in kernel.configs]
+
+    @property
+    def symbolic(self) -> RunResult:
+        return self.run_for(None)
+
+    def results(self) -> list[RunResult]:
+        return self.per_config or [self.symbolic]
+
+    def run_for(self, config: Config | None) -> RunResult:
+        """The run of `config` (None: symbolic), labelled with it."""
+        consts = _consts_for(self.kernel, config)
+        key = tuple(sorted((n, repr(v)) for n, v in consts.items()))
+        run = self._runs.get(key)
+        if run is None:
+            with _LOCK:
+                run = self._runs.get(key)
+                if run is None:
+                    run = self._runs[key] = self._interpret(consts)
+        label = config.label if config is not None else "symbolic"
+        return run if run.config is config and run.label == label else run.relabel(config, label)
+
+    def _interpret(self, consts: dict) -> RunResult:
+        src = self.kernel.src or self.module.src
+        run = RunResult(None, "")
+        it = Interpreter(self.module, src, consts, run, arg_dtypes=self._arg_dtypes, jit_functions=self._jit)
+        body = self.kernel.node.child_by_field_name("body")
+        if body is not None:
+            it.body(body, _param_env(self.kernel, consts, self._arg_dtypes))
+        return run
+
+    def value_at(self, node, config: Config | None = None) -> Abs | None:
+        """The abstract value of expression `node` in `config` (None: symbolic); None when the
+        engine did not evaluate it (a branch not taken, a construct it does not model)."""
+        return self.run_for(config).at(node)
+
+    def tile_shape(self, node, config: Config | None) -> tuple | None:
+        """The concrete block shape of `node` in `config`: a tuple of positive ints, () for a
+        scalar; None when a dimension is unknown or symbolic. Pointer blocks, block pointers and
+        tensor descriptors give the shape of the block they address."""
+        a = self.value_at(node, config)
+        if a is None or a.kind not in ("tensor", "block_ptr", "descriptor") or a.shape is None:
+            return None
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in a.shape):
+            return None
+        return a.shape
+
+
+def jit_functions(module: Module) -> dict:
+    """name → (function_definition node, Source) for every @triton.jit function of the file."""
+    cached = getattr(module, "_tritonlens_jit_functions", None)
+    if cached is not None:
+        return cached
+    out = {}
+    src = module.src
+    for _outer, fn, decorators in top_level_definitions(src):
+        name_node = fn.child_by_field_name("name")
+        if name_node is not None and decorators and is_kernel_definition(decorators, src, module.aliases):
+            out.setdefault(src.text_of(name_node), (fn, src))
+    try:
+        module._tritonlens_jit_functions = out
+    except AttributeError:
+        pass
+    return out
+
+
+def _param_env(kernel: Kernel, consts: dict, arg_dtypes: dict) -> dict:
+    env = {}
+    for p in kernel.params:
+        if p.is_constexpr or p.name in consts:
+            continue
+        dt = normalize_dtype(arg_dtypes.get(p.name)) if arg_dtypes.get(p.name) else None
+        # A kernel argument is a scalar or a pointer: a 0-d value either way.
+        env[p.name] = Abs((), dt)
+    return env
+
+
+def _consts_for(kernel: Kernel, config: Config | None) -> dict:
+    consts = {}
+    for p in kernel.params:
+        if p.is_constexpr:
+            v = config.get(p.name) if config is not None else UNKNOWN
+            consts[p.name] = v if v is not UNKNOWN else Sym(p.name)
+    return consts
+
+
+def _helpers_key(jit: dict) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for name, (fn, src) in sorted(jit.items()):
+        h.update(name.encode())
+        h.update(src.data[fn.start_byte:fn.end_byte])
+    return h.hexdigest()
+
+
+def infer_kernel(module: Module, kernel: Kernel, arg_dtypes: dict | None = None) -> KernelShapes:
+    """Shapes and dtypes in `kernel`, symbolically and per configuration; cached on the kernel
+    (the engine caches kernels by text), keyed by the file's jit helpers and the argument dtypes
+    (`{"x_ptr": "*fp16", "n": "i32"}`, as the profiler knows them)."""
+    arg_dtypes = dict(arg_dtypes or {})
+    jit = jit_functions(module)
+    hkey = module.__dict__.get("_tritonlens_helpers_key")
+    if hkey is None:
+        hkey = module.__dict__["_tritonlens_helpers_key"] = _helpers_key(jit) if len(jit) > 1 else ""
+    dkey = tuple(sorted(arg_dtypes.items()))
+    cache = kernel.__dict__.get("_tritonlens_inference")
+    if cache is None or cache[0] != hkey:
+        cache = kernel.__dict__["_tritonlens_inference"] = (hkey, {})
+    variants = cache[1]
+    result = variants.get(dkey)
+    if result is None:
+        if len(variants) >= _MAX_DTYPE_VARIANTS:
+            variants.clear()
+        result = variants[dkey] = KernelShapes(module, kernel, arg_dtypes, jit)
+    else:
+        # The engine reuses a kernel whose text did not change in a new module: runs made from
+        # now on read the new one, and the earlier module (and its tree) is not kept alive.
+        result.module = module
+    return result
+
+
+def tile_shape(module: Module, kernel: Kernel, config: Config | None, node) -> tuple | None:
+    """The concrete block shape of expression `node` in `config` (see KernelShapes.tile_shape)."""
+    return infer_kernel(module, kernel).tile_shape(node, config)
+
+
+def assignment_targets(kernel: Kernel) -> list:
+    """(statement node, target identifier node, name) for every assignment in the kernel body, in order."""
+    out = []
+    for name, defs in kernel.assignments.items():
+        for a in defs:
+            stmt = a.node
+            if stmt is None:
+                continue
+            if stmt.type == "for_statement":
+                left = stmt.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    out.append((stmt, left, name))
+                continue
+            left = stmt.child_by_field_name("left")
+            if left is None:
+                continue
+            if left.type == "identifier":
+                out.append((stmt, left, name))
+            else:
+                for item in left.named_children:
+                    if item.type == "identifier" and item.text.decode() == name:
+                        out.append((stmt, item, name))
+    out.sort(key=lambda t: t[1].start_byte)
+    seen, uniq = set(), []
+    for t in out:
+        if t[1].start_byte not in seen:
+            seen.add(t[1].start_byte)
+            uniq.append(t)
+    return uniq
