@@ -41,10 +41,29 @@ class TextEdit:
     new_text: str
 
 
+class Applicability(str, Enum):
+    """How far a fix can be trusted without a person reading it (ruff's three levels).
+
+    SAFE: keeps what the code computes wherever the original was defined; `check --fix` applies it.
+    UNSAFE: changes results, types or the launch on purpose; applied only with `--unsafe-fixes`,
+    offered in the editor but not as the preferred action.
+    DISPLAY_ONLY: an edit to show, never applied automatically.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+    def applies(self, unsafe: bool = False) -> bool:
+        """Whether an automatic fixer applies it (`unsafe`: the user opted into unsafe fixes)."""
+        return self is Applicability.SAFE or (unsafe and self is Applicability.UNSAFE)
+
+
 @dataclass(frozen=True)
 class Fix:
     title: str  # e.g. "accumulate in float32"; the server prefixes "tritonlens (TL005): "
     edits: tuple[TextEdit, ...]
+    applicability: Applicability
 
 
 @dataclass(frozen=True)
@@ -86,7 +105,14 @@ class Finding:
         """Full structured form (0-based) for the server and other tools."""
         d = asdict(self)
         d["severity"] = self.severity.value
+        if self.fix is not None:
+            d["fix"]["applicability"] = self.fix.applicability.value
         return d
+
+
+def fix_edits(findings, unsafe: bool = False) -> list[TextEdit]:
+    """The edits of the fixes an automatic fixer applies: safe ones, and unsafe ones if `unsafe`."""
+    return [e for f in findings if f.fix is not None and f.fix.applicability.applies(unsafe) for e in f.fix.edits]
 
 
 def apply_edits(text: str, edits: list[TextEdit] | tuple[TextEdit, ...]) -> str:

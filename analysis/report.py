@@ -9,6 +9,7 @@ from tritonlens import __version__
 
 from .findings import Finding
 from .rules import ALL_RULES as RULES
+from .rules.rule_docs import page
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
 
@@ -41,10 +42,7 @@ def to_sarif(results: list[tuple[str, list[Finding]]], root: Path | None = None)
         }
         if info:
             meta["helpUri"] = info.help_uri
-            try:
-                meta["help"] = {"text": info.summary, "markdown": info.doc_path.read_text(encoding="utf-8")}
-            except OSError:
-                meta["help"] = {"text": info.summary}
+            meta["help"] = {"text": info.summary, "markdown": page(info)}
         rules_meta.append(meta)
     sarif_results = []
     for path, findings in results:

@@ -12,7 +12,7 @@ import re
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
-from tritonlens.analysis.findings import Finding
+from tritonlens.analysis.findings import Applicability, Finding
 from tritonlens.analysis.suppress import ignore_comment_edit
 
 from .diagnostics import SOURCE, findings_for, to_diagnostic
@@ -68,10 +68,10 @@ def ignore_edits(f: Finding, snap: Snapshot) -> list[types.TextEdit]:
 
 
 def fix_all_edits(findings: list[Finding], snap: Snapshot) -> list[types.TextEdit]:
-    """Every deterministic fix, dropping any that overlaps one taken before it."""
+    """Every safe fix (as `check --fix` applies them), dropping any that overlaps one taken before it."""
     spans = []
     for f in findings:
-        if f.fix is None:
+        if f.fix is None or not f.fix.applicability.applies():
             continue
         edits = sorted(f.fix.edits, key=lambda e: (e.range.start, e.range.end))
         spans.append((edits[0].range.start, edits[-1].range.end, f))
@@ -185,10 +185,12 @@ def register(ls) -> None:
                 if f is None:
                     continue  # from another version: the client will ask again
                 ours = to_diagnostic(f, snap, support)
-                if f.fix is not None:
-                    out.append(action(f"tritonlens ({f.code}): {f.fix.title}", QUICKFIX, snap,
-                                      lambda f=f: fix_edits(f, snap),
-                                      RuleFix(uri, version, f.code, ours.range, f.message), ours, preferred=True))
+                if f.fix is not None and f.fix.applicability is not Applicability.DISPLAY_ONLY:
+                    # an unsafe fix is offered but not preferred, so no "apply preferred fix" takes it blindly
+                    safe = f.fix.applicability is Applicability.SAFE
+                    out.append(action(f"tritonlens ({f.code}): {f.fix.title}" + ("" if safe else " (unsafe)"), QUICKFIX,
+                                      snap, lambda f=f: fix_edits(f, snap),
+                                      RuleFix(uri, version, f.code, ours.range, f.message), ours, preferred=safe))
                 if ignore_edits(f, snap):
                     out.append(action(f"Ignore {f.code} on this line", QUICKFIX, snap,
                                       lambda f=f: ignore_edits(f, snap),
@@ -201,7 +203,7 @@ def register(ls) -> None:
                 evidence = {key: v for key, v in cand.items() if key not in ("source", "diff")}
                 out.append(action(title, QUICKFIX, snap, lambda c=cand: rewrite_edits(snap, c["source"]),
                                   Rewrite(uri, version, k.name, i, evidence)))
-        if kind_wanted(FIX_ALL, only) and any(f.fix for f in findings):
+        if kind_wanted(FIX_ALL, only) and any(f.fix and f.fix.applicability.applies() for f in findings):
             out.append(action("tritonlens: fix all auto-fixable problems", FIX_ALL, snap,
                               lambda: fix_all_edits(findings, snap), FixAll(uri, version)))
         return out or None

@@ -1,7 +1,9 @@
 """The rule registry: every module `tlNNN_*.py` in this package is one rule.
 
-Each module defines `RULE: RuleInfo` and `check(ctx: KernelContext) -> Iterable[Finding]`;
-its page is docs/rules/TLNNN.md and its fixtures live in tests/fixtures/rules/TLNNN/.
+A module defines `RULE: RuleInfo`, and its docstring is the rule's documentation (docs/rules/TLNNN.md
+and `tritonlens rule TLNNN` are rendered from it by `rule_docs`). A static rule also defines
+`check(ctx: KernelContext) -> Iterable[Finding]` and has fixtures in tests/fixtures/rules/TLNNN/;
+a compiler-backed rule (TL101…) has no `check`: the compile job reports it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from types import ModuleType
 
 from .base import KernelContext, RuleInfo
 
-__all__ = ["RULES", "ALL_RULES", "RULE_MODULES", "KernelContext", "RuleInfo"]
+__all__ = ["RULES", "ALL_RULES", "RULE_MODULES", "DOC_MODULES", "COMPILE_RULES", "KernelContext", "RuleInfo"]
 
 
 def _discover() -> dict[str, ModuleType]:
@@ -22,15 +24,16 @@ def _discover() -> dict[str, ModuleType]:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         rule = getattr(module, "RULE", None)
-        if isinstance(rule, RuleInfo) and callable(getattr(module, "check", None)):
+        if isinstance(rule, RuleInfo):
             found[rule.id] = module
     return found
 
 
-RULE_MODULES: dict[str, ModuleType] = _discover()
+# Every rule's module, static and compiler-backed: where its documentation lives.
+DOC_MODULES: dict[str, ModuleType] = _discover()
+# The rules the analyzer runs.
+RULE_MODULES: dict[str, ModuleType] = {code: m for code, m in DOC_MODULES.items() if callable(getattr(m, "check", None))}
 RULES: dict[str, RuleInfo] = {code: m.RULE for code, m in RULE_MODULES.items()}
-
-from .compiled_rules import COMPILE_RULES  # noqa: E402
-
+COMPILE_RULES: dict[str, RuleInfo] = {code: m.RULE for code, m in DOC_MODULES.items() if m.RULE.kind == "compile"}
 # Static rules plus the compiler-backed ones (TL101…): what docs, listings and links cover.
 ALL_RULES: dict[str, RuleInfo] = {**RULES, **COMPILE_RULES}

@@ -8,10 +8,9 @@ configuration, what an expression depends on, where a value came from.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable
 
-from ..findings import Finding, Fix, Related, Severity, TextEdit, Range
+from ..findings import Applicability, Finding, Fix, Related, Severity, TextEdit, Range
 from ..model import Config, Kernel, Module, TlCall
 from ..source import captures, walk
 from ..values import UNKNOWN, Scope, Value, evaluate, fmt
@@ -21,17 +20,21 @@ DOCS_URL_BASE = "https://github.com/tritonlens/tritonlens/blob/main/docs/rules/"
 
 @dataclass(frozen=True)
 class RuleInfo:
+    """A rule's metadata; its documentation is the docstring of the module that defines it."""
+
     id: str
     name: str  # short kebab-case name, e.g. "arange-not-power-of-two"
     severity: Severity
     summary: str  # one line: what it finds
     fix_title: str | None = None  # set when the rule offers a deterministic fix
+    # How far its fix can be trusted, and why: required with a fix, rendered in the rule's page.
+    fix_applicability: Applicability | None = None
+    fix_safety: str = ""
+    kind: str = "static"  # "static": decided from the source; "compile": from the compiler's output
 
-    @property
-    def doc_path(self) -> Path:
-        from importlib.resources import files
-
-        return Path(str(files("tritonlens.docs").joinpath("rules", f"{self.id}.md")))
+    def __post_init__(self) -> None:
+        if (self.fix_title is None) != (self.fix_applicability is None) or (self.fix_title is not None) != bool(self.fix_safety):
+            raise ValueError(f"{self.id}: a fix needs fix_title, fix_applicability and fix_safety together")
 
     @property
     def help_uri(self) -> str:
@@ -176,13 +179,15 @@ class KernelContext:
 
     def finding(self, range: Range, message: str, *, severity: Severity | None = None, fix: list[TextEdit] | None = None,
                 related: list[Related] | None = None, data: dict | None = None) -> Finding:
+        if fix and self.rule.fix_applicability is None:
+            raise ValueError(f"{self.rule.id} offers a fix but declares no fix_title/fix_applicability")
         return Finding(
             code=self.rule.id,
             severity=severity or self.rule.severity,
             message=message,
             range=range,
             kernel=self.kernel.name,
-            fix=Fix(self.rule.fix_title or "apply fix", tuple(fix)) if fix else None,
+            fix=Fix(self.rule.fix_title, tuple(fix), self.rule.fix_applicability) if fix else None,
             related=tuple(related or ()),
             data=dict(data or {}),
         )

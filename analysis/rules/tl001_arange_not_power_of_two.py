@@ -1,8 +1,39 @@
-"""TL001: a `tl.arange` extent that is not a power of two does not compile."""
+"""TL001 — `tl.arange` extent that is not a power of two
+
+## What it finds
+A `tl.arange(start, end)` whose extent `end - start` is not a power of two in at least one
+configuration the file lets us see: a literal, a constexpr passed at a launch site
+(`BLOCK_SIZE=100`), a wrapper assignment (`BLOCK_SIZE = 100`), a constexpr default or an
+autotune `triton.Config`. The message names the value and where it came from.
+
+## Why
+Triton lays a block out over a power-of-two number of lanes; its code generator rejects any
+other range (`arange's range must be a power of 2`) when the kernel is compiled, i.e. at the
+first launch on the GPU — often long after the code was written. Nothing is slower than a kernel
+that does not build.
+
+## Example
+```python
+@triton.jit
+def scale(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+def run(x):
+    BLOCK = 100                      # TL001: 100 is not a power of two
+    scale[(triton.cdiv(x.numel(), BLOCK),)](x, x.numel(), BLOCK=BLOCK)
+```
+
+## Fix
+Use the next power of two (`triton.next_power_of_2(n)` or the literal: here 128) and keep a
+mask on every load and store so the lanes past the real size do nothing. The quick fix rewrites
+the literal that gave the value; when the extent was a literal inside the kernel it also adds
+`mask=offs < 100` to the unmasked loads and stores that use it.
+"""
 
 from __future__ import annotations
 
-from ..findings import Range, Related, Severity, TextEdit
+from ..findings import Applicability, Range, Related, Severity, TextEdit
 from ..values import UNKNOWN, fmt, is_power_of_two, next_power_of_2
 from .base import KernelContext, RuleInfo
 
@@ -12,6 +43,10 @@ RULE = RuleInfo(
     severity=Severity.ERROR,
     summary="tl.arange extent that is not a power of two",
     fix_title="round the block up to a power of two and mask the tail",
+    fix_applicability=Applicability.UNSAFE,
+    fix_safety=('The new extent changes what each program covers: the result stays right only if every load '
+                'and store is masked by the real size and the grid follows the block, which the fix checks '
+                "for the kernel's own literal but not for a block passed at a launch."),
 )
 
 

@@ -1,9 +1,39 @@
-"""TL003: the `other` of a masked load is not the neutral element of the reduction it feeds.
+"""TL003 — masked load whose `other` is not neutral for the reduction it feeds
 
-Lanes masked off by a load take `other`; when they reach `tl.max`/`tl.sum`/… they take part in
-the result. The rule follows the value the masked lanes hold from each load to each reduction
-through element-wise arithmetic, casts, `tl.where` and accumulators, and reports only when that
-value is known and wrong (unknown → silent).
+## What it finds
+A masked `tl.load` whose masked-off lanes reach a reduction (`tl.max`, `tl.min`, `tl.sum`,
+`tl.argmax`, `tl.argmin`, or the `.max()`/`.sum()` methods) holding a value that is not that
+reduction's neutral element: `other=0` into a `max` (or `min`), `other=1` into a `sum`, or a
+`max`/`min` over a load with no `other` at all. The rule follows what the padded lanes hold from
+the load to the reduction through casts, element-wise arithmetic (`exp(0) = 1` into a sum is
+caught, `exp(-inf - m) = 0` is recognised as neutral), `tl.where(mask, x, 0.0)` and loop
+accumulators (`acc += x`). It reports only values it knows: an `other` from a runtime parameter,
+or `x - shift` with an unknown `shift`, stays silent. `-1e9`-style sentinels count as `-inf` for
+`max`, and a padded 0 into the `max` of a non-negative expression (`tl.abs(x)`, `tl.exp(x)`,
+`x * x`) is fine.
+
+## Why
+`other` is what the masked lanes *are* from then on, and a reduction does not know which lanes
+were masked. A row of all-negative values padded with `other=0.0` has a max of 0; a softmax whose
+max and exponentials see zero padding normalizes over `n_cols + padding` terms. The results are
+wrong only for ragged sizes (rows not a multiple of the block), which is why tests with
+power-of-two shapes pass. Triton's fused-softmax tutorial (02-fused-softmax) loads with
+`other=-float('inf')` for this reason; a masked load without `other` leaves the lanes undefined
+by the language (`tl.load`: "other … if mask[idx] is false, return other[idx]"; the NVIDIA
+backend zero-fills them, which is neutral for a sum but not for a max).
+
+## Example
+```python
+x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)   # TL003
+tl.store(out_ptr + row, tl.max(x, axis=0))
+```
+
+## Fix
+Pad with the neutral element: `other=float("-inf")` for `max`/`argmax`, `float("inf")` for
+`min`/`argmin`, `0.0` for `sum`. The quick fix rewrites (or adds) `other=` only when the new
+value makes *every* reduction the load feeds neutral (it re-evaluates the kernel with the new
+value), e.g. `-inf` in a softmax whose sum then sees `exp(-inf) = 0`. For integer tensors use the
+type's extreme (`-2**31`) instead of an infinity.
 """
 
 from __future__ import annotations
@@ -11,7 +41,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..findings import Range, Related, Severity, TextEdit
+from ..findings import Applicability, Range, Related, Severity, TextEdit
 from ..values import UNKNOWN, fmt
 from . import _offsets as off
 from .base import KernelContext, RuleInfo
@@ -22,6 +52,10 @@ RULE = RuleInfo(
     severity=Severity.WARNING,
     summary="masked load whose `other` is not neutral for the reduction it feeds",
     fix_title="use the reduction's neutral element as `other`",
+    fix_applicability=Applicability.UNSAFE,
+    fix_safety=('It changes the values the padded lanes carry, on purpose: every reduction the load feeds '
+                'becomes correct, but any other use of those lanes (a store without the same mask, an '
+                '`other` the code relied on) sees the new value too.'),
 )
 
 UNDEF = "undefined"  # a masked load with no `other`

@@ -1,10 +1,49 @@
-"""TL004: a `tl.dot` operand tile dimension below the tensor-core minimum.
+"""TL004 — `tl.dot` operand tile dimension below 16
 
-The tile shapes are read from where the operands come from: a load's 2-D offsets
-(`offs_m[:, None]` is the row axis, `offs_k[None, :]` the column axis, each an `tl.arange` whose
-extent is evaluated per configuration), a block pointer's `block_shape`, `tl.zeros`/`tl.full`
-shapes, through casts and `tl.trans`/`.T`.
+## What it finds
+A `tl.dot(a, b)` whose reduction dimension K, or whose output tile M × N, is smaller than the
+tensor-core minimum in at least one configuration the file shows (launch values, wrapper
+assignments, defaults, each autotune `triton.Config`). The tile shape is read from where the
+operands come from: the 2-D offsets of the load that produced them (`offs_m[:, None]` is the row
+axis, `offs_k[None, :]` the column axis, each a `tl.arange` whose extent is evaluated),
+a block pointer's `block_shape`, `tl.zeros`/`tl.full` shapes, through `.to(...)`, `tl.trans`
+and `.T`. Values it cannot know stay silent.
+
+- **K < 16** (K < 32 when the operands are cast to an 8-bit type): error. Triton's
+  `semantic.dot` asserts `lhs.shape[-1] >= min_dot_size[2]` and the NVIDIA backend's
+  `min_dot_size` returns K ≥ 16 for 16-bit types and K ≥ 32 for 8-bit types (Triton 3.9,
+  `backends/nvidia/compiler.py`); fp32 (tf32) got K ≥ 8 only in Triton 3.9
+  (triton-lang/triton#10234). Checked with the real compiler for sm_90: a 32×32×8 fp16 and
+  bf16 dot fails with `Input shapes should have M >= 1, N >= 1 and K >= 16`, 32×32×16 compiles.
+- **M or N < 16**: warning. Since triton-lang/triton#7451 (mid-2025) Triton pads such tiles up
+  to the tensor-core instruction (mma.sync m16n8k16) instead of refusing them, so they compile
+  (verified: 8×32×32 fp16 builds for sm_90) but a 16-row instruction does 8 rows of useful work
+  and Hopper's wgmma (64-row warp-group tiles) is not used; older Triton rejects them
+  ("All non-batch values … must be >= 16", triton-lang/triton#4197).
+
+Note that `TRITON_INTERPRET=1` accepts any size (its `min_dot_size` is `(1, 1, 1)`), so CPU
+tests pass and the kernel fails only when first compiled for a GPU.
+
+## Why
+Tiles this small also starve the tensor cores even when they compile: on our H100 the
+tutorial matmul runs at 89 TFLOP/s with 32×32×32 tiles and 691 TFLOP/s with 128×256×64 (7.8×,
+shared H100 figures), and a K tile of 8 cannot be issued at all for fp16.
+
+## Example
+```python
+offs_k = tl.arange(0, BLOCK_K)
+a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak)
+b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn)
+acc += tl.dot(a, b)          # TL004 with BLOCK_K=8 from the launch
+```
+
+## Fix
+Use K tiles of at least 16 (32 for fp8/int8) and M, N tiles of at least 16 — in practice 64–256
+with autotuning. For a genuinely tiny dimension (a head dimension of 8, a matrix-vector product)
+pad the operand to 16 with a masked load, or do the product without `tl.dot`:
+`tl.sum(a * x[None, :], axis=1)`.
 """
+
 
 from __future__ import annotations
 

@@ -1,15 +1,51 @@
-"""TL005: a tl.dot (or a long loop sum) accumulated in fp16/bf16.
+"""TL005 — `tl.dot` or a long loop sum accumulated in fp16/bf16
 
-Two shapes: an accumulator created with `tl.zeros/tl.full(..., dtype=tl.float16|tl.bfloat16)`
-that a loop adds `tl.dot` results (or, over more than a few trips, anything) into; and a
-`tl.dot(..., out_dtype=tl.float16)` accumulated in a loop.
+## What it finds
+- An accumulator created with `tl.zeros(..., dtype=tl.float16)` / `tl.bfloat16` (or
+  `tl.full(..., dtype=...)`) that a loop adds `tl.dot` results into: `acc += tl.dot(a, b)`,
+  `acc = tl.dot(a, b, acc)`, `acc = acc + tl.dot(a, b)`.
+- The same accumulator summing anything in a loop of more than 8 trips, or of a trip count only
+  known at run time (`for off in range(0, N, BLOCK): acc += x`). A `tl.static_range(4)` or a
+  `range(NUM_PLANES)` whose constexpr is 3 at every launch is short and stays silent.
+- A `tl.dot(..., out_dtype=tl.float16)` whose result is accumulated in a loop.
+
+The finding sits on the dtype that causes it and names the accumulator, the line it is created
+at and the line of the `tl.dot` or loop that sums into it.
+
+## Why
+Every addition into an fp16 accumulator rounds to an 11-bit significand (bf16: 8 bits), and the
+rounding error grows with the number of additions while the accumulator's magnitude grows with
+K. Simulating a 128×128×4096 fp16 matmul with 32-wide K tiles (128 accumulations, torch on the
+CPU, fp32 tile products rounded into the accumulator after each step): relative error
+(Frobenius) **1.7e-3 with an fp16 accumulator, 1.3e-2 with bf16, 2.3e-7 with fp32**, i.e. the
+half accumulators lose 4–5 decimal digits that the inputs had. It buys nothing: on Hopper the
+tensor cores accumulate fp16 inputs in fp32 at full rate, which is why Triton's `tl.dot`
+defaults to `out_dtype=tl.float32` and its matmul tutorial accumulates in fp32 and converts once
+(`c = accumulator.to(tl.float16)`). Triton 3.9 even rejects `out_dtype=tl.bfloat16`.
+
+## Example
+```python
+acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float16)     # TL005
+for k in range(0, tl.cdiv(K, BLOCK_K)):
+    acc += tl.dot(a, b)
+tl.store(c_ptrs, acc, mask=c_mask)
+```
+
+## Fix
+Accumulate in `tl.float32` and round once at the end. The quick fix changes the accumulator's
+dtype to `tl.float32`, changes `out_dtype=tl.float16` to `tl.float32` on the `tl.dot` calls that
+write into it (`tl.dot` asserts that `acc` and `out_dtype` agree), and turns a store of the
+accumulator into `tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), ...)` so the output keeps
+its type (the pointer named is the store's base pointer parameter; without one, the original
+half dtype is used). A lone `out_dtype=tl.float16` on an accumulated dot becomes `tl.float32`.
 """
+
 
 from __future__ import annotations
 
 import re
 
-from ..findings import Related, Severity, TextEdit
+from ..findings import Applicability, Related, Severity, TextEdit
 from ..values import UNKNOWN
 from . import _offsets as off
 from .base import KernelContext, RuleInfo
@@ -20,6 +56,9 @@ RULE = RuleInfo(
     severity=Severity.WARNING,
     summary="tl.dot or a long loop sum accumulated in fp16/bf16",
     fix_title="accumulate in float32",
+    fix_applicability=Applicability.UNSAFE,
+    fix_safety=("The accumulator's dtype changes, and so do the rounding of every partial sum, the "
+                'registers the kernel needs and the dtype of expressions built from the accumulator.'),
 )
 
 _HALF = re.compile(r"^(tl|triton\.language|[A-Za-z_]\w*)\.(float16|bfloat16|half)$|^(float16|bfloat16)$")

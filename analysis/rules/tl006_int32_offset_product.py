@@ -1,8 +1,45 @@
-"""TL006: an address offset that multiplies the program id by a runtime stride in int32."""
+"""TL006 — program id × runtime stride kept in int32
+
+## What it finds
+A product in an address (`tl.load`/`tl.store`/atomic pointer, directly or through local
+variables and `X += ...`) whose one factor comes from `tl.program_id` and whose other factor is a
+runtime integer parameter: `row * stride`, `pid * n_cols`, `offs_m[:, None] * stride_am`, with
+no `.to(tl.int64)` / `tl.int64` anywhere in the chain. The message names the product, the
+`program_id` line and the runtime factor.
+
+Silent for products by constexprs (`pid * BLOCK_SIZE`: the grid bounds it by the size), for
+products without a program id, when a cast to int64 already appears, and for a tile's axis
+multiplied by the innermost stride (passed as `t.stride(-1)` / `t.stride(1)` at every visible
+launch, or `offs_n[None, :] * stride_bn` when no launch is visible), whose product stays below
+that dimension's size.
+
+## Why
+Triton computes `program_id` and integer kernel arguments in int32 (arguments are specialised
+to i64 only when the value itself is ≥ 2**31). `row * stride` wraps once the tensor holds more
+than 2**31 − 1 elements before that row — 8 GiB of fp32, 4 GiB of fp16 — which today's 80–141
+GB GPUs hold easily (a 65536 × 65536 fp16 matrix, a long-context KV cache). The wrapped offset is
+negative or small, so the kernel reads or writes the wrong rows without any error. The Triton
+matmul tutorial and the fused-attention kernels widen their offsets for this reason
+(`.to(tl.int64)`); the cost is a 64-bit multiply-add per program, nothing on a memory-bound
+kernel.
+
+## Example
+```python
+row = tl.program_id(0)
+row_ptr = in_ptr + row * in_row_stride          # TL006
+```
+
+## Fix
+Widen before multiplying. The quick fix widens at the source when the program id is assigned on
+its own (`row = tl.program_id(0).to(tl.int64)`, which covers every product derived from it),
+casts an inline `tl.program_id(0).to(tl.int64) * stride`, and otherwise casts the factor in the
+product (`offs_m[:, None].to(tl.int64) * stride_am`). It uses the file's alias for
+`triton.language`.
+"""
 
 from __future__ import annotations
 
-from ..findings import Range, Related, Severity, TextEdit
+from ..findings import Applicability, Range, Related, Severity, TextEdit
 from . import _offsets as off
 from .base import KernelContext, RuleInfo
 
@@ -12,6 +49,9 @@ RULE = RuleInfo(
     severity=Severity.INFO,
     summary="program_id × runtime-stride offset kept in int32 (no int64 cast)",
     fix_title="compute the offset in int64",
+    fix_applicability=Applicability.SAFE,
+    fix_safety=('Every value that fitted in int32 is unchanged in int64; only the offsets that overflowed, '
+                'and were wrong, change.'),
 )
 
 

@@ -1,4 +1,43 @@
-"""TL007: the tile's fastest-varying axis (`[None, :]`) multiplied by a large runtime stride."""
+"""TL007 — fastest-varying tile axis multiplied by a runtime stride
+
+## What it finds
+A 2-D load, store or atomic whose address multiplies the tile's last axis — the `[None, :]`
+arange, the one Triton's default layout spreads a warp's lanes along — by a runtime stride that
+is large:
+- the launch passes that parameter as `t.stride(0)` (the outer dimension's stride), as in a
+  transpose's store `out_ptr + offs_n[None, :] * stride_om + offs_m[:, None] * stride_on`; or
+- the tile's other axis has no runtime stride at all (`x_ptr + r[:, None] + c[None, :] * ld`):
+  the data is contiguous along the *first* axis.
+
+Silent when the launch passes the stride as `t.stride(-1)`/`t.stride(1)` (the innermost one,
+matmul's `offs_k[None, :] * stride_ak`), and when both axes carry runtime strides and no launch
+tells which is large. The message names the axis, the stride and the launch argument.
+
+## Why
+A warp's global access is served in 32-byte sectors; when its 32 lanes read consecutive
+addresses that is 4 sectors (one 128-byte line) for fp32, when they read addresses a row apart
+it is 32 sectors — 8× the traffic for the same data (CUDA C++ Best Practices Guide, "Coalesced
+Access to Global Memory"). Triton's coalescing pass orders each access's threads by the pointer's
+*provable* contiguity. Compiling examples/transpose.py for sm_90 shows both outcomes: with
+`stride_on` specialised to 1 (Triton does this for an int argument equal to 1), the store gets
+`order = [0, 1]` plus a `ttg.convert_layout` from the load's layout — coalesced, but with a
+layout conversion through shared memory and scalar `st.global.b32` stores; without that
+specialisation the store keeps `order = [1, 0]` and each warp writes 32 addresses a row apart.
+Either way the kernel pays for a tile laid out against memory.
+
+## Example
+```python
+tile = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_n[None, :] * stride_xn, mask=mask)
+tl.store(out_ptr + offs_n[None, :] * stride_om + offs_m[:, None] * stride_on, tile, mask=mask)  # TL007
+```
+
+## Fix
+Make the contiguous dimension of each tensor the last axis of the tile you access it with. For a
+transpose, build the output tile in the output's own order and transpose in registers:
+`tl.store(out_ptr + offs_n[:, None] * stride_om + offs_m[None, :] * stride_on, tl.trans(tile), mask=tl.trans(mask))`
+— Triton then does the transpose once through shared memory and both global accesses are
+coalesced and vectorized.
+"""
 
 from __future__ import annotations
 

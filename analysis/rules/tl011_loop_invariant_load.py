@@ -1,4 +1,36 @@
-"""TL011: a tl.load inside a loop whose pointer does not change from one iteration to the next."""
+"""TL011 — `tl.load` inside a loop whose pointer does not depend on the loop
+
+## What it finds
+A `tl.load` in a `for`/`while` loop whose pointer (and mask) depends neither on the loop variable
+nor on any variable assigned inside the loop (`ptrs += BLOCK_K * stride` counts as assigned), so
+every iteration loads exactly the same elements. Loads that are meant to be repeated are left
+alone: `volatile=True` loads (polled flags) and loads of a buffer the same loop stores to or
+updates atomically.
+
+## Why
+Each iteration issues the same memory transactions again. At best they hit L1/L2 and cost issue
+slots and latency on the loop's critical path; for a tile that does not fit in L1 they go back to
+L2 or DRAM — on H100 a memory-bound kernel is capped by the 2.97 TB/s we measured for a device
+copy (shared/gpu/h100.md), and a repeated load spends that budget on bytes already in registers.
+Triton does not hoist loads out of loops for you: a load may alias a store elsewhere.
+
+## Example
+```python
+for row in range(0, M):
+    w = tl.load(w_ptr + cols, mask=cols < N)      # TL011: same w every row
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < N)
+    tl.store(out_ptr + row * stride + cols, x * w, mask=cols < N)
+```
+
+## Fix
+Load once before the loop and keep the tile in registers:
+```python
+w = tl.load(w_ptr + cols, mask=cols < N)
+for row in range(0, M):
+    ...
+```
+No automatic fix: moving a statement across a loop needs the surrounding code to agree.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,36 @@
-"""TL013: the shared memory a pipelined tl.dot needs (stages × operand tiles × bytes) exceeds what
-the target GPU gives one block."""
+"""TL013 — pipelined `tl.dot` over the shared-memory limit
+
+## What it finds
+For each configuration (launch sites × autotune configs), the shared memory a software-pipelined
+`tl.dot` needs: `num_stages × (BLOCK_M×BLOCK_K + BLOCK_K×BLOCK_N) × element bytes` for a `tl.dot`
+inside a `range`/`tl.range` loop (one stage outside loops; `tl.range(..., num_stages=S)` wins
+over the kernel's), summed over the kernel's dots, against the target's limit per block (H100:
+232,448 bytes = 227 KB, from analysis/gpus.py). The element size comes from the code
+(`.to(tl.float32)` on an operand, a `tl.float16` conversion elsewhere in the kernel); when the
+code does not say, operands are taken as 2-byte (fp16/bf16), the smallest usual `tl.dot` input,
+so a kernel that fits is never reported.
+
+## Why
+The estimate matches what Triton allocates. Cross-compiled with triton 3.9 for sm_90 (contiguous,
+16-aligned operands as at a real launch), the tutorial matmul's `metadata.shared` is exactly the
+formula: 128×128×64 fp16 → 32,768 / 65,536 / 98,304 / 131,072 bytes for 1–4 stages; 128×256×64
+with 4 stages → 196,608 (this is the 691 TFLOP/s H100 config, shared/gpu/h100.md); 256×256×64 or
+128×128×128 with 4 stages → 262,144. Such a kernel compiles, but loading it on an H100 fails in
+`CompiledKernel._init_handles` with
+`out of resource: shared memory, Required: 262144, Hardware limit: 232448. Reducing block sizes or
+`num_stages` may help.` — inside `@triton.autotune` that config is silently skipped, at a plain
+launch it is an exception.
+
+## Example
+```python
+triton.Config({"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64}, num_warps=8, num_stages=4)
+# TL013: 4 × (256×64 + 64×256) × 2 = 262,144 bytes > 232,448
+```
+
+## Fix
+Lower `num_stages` (3 stages of the example take 196,608 bytes) or `BLOCK_K`, or use smaller
+tiles. No automatic fix: which of them to change is a performance decision.
+"""
 
 from __future__ import annotations
 

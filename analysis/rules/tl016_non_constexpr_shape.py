@@ -1,8 +1,43 @@
-"""TL016: a parameter used as a tl.arange bound or a tile shape without being tl.constexpr."""
+"""TL016 — non-constexpr parameter used as an `arange` extent or tile shape
+
+## What it finds
+A kernel parameter without a `tl.constexpr` annotation that reaches (directly or through local
+variables) a `tl.arange` bound, a `tl.zeros`/`tl.full` shape, or a `tl.reshape` /
+`tl.broadcast_to` / `.reshape` shape.
+
+## Why
+Tile shapes are compile-time: Triton specializes the kernel for each shape. A runtime parameter is
+a tensor in the compiled program, and the compiler rejects it. With triton 3.9
+(`triton.compile(..., target=GPUTarget("cuda", 90, 32))`):
+
+```
+CompilationError at 2:38:
+def k(x_ptr, n, BLOCK):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                                      ^
+arange's arguments must be of type tl.constexpr
+```
+
+and for a shape, `TypeError: Shape element 0 must have type `constexpr[int]`, got
+`constexpr[<class 'triton.language.core.tensor'>]`` from `tl.zeros((BM, BLOCK), ...)` and
+`tl.reshape(x, (R, BLOCK // 4))`. The error only appears at the first launch.
+
+## Example
+```python
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK=1024):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)     # TL016
+```
+
+## Fix
+Annotate the parameter: `BLOCK: tl.constexpr = 1024` (the quick fix keeps an existing default
+and replaces another annotation such as `: int`). Each distinct value then compiles its own
+specialization, which is what a tile size needs.
+"""
 
 from __future__ import annotations
 
-from ..findings import Related, Severity, TextEdit
+from ..findings import Applicability, Related, Severity, TextEdit
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -11,6 +46,9 @@ RULE = RuleInfo(
     severity=Severity.ERROR,
     summary="parameter used as an arange extent or tile shape but not tl.constexpr",
     fix_title="annotate the parameter as tl.constexpr",
+    fix_applicability=Applicability.SAFE,
+    fix_safety=('The kernel cannot compile without it; the annotation changes how the value is passed (one '
+                'compiled specialization per distinct value), not what the kernel computes.'),
 )
 
 _SHAPE_CALLS = {"zeros": 0, "full": 0, "empty": 0, "reshape": 1, "broadcast_to": 1, "view": 1,

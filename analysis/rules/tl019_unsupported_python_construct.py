@@ -1,11 +1,49 @@
-"""TL019: Python constructs that Triton's compiler refuses inside @triton.jit.
+"""TL019 — Python construct Triton's compiler rejects
 
-Each construct listed here was checked against the real compiler (Triton 3.9, sm_90 target): see
-tests/fixtures/rules/TL019 and tests/inference/test_rules_real_compiler.py. Constructs the compiler
-accepts (assert, print, chained comparisons, `:=`, tuple comprehensions, `with` on Triton's own
-context managers) are not reported. A construct under an `if` on constexprs alone is not reported
-either: Triton prunes the untaken branch without looking at it.
+## What it finds
+Inside a `@triton.jit` function: `try`/`except`, `raise`, `with` on anything but Triton's own
+context managers, `lambda`, list/set/dict comprehensions, set and dict literals, `yield`,
+`global`/`nonlocal`, nested `def`/`class`, `break`, `continue`, `del`, `return` inside a loop,
+`for … else` / `while … else`, a `**kwargs` parameter, and calls of plain (undecorated) Python
+functions of the same file.
+
+Not reported, because Triton 3.9 compiles them: `assert` (device assert), `print`, chained
+comparisons, `:=`, `*args` parameters, calls of `@triton.jit` helpers — and any construct in a
+branch of an `if` whose condition depends on constexprs only (Triton prunes the untaken branch
+without generating code for it, so `if MODE == 2: raise …` is fine).
+
+## Why
+Triton compiles the kernel's Python AST itself (`triton/compiler/code_generator.py`); AST nodes it
+has no lowering for raise `UnsupportedLanguageConstruct: unsupported AST node type: Try` (or
+`Break`, `Lambda`, `Dict`, …), comprehensions other than tuple ones raise `NotImplementedError`,
+plain Python calls raise `RuntimeError: Unsupported function referenced`, and `**kwargs` is refused
+by the decorator at import. None of this shows until the kernel is first compiled — usually on the
+first launch, on the GPU machine. Every construct listed above is checked against the installed
+Triton 3.9 in the test suite (`tests/inference/test_rules_real_compiler.py` compiles each positive
+fixture kernel with `triton.compile(ASTSource(...), target=GPUTarget("cuda", 90, 32))` and expects
+the refusal; the negative fixtures must compile).
+
+## Example
+```python
+@triton.jit
+def k(x_ptr, n):
+    for i in range(n):
+        if tl.load(x_ptr + i) < 0:
+            break          # TL019: Triton has no `break`
+```
+
+## Fix
+Fold early exits into the loop bounds or a mask (`tl.where`), replace `try`/`raise` by
+`tl.device_assert`/`tl.static_assert`, move helpers to module level with `@triton.jit`, unroll
+comprehensions with `tl.static_range`, and pass configuration as constexpr arguments instead of
+dicts or globals.
 """
+
+# Each construct listed here was checked against the real compiler (Triton 3.9, sm_90 target): see
+# tests/fixtures/rules/TL019 and tests/inference/test_rules_real_compiler.py. Constructs the compiler
+# accepts (assert, print, chained comparisons, `:=`, tuple comprehensions, `with` on Triton's own
+# context managers) are not reported. A construct under an `if` on constexprs alone is not reported
+# either: Triton prunes the untaken branch without looking at it.
 
 from __future__ import annotations
 

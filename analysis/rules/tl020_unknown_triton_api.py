@@ -1,4 +1,34 @@
-"""TL020: a tl.* / triton.* name that does not exist in the project's Triton (typo, removed, or newer)."""
+"""TL020 — Triton API that does not exist in the project's Triton
+
+The message suggests the closest existing names.
+
+## What it finds
+A `tl.*`, `tl.math.*`, `libdevice.*` or `triton.*` name used in a kernel that the project's
+Triton does not have: a typo (`tl.arnage` → did you mean `tl.arange`?), a name that was removed
+(`tl.advance` is no longer in `triton.language` in Triton 3.9), or one newer than the installed
+version. The API comes from the real package — introspected from the project's Python when
+Triton is importable there, else from snapshots generated from the PyPI wheels of Triton 3.5.1,
+3.6.0 and 3.9.0 (`scripts/gen_api_snapshot.py`) — and the message says in which versions the
+name exists.
+
+## Why
+Triton resolves `tl.<name>` only when it compiles the kernel: a misspelt or missing name is an
+`AttributeError` (wrapped in a `CompilationError`) at the first launch, typically on the GPU
+machine after a long queue. Triton's API moves quickly between minor versions (3.5 → 3.9 added
+`tl.squeeze`, `tl.unsqueeze`, `tl.atomic_load`… and removed `tl.advance` and block-pointer
+loads), so code copied from a tutorial for another version breaks in exactly this way.
+
+## Example
+```python
+offs = tl.program_id(0) * BLOCK + tl.arnage(0, BLOCK)   # TL020: did you mean `tl.arange`?
+bp = tl.advance(bp, (BLOCK,))   # TL020: removed (exists in Triton 3.5.1, 3.6.0)
+```
+
+## Fix
+Use the suggested name, or the replacement API of your Triton version (tensor descriptors,
+`tl.make_tensor_descriptor`, instead of block pointers in 3.9), or pin the Triton version the
+kernel was written for.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,31 @@
-"""TL021: a tl.* call with too many/too few arguments or an unknown keyword, from the real signatures."""
+"""TL021 — wrong arguments in a tl.* call
+
+The message suggests the closest keyword.
+
+## What it finds
+A call of a `tl.*` function with more positional arguments than its signature takes, an unknown
+keyword (`evict=` → did you mean `eviction_policy=`?; `boundary_check=` on `tl.load` in Triton
+3.9, which removed block pointers — the message says which versions had it), or a missing
+required argument (`tl.arange(BLOCK)` has no `end`). Signatures come from the real Triton
+(`inspect.signature` of the installed package, or the snapshots generated from the 3.5.1, 3.6.0
+and 3.9.0 wheels). Calls with `*args`/`**kwargs` splats and method calls are not checked.
+
+## Why
+Triton builtins are plain Python functions called while the kernel compiles: a wrong argument
+is a `TypeError` inside a `CompilationError` at the first launch. Keyword names also change
+between versions (`tl.sum(..., dtype=)` is recent; `boundary_check`/`padding_option` left
+`tl.load` in 3.9), so code that compiled on one Triton fails on the next.
+
+## Example
+```python
+x = tl.load(x_ptr + offs, mask=offs < n, evict="evict_last")   # TL021: did you mean `eviction_policy=`?
+ids = tl.arange(BLOCK)                                          # TL021: missing `end`
+```
+
+## Fix
+Use the keyword names and argument count of the signature shown in the message (also in the
+hover and signature help of `tl.*` calls).
+"""
 
 from __future__ import annotations
 

@@ -31,7 +31,8 @@ async def test_quick_fix_gives_the_expected_text(client, tmp_path):
     actions = await doc.code_actions([diag])
     titles = [a.title for a in actions]
     fix = next(a for a in actions if a.title.startswith("tritonlens (TL001): "))
-    assert fix.kind == types.CodeActionKind.QuickFix and fix.is_preferred
+    # TL001's fix changes what each program covers: offered, marked unsafe, never preferred
+    assert fix.kind == types.CodeActionKind.QuickFix and not fix.is_preferred and fix.title.endswith(" (unsafe)")
     assert "Ignore TL001 on this line" in titles
     edit = await doc.resolved_edit(fix)
     if client.capabilities.workspace.workspace_edit.document_changes:
@@ -52,31 +53,46 @@ async def test_ignore_on_this_line(client, tmp_path):
     assert tl001(await doc.diagnostics()) == []
 
 
+async def test_quick_fix_of_a_safe_rule_is_preferred(client, tmp_path):
+    doc = Doc(client, copy(tmp_path, "k.py", _TL016)).open()
+    diag = next(d for d in await doc.diagnostics() if d.code == "TL016")
+    fix = next(a for a in await doc.code_actions([diag]) if a.title.startswith("tritonlens (TL016): "))
+    assert fix.is_preferred and "unsafe" not in fix.title
+
+
+_TL016 = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, n, BLOCK):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+'''
+
+
 async def test_fix_all(client, tmp_path):
+    # fix-all applies the safe fixes (TL016's) and leaves the unsafe ones (TL001's) to the user
     text = (DATA / "scale.py").read_text() + '''
 
 @triton.jit
-def shift_kernel(x_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, 48)
+def shift_kernel(x_ptr, n, BLOCK, ROWS):
+    offs = tl.arange(0, BLOCK)
+    rows = tl.arange(0, ROWS)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+    tl.store(x_ptr + rows, tl.load(x_ptr + rows, mask=rows < n) + 1, mask=rows < n)
 '''
     doc = Doc(client, copy(tmp_path, "two.py", text)).open()
-    assert len(tl001(await doc.diagnostics())) == 2
+    diags = await doc.diagnostics()
+    assert len(tl001(diags)) == 1 and len([d for d in diags if d.code == "TL016"]) == 2
     actions = await doc.code_actions([], only=["source.fixAll.tritonlens"])
     assert [a.kind for a in actions] == ["source.fixAll.tritonlens"]
     doc.apply(await doc.resolved_edit(actions[0]))
     diags = await doc.diagnostics()
-    assert tl001(diags) == []
-    assert "BLOCK = 128" in doc.text and "tl.arange(0, 64)" in doc.text
-    # Fixes that overlapped one already taken are left for the next round; then nothing is left.
-    for _ in range(3):
-        if not any(d.data and d.data.get("fix") for d in diags):
-            break
-        actions = await doc.code_actions([], only=["source.fixAll.tritonlens"])
-        doc.apply(await doc.resolved_edit(actions[0]))
-        diags = await doc.diagnostics()
-    assert not any(d.data and d.data.get("fix") for d in diags), [d.message for d in diags]
-    # nothing left to fix: no fix-all offered
+    assert [d for d in diags if d.code == "TL016"] == []
+    assert "def shift_kernel(x_ptr, n, BLOCK: tl.constexpr, ROWS: tl.constexpr):" in doc.text
+    assert len(tl001(diags)) == 1 and "BLOCK = 100" in doc.text  # unsafe: not applied
+    # only unsafe fixes left: no fix-all offered
     assert not [a for a in (await doc.code_actions([], only=["source"]) or []) if a.kind == "source.fixAll.tritonlens"]
 
 
