@@ -13,6 +13,7 @@ from functools import cached_property
 from lsprotocol import types
 from pygls.uris import to_fs_path
 from tritonlens.analysis.findings import Position, Range
+from tritonlens.analysis.source import may_hold_kernels  # noqa: F401  (features ask this module)
 
 UTF8 = types.PositionEncodingKind.Utf8
 UTF16 = types.PositionEncodingKind.Utf16
@@ -83,11 +84,6 @@ def snapshot_of(ls, uri: str) -> Snapshot | None:
     if doc is None:
         return None
     return Snapshot(uri=uri, version=doc.version, text=doc.source, encoding=ls.workspace.position_encoding or UTF16)
-
-
-def may_hold_kernels(text: str) -> bool:
-    """Cheap pre-check before a full analysis: a Triton kernel file mentions triton."""
-    return "triton" in text
 
 
 @dataclass

@@ -14,8 +14,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from tritonlens.analysis.engine import Analyzer
+from tritonlens.analysis.source import may_hold_kernels
 
-from .documents import DocumentState, Snapshot, may_hold_kernels
+from .documents import DocumentState, Snapshot
 
 log = logging.getLogger(__name__)
 
