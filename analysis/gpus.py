@@ -63,7 +63,7 @@ def capability(target: str) -> int:
     """90 for "sm_90" / "sm_90a" / "sm90"; ValueError for anything else."""
     t = (target or "").strip().lower()
     digits = t[3:] if t.startswith("sm_") else t[2:] if t.startswith("sm") else ""
-    digits = digits[:-1] if digits.endswith("a") else digits
+    digits = digits.removesuffix("a")
     if not digits.isdigit():
         raise ValueError(f"not an architecture name: {target!r} (expected e.g. \"sm_90\")")
     return int(digits)

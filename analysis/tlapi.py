@@ -257,6 +257,12 @@ def active() -> ApiIndex:
         return _active
 
 
+def active_identity() -> tuple[str, str]:
+    """Which API the rules check against: a new one means their findings must be recomputed."""
+    idx = active()
+    return idx.version, idx.source
+
+
 def resolve(python: str | None) -> ApiIndex:
     """The best API for a project: introspected from its Python when Triton is importable there,
     else the nearest snapshot to its Triton version, else the newest snapshot."""

@@ -1,66 +1,215 @@
-"""The "tritonlens" settings section: parsing, validation and per-folder scoping.
+"""The "tritonlens" settings section: the one schema, parsing, validation and per-folder scoping.
+
+`Settings` is the source of the settings contract: each field carries its JSON key, its JSON
+schema, its description and hint; scripts/gen_settings.py generates the VS Code extension's
+`contributes.configuration` and the client's TypeScript types and defaults from it.
 
 Settings arrive three ways (initializationOptions, workspace/configuration,
-workspace/didChangeConfiguration). Each value is checked on its own: a bad value is reported and
-replaced by its default, so one typo never disables the server or the other settings.
+workspace/didChangeConfiguration). They are structured by a strict cattrs converter, each field
+on its own: a bad value is reported and replaced by its default, so one typo never disables the
+server or the other settings.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, override
+from tritonlens.analysis.gpus import ARCHS, DEFAULT_GPU
+from tritonlens.analysis.gpus import names as gpu_names
 
 SECTION = "tritonlens"
 
-_RULE_ID = re.compile(r"^TL\d{3}$")
-_BACKEND = re.compile(r"^(local|ray|ray://[^\s/:]+(:\d+)?|ssh://([^\s@/]+@)?[^\s@/:]+(:\d+)?)$")
-_TARGET = re.compile(r"^sm_\d{2,3}a?$")
-KNOWN_GPUS = ("H100", "H200", "A100", "L40S", "B200")
+_RULE_ID = r"^TL\d{3}$"
+# One spelling for both sides: JSON schema patterns are ECMAScript, and this one reads the same there.
+_BACKEND = r"^(local|ray|ray://[^\s/:]+(:\d+)?|ssh://([^\s@/]+@)?[^\s@/:]+(:\d+)?)$"
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
-@dataclass(frozen=True)
+def setting(default: Any, description: str, *, schema: dict, key: str = "", hint: str = "",
+            markdown: bool = False, scope: str = "", restricted: bool = False, contributed: bool = True):
+    """A settings field. `schema`: its JSON schema (type, enum, pattern, minimum, maximum, items);
+    `hint`: what a valid value looks like, for messages; `restricted`: read from user settings only
+    in an untrusted workspace; `contributed`: an editor setting (False: set by the client itself)."""
+    meta = {"key": key, "description": description, "schema": schema, "hint": hint, "markdown": markdown,
+            "scope": scope, "restricted": restricted, "contributed": contributed}
+    return attrs.field(default=default, metadata=meta)
+
+
+def _bool(description: str, default: bool, **kw):
+    return setting(default, description, schema={"type": "boolean"}, hint="must be true or false", **kw)
+
+
+@attrs.frozen
 class LlmSettings:
-    base_url: str = ""
-    model: str = ""
-    api_key_env: str = "OPENAI_API_KEY"
+    base_url: str = setting(
+        "", "OpenAI-compatible endpoint used by the optimizer to propose rewrites. Empty: no LLM proposals.",
+        key="baseUrl", schema={"type": "string"}, hint="must be a URL or \"\"", restricted=True)
+    model: str = setting("", "Model name sent to the LLM endpoint.", schema={"type": "string"},
+                         hint="must be a string")
+    api_key_env: str = setting(
+        "OPENAI_API_KEY",
+        "Name of the environment variable the server reads the LLM API key from. The key itself is stored "
+        "with **tritonlens: Set LLM API key** (VS Code secret storage), never in settings. Changing it "
+        "restarts the server.",
+        key="apiKeyEnv", schema={"type": "string", "pattern": _ENV_NAME}, markdown=True,
+        hint="must be an environment variable name")
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Settings:
-    select: tuple[str, ...] = ()  # empty: every rule
-    ignore: tuple[str, ...] = ()
-    target_gpu: str = "H100"
-    debounce_ms: int = 200
-    profile_on_save: bool = False
-    compile_on_save: bool = True
-    compile_target: str = "sm_90"
-    backend: str = "local"
-    python: str = ""  # "" = the server's own interpreter
-    ncu: bool = False
-    inlay_hints: bool = True
-    llm: LlmSettings = field(default_factory=LlmSettings)
-    timeout_s: int = 120  # per profiling / verification job; the worker is killed after it
+    select: tuple[str, ...] = setting(
+        (), "Rule ids to report (e.g. `TL005`); empty reports every rule.", markdown=True,
+        schema={"type": "array", "items": {"type": "string", "pattern": _RULE_ID}},
+        hint="must be a list of rule ids like \"TL005\"")
+    ignore: tuple[str, ...] = setting(
+        (), "Rule ids never to report.", schema={"type": "array", "items": {"type": "string", "pattern": _RULE_ID}},
+        hint="must be a list of rule ids like \"TL005\"")
+    target_gpu: str = setting(
+        DEFAULT_GPU, "GPU the static estimates (roofline, shared memory) are made for.", key="targetGpu",
+        schema={"type": "string", "enum": list(gpu_names())})
+    debounce_ms: int = setting(
+        200, "Milliseconds of quiet after an edit before the file is analyzed again.", key="debounceMs",
+        schema={"type": "integer", "minimum": 0, "maximum": 10_000})
+    profile_on_save: bool = _bool(
+        "Profile the file's kernels each time it is saved (runs its harness on the profiling backend).", False,
+        key="profileOnSave")
+    compile_on_save: bool = _bool(
+        "Cross-compile the file's kernels on save for compiler facts (registers, spills, shared memory).", True,
+        key="compileOnSave")
+    compile_target: str = setting(
+        "sm_90", "Architecture kernels are cross-compiled for.", key="compileTarget",
+        schema={"type": "string", "enum": list(ARCHS)})
+    backend: str = setting(
+        "local", "Where kernels are profiled: `local`, `ssh://[user@]host[:port]`, `ray` (the cluster this "
+        "machine belongs to) or `ray://host:port`.", markdown=True, restricted=True,
+        schema={"type": "string", "pattern": _BACKEND},
+        hint="must be local, ssh://[user@]host[:port], ray or ray://host:port")
+    python: str = setting(
+        "", "The project's Python, used by the profiling worker (on the backend host for ssh/ray) and to read "
+        "its Triton's API. Empty: the server's own interpreter.", schema={"type": "string"},
+        scope="machine-overridable", restricted=True, hint="must be a path to a Python interpreter or \"\"")
+    ncu: bool = _bool("Collect Nsight Compute metrics when profiling (needs ncu on the backend).", False,
+                      restricted=True)
+    inlay_hints: bool = _bool("Show resolved constexpr values and estimates as inlay hints.", True,
+                              key="inlayHints")
+    timeout_s: int = setting(
+        120, "Seconds one profiling or verification job may run before its worker is stopped.", key="timeoutS",
+        schema={"type": "integer", "minimum": 1, "maximum": 3600})
+    llm: LlmSettings = setting(attrs.Factory(LlmSettings), "The optimizer's LLM.",  # noqa: RUF009 (an attrs field)
+                               schema={"type": "object"})
     # False only when the client says the workspace is untrusted: nothing then runs its code.
-    trusted: bool = True
+    trusted: bool = _bool("False in an untrusted workspace: the server runs none of the workspace's code.",
+                          True, contributed=False)
 
     def analysis_key(self) -> tuple:
-        """What the static analysis depends on: a change here means re-publishing."""
-        return (self.select, self.ignore, self.target_gpu)
+        """What the static analysis depends on: a change here means re-publishing. The Triton API
+        the rules check against is part of it: when the project's API arrives, results must be
+        recomputed even though no setting changed."""
+        from tritonlens.analysis import tlapi
+
+        return (self.select, self.ignore, self.target_gpu, tlapi.active_identity())
 
 
+attrs.resolve_types(LlmSettings)
+attrs.resolve_types(Settings)
 DEFAULTS = Settings()
 
 
-def _rule_list(name: str, value: Any, problems: list[str]) -> tuple[str, ...] | None:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.append(f"`{name}` must be a list of rule ids like \"TL005\", got {value!r}")
-        return None
-    bad = [v for v in value if not _RULE_ID.match(v.strip().upper())]
-    if bad:
-        problems.append(f"`{name}` has invalid rule ids {bad!r} (expected e.g. \"TL005\")")
-        return None
-    return tuple(dict.fromkeys(v.strip().upper() for v in value))
+def key_of(field: attrs.Attribute) -> str:
+    return field.metadata["key"] or field.name
+
+
+def expectation(field: attrs.Attribute) -> str:
+    meta, schema = field.metadata, field.metadata["schema"]
+    if meta["hint"]:
+        return meta["hint"]
+    if "enum" in schema:
+        return f"must be one of {', '.join(schema['enum'])}"
+    if schema["type"] == "integer":
+        return f"must be an integer from {schema['minimum']} to {schema['maximum']}"
+    return f"must be a {schema['type']}"
+
+
+def _checker(field: attrs.Attribute):
+    """The structure hook of one field: the strict type, then the schema's constraints."""
+    schema, expect = field.metadata["schema"], expectation(field)
+    kind = schema["type"]
+
+    def check(value, _type):
+        if kind == "boolean" and not isinstance(value, bool):
+            raise TypeError(expect)
+        if kind == "integer" and (not isinstance(value, int) or isinstance(value, bool)
+                                  or not schema["minimum"] <= value <= schema["maximum"]):
+            raise ValueError(expect)
+        if kind == "string":
+            if not isinstance(value, str):
+                raise TypeError(expect)
+            if "enum" in schema:  # names are matched without regard to case, kept as the table spells them
+                value = next((e for e in schema["enum"] if e.upper() == value.strip().upper()), None)
+                if value is None:
+                    raise ValueError(expect)
+            if "pattern" in schema and not re.match(schema["pattern"], value):
+                raise ValueError(expect)
+        if kind == "array":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise TypeError(expect)
+            value = tuple(dict.fromkeys(v.strip().upper() for v in value))
+            if not all(re.match(schema["items"]["pattern"], v) for v in value):
+                raise ValueError(expect)
+        return value
+
+    return check
+
+
+def _converter() -> cattrs.Converter:
+    conv = cattrs.Converter(detailed_validation=True, forbid_extra_keys=False)
+    for cls in (LlmSettings, Settings):  # the nested class first: the outer hook takes it up
+        overrides = {f.name: override(rename=key_of(f), struct_hook=None if attrs.has(f.type) else _checker(f))
+                     for f in attrs.fields(cls)}
+        conv.register_structure_hook(cls, _object_only(make_dict_structure_fn(cls, conv, **overrides)))
+    return conv
+
+
+def _object_only(hook):
+    def structure(value, cls):
+        if not isinstance(value, dict):
+            raise TypeError(f"must be an object with {', '.join(_known_keys(cls))}")
+        return hook(value, cls)
+
+    return structure
+
+
+_CONVERTER = _converter()
+
+
+def _known_keys(cls) -> list[str]:
+    return [key_of(f) for f in attrs.fields(cls)]
+
+
+def _json(value):
+    """A settings value in its JSON form: objects with camelCase keys, lists for tuples."""
+    if attrs.has(type(value)):
+        return {key_of(f): _json(getattr(value, f.name)) for f in attrs.fields(type(value))}
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _reset_bad(exc: cattrs.ClassValidationError, raw: dict, cls, defaults, path: str, problems: list[str]) -> None:
+    """Put each failing field of `raw` back to its default, saying why; nested objects field by field."""
+    fields = attrs.fields_dict(cls)
+    bad, _ = exc.group_exceptions()
+    for error, note in bad:
+        field = fields[note.name]
+        key = key_of(field)
+        default = getattr(defaults, field.name)
+        if isinstance(error, cattrs.ClassValidationError) and isinstance(raw.get(key), dict):
+            _reset_bad(error, raw[key], field.type, default, f"{path}{key}.", problems)
+            continue
+        problems.append(f"`{path}{key}`: {error}, got {raw.get(key)!r}; using {_json(default)!r}")
+        raw[key] = _json(default)
 
 
 def parse_settings(raw: Any, base: Settings = DEFAULTS) -> tuple[Settings, list[str]]:
@@ -76,67 +225,23 @@ def parse_settings(raw: Any, base: Settings = DEFAULTS) -> tuple[Settings, list[
         raw = raw[SECTION]
     if not isinstance(raw, dict):
         return DEFAULTS, [f"settings must be an object, got {type(raw).__name__}"]
-
-    values: dict[str, Any] = {}
-
-    def take(key: str, attr: str, check, message: str, convert=lambda v: v):
-        if key not in raw:
-            return
-        value = raw[key]
-        if check(value):
-            values[attr] = convert(value)
-        else:
-            problems.append(f"`{key}`: {message}, got {value!r}; using {getattr(DEFAULTS, attr)!r}")
-            values[attr] = getattr(DEFAULTS, attr)
-
-    for key in ("select", "ignore"):
-        if key in raw:
-            parsed = _rule_list(key, raw[key], problems)
-            values[key] = parsed if parsed is not None else getattr(DEFAULTS, key)
-
-    def is_bool(v):
-        return isinstance(v, bool)
-
-    take("targetGpu", "target_gpu", lambda v: isinstance(v, str) and v.upper() in KNOWN_GPUS,
-         f"must be one of {', '.join(KNOWN_GPUS)}", lambda v: v.upper())
-    take("debounceMs", "debounce_ms",
-         lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 10_000,
-         "must be an integer number of milliseconds between 0 and 10000")
-    take("profileOnSave", "profile_on_save", is_bool, "must be true or false")
-    take("compileOnSave", "compile_on_save", is_bool, "must be true or false")
-    take("compileTarget", "compile_target", lambda v: isinstance(v, str) and bool(_TARGET.match(v)),
-         "must look like \"sm_90\"")
-    take("backend", "backend", lambda v: isinstance(v, str) and bool(_BACKEND.match(v)),
-         "must be \"local\", \"ssh://[user@]host[:port]\", \"ray\" or \"ray://host:port\"")
-    take("python", "python", lambda v: isinstance(v, str), "must be a path to a Python interpreter or \"\"")
-    take("ncu", "ncu", is_bool, "must be true or false")
-    take("inlayHints", "inlay_hints", is_bool, "must be true or false")
-    take("timeoutS", "timeout_s", lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 3600,
-         "must be an integer number of seconds between 1 and 3600")
-    take("trusted", "trusted", is_bool, "must be true or false")
-
-    if "llm" in raw:
-        llm_raw = raw["llm"]
-        if not isinstance(llm_raw, dict):
-            problems.append(f"`llm` must be an object with baseUrl, model, apiKeyEnv, got {llm_raw!r}")
-            values["llm"] = DEFAULTS.llm
-        else:
-            llm = base.llm
-            for key, attr in (("baseUrl", "base_url"), ("model", "model"), ("apiKeyEnv", "api_key_env")):
-                if key in llm_raw:
-                    if isinstance(llm_raw[key], str):
-                        llm = replace(llm, **{attr: llm_raw[key]})
-                    else:
-                        problems.append(f"`llm.{key}` must be a string, got {llm_raw[key]!r}")
-                        llm = replace(llm, **{attr: getattr(DEFAULTS.llm, attr)})
-            values["llm"] = llm
-
-    known = {"select", "ignore", "targetGpu", "debounceMs", "profileOnSave", "compileOnSave",
-             "compileTarget", "backend", "python", "ncu", "inlayHints", "llm", "timeoutS", "trusted"}
-    unknown = sorted(set(raw) - known)
+    merged = _json(base)
+    for key, value in raw.items():
+        if key == "llm" and isinstance(value, dict):
+            merged["llm"] = {**merged["llm"], **value}
+        elif key in merged:
+            merged[key] = value
+    try:
+        settings = _CONVERTER.structure(merged, Settings)
+    except cattrs.ClassValidationError as exc:
+        _reset_bad(exc, merged, Settings, DEFAULTS, "", problems)
+        settings = _CONVERTER.structure(merged, Settings)
+    unknown = sorted(set(raw) - set(_known_keys(Settings)))
+    if isinstance(raw.get("llm"), dict):
+        unknown += [f"llm.{k}" for k in sorted(set(raw["llm"]) - set(_known_keys(LlmSettings)))]
     if unknown:
         problems.append(f"unknown settings ignored: {', '.join(unknown)}")
-    return replace(base, **values), problems
+    return settings, problems
 
 
 def _folder_entries(raw: list) -> tuple[list[tuple[str, Any]], list[str]]:

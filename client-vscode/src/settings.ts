@@ -2,57 +2,16 @@
 // contract both sides share (initializationOptions, workspace/configuration, didChangeConfiguration).
 // Pure: no `vscode` import, so the mapping is unit-tested under plain node.
 
+import { DEFAULTS, ServerConfig, SETTINGS, SettingSpec } from './settingsSchema';
+
 /** Reads one setting by its key below `tritonlens.` (e.g. "llm.model"); undefined when unset. */
 export type SettingReader = (key: string) => unknown;
 
-export interface LlmConfig {
-  baseUrl: string;
-  model: string;
-  apiKeyEnv: string;
-}
-
-/** The server's configuration section "tritonlens" (see the shared contract in the notes). */
-export interface ServerConfig {
-  select: string[];
-  ignore: string[];
-  targetGpu: string;
-  debounceMs: number;
-  profileOnSave: boolean;
-  compileOnSave: boolean;
-  compileTarget: string;
-  backend: string;
-  python: string;
-  ncu: boolean;
-  inlayHints: boolean;
-  llm: LlmConfig;
-  /** Seconds one profiling / verification job may run before the worker is killed. */
-  timeoutS: number;
-  /** False in an untrusted workspace: the server must not run the workspace's code. */
-  trusted: boolean;
-}
-
-export const DEFAULTS: ServerConfig = {
-  select: [],
-  ignore: [],
-  targetGpu: 'H100',
-  debounceMs: 200,
-  profileOnSave: false,
-  compileOnSave: true,
-  compileTarget: 'sm_90',
-  backend: 'local',
-  python: '',
-  ncu: false,
-  inlayHints: true,
-  llm: { baseUrl: '', model: '', apiKeyEnv: 'OPENAI_API_KEY' },
-  timeoutS: 120,
-  trusted: true,
-};
+export { DEFAULTS, SETTINGS } from './settingsSchema';
+export type { LlmConfig, ServerConfig, SettingSpec } from './settingsSchema';
 
 /** Settings whose change needs a new server process; every other one goes through didChangeConfiguration. */
 export const RESTART_SETTINGS = ['tritonlens.interpreter', 'tritonlens.llm.apiKeyEnv'];
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const RULE_ID = /^TL\d{3}$/;
 
 export interface MappingResult {
   config: ServerConfig;
@@ -60,24 +19,41 @@ export interface MappingResult {
   problems: string[];
 }
 
-function str(v: unknown, fallback: string): string {
-  return typeof v === 'string' ? v.trim() : fallback;
-}
+type Checked = { value: unknown } | { problem: string };
 
-function bool(v: unknown, fallback: boolean): boolean {
-  return typeof v === 'boolean' ? v : fallback;
-}
-
-function ruleList(v: unknown, key: string, problems: string[]): string[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) {
-    problems.push(`tritonlens.${key} must be a list of rule ids; using []`);
-    return [];
+/** One setting against its spec: the value to send, or why it is replaced by the default. */
+function check(raw: unknown, spec: SettingSpec, key: string): Checked {
+  const bad = (what: unknown) => ({ problem: `tritonlens.${key} ${spec.hint}, got ${JSON.stringify(what)}` });
+  switch (spec.type) {
+    case 'boolean':
+      return typeof raw === 'boolean' ? { value: raw } : bad(raw);
+    case 'integer': {
+      if (typeof raw !== 'number' || !Number.isFinite(raw)) return bad(raw);
+      const n = Math.round(raw);
+      return n >= (spec.minimum ?? n) && n <= (spec.maximum ?? n) ? { value: n } : bad(raw);
+    }
+    case 'string': {
+      if (typeof raw !== 'string') return bad(raw);
+      let s = raw.trim();
+      if (spec.enum) {
+        const hit = spec.enum.find((e) => e.toUpperCase() === s.toUpperCase());
+        if (hit === undefined) return bad(raw);
+        s = hit;
+      }
+      return spec.pattern && !new RegExp(spec.pattern).test(s) ? bad(raw) : { value: s };
+    }
+    case 'array':
+      return Array.isArray(raw) ? { value: raw } : bad(raw);
   }
+}
+
+/** Rule ids, upper-cased and de-duplicated; an invalid entry is dropped and reported on its own. */
+function ruleList(items: unknown[], spec: SettingSpec, key: string, problems: string[]): string[] {
   const out: string[] = [];
-  for (const item of v) {
+  const pattern = new RegExp(spec.itemPattern ?? '');
+  for (const item of items) {
     const id = typeof item === 'string' ? item.trim().toUpperCase() : '';
-    if (RULE_ID.test(id)) {
+    if (pattern.test(id)) {
       if (!out.includes(id)) out.push(id);
     } else {
       problems.push(`tritonlens.${key}: ${JSON.stringify(item)} is not a rule id (TLnnn); ignored`);
@@ -86,48 +62,36 @@ function ruleList(v: unknown, key: string, problems: string[]): string[] {
   return out;
 }
 
+function defaultOf(key: string): unknown {
+  return key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], DEFAULTS);
+}
+
+function assign(config: ServerConfig, key: string, value: unknown): void {
+  const parts = key.split('.');
+  let node = config as unknown as Record<string, unknown>;
+  for (const part of parts.slice(0, -1)) node = node[part] as Record<string, unknown>;
+  node[parts[parts.length - 1]] = value;
+}
+
 /**
- * Builds the server configuration from settings. Invalid values fall back to the defaults and are
- * reported in `problems` (the server also validates: this keeps the two from disagreeing silently).
- * In an untrusted workspace nothing that runs the workspace's code is switched on.
+ * Builds the server configuration from settings, every key the server reads (SETTINGS, generated
+ * from the server's schema). Invalid values fall back to the defaults and are reported in
+ * `problems`; the server validates too, with the same schema. In an untrusted workspace nothing
+ * that runs the workspace's code is switched on.
  */
 export function toServerConfig(read: SettingReader, trusted: boolean): MappingResult {
   const problems: string[] = [];
-  let debounceMs = read('debounceMs');
-  if (typeof debounceMs !== 'number' || !Number.isFinite(debounceMs) || debounceMs < 0) {
-    if (debounceMs !== undefined) problems.push(`tritonlens.debounceMs must be a number ≥ 0; using ${DEFAULTS.debounceMs}`);
-    debounceMs = DEFAULTS.debounceMs;
+  const config: ServerConfig = { ...(JSON.parse(JSON.stringify(DEFAULTS)) as ServerConfig), trusted };
+  for (const [key, spec] of Object.entries(SETTINGS)) {
+    const raw = read(key);
+    if (raw === undefined || raw === null) continue;
+    const checked = check(raw, spec, key);
+    if ('problem' in checked) {
+      problems.push(`${checked.problem}; using ${JSON.stringify(defaultOf(key))}`);
+      continue;
+    }
+    assign(config, key, spec.type === 'array' ? ruleList(checked.value as unknown[], spec, key, problems) : checked.value);
   }
-  let timeoutS = read('timeoutS');
-  if (typeof timeoutS !== 'number' || !Number.isInteger(timeoutS) || timeoutS < 1 || timeoutS > 3600) {
-    if (timeoutS !== undefined) problems.push(`tritonlens.timeoutS must be an integer from 1 to 3600; using ${DEFAULTS.timeoutS}`);
-    timeoutS = DEFAULTS.timeoutS;
-  }
-  let apiKeyEnv = str(read('llm.apiKeyEnv'), DEFAULTS.llm.apiKeyEnv);
-  if (!ENV_NAME.test(apiKeyEnv)) {
-    problems.push(`tritonlens.llm.apiKeyEnv ${JSON.stringify(apiKeyEnv)} is not an environment variable name; using ${DEFAULTS.llm.apiKeyEnv}`);
-    apiKeyEnv = DEFAULTS.llm.apiKeyEnv;
-  }
-  const config: ServerConfig = {
-    select: ruleList(read('select'), 'select', problems),
-    ignore: ruleList(read('ignore'), 'ignore', problems),
-    targetGpu: str(read('targetGpu'), DEFAULTS.targetGpu) || DEFAULTS.targetGpu,
-    debounceMs: Math.round(debounceMs as number),
-    profileOnSave: bool(read('profileOnSave'), DEFAULTS.profileOnSave),
-    compileOnSave: bool(read('compileOnSave'), DEFAULTS.compileOnSave),
-    compileTarget: str(read('compileTarget'), DEFAULTS.compileTarget) || DEFAULTS.compileTarget,
-    backend: str(read('backend'), DEFAULTS.backend) || DEFAULTS.backend,
-    python: str(read('python'), DEFAULTS.python),
-    ncu: bool(read('ncu'), DEFAULTS.ncu),
-    inlayHints: bool(read('inlayHints'), DEFAULTS.inlayHints),
-    llm: {
-      baseUrl: str(read('llm.baseUrl'), DEFAULTS.llm.baseUrl),
-      model: str(read('llm.model'), DEFAULTS.llm.model),
-      apiKeyEnv,
-    },
-    timeoutS: timeoutS as number,
-    trusted,
-  };
   if (!trusted) {
     // Profiling and compiling import the user's file in a worker: never in an untrusted folder.
     config.profileOnSave = false;

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { backendLabel, configSection, DEFAULTS, RESTART_SETTINGS, serverCwd, serverEnvironment, toServerConfig } from '../src/settings';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { backendLabel, configSection, DEFAULTS, RESTART_SETTINGS, serverCwd, serverEnvironment, SETTINGS, toServerConfig } from '../src/settings';
 
 /** A reader over a flat map of keys below `tritonlens.`, the way WorkspaceConfiguration.get answers. */
 const reader = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -42,7 +44,36 @@ test('invalid values fall back to defaults and are reported', () => {
   assert.equal(config.debounceMs, 200);
   assert.equal(config.llm.apiKeyEnv, 'OPENAI_API_KEY');
   assert.equal(config.profileOnSave, false);
-  assert.equal(problems.length, 6, problems.join('\n'));
+  // Every replaced value is reported, a wrongly typed boolean too.
+  assert.equal(problems.length, 7, problems.join('\n'));
+  assert.ok(problems.some((p) => p.startsWith('tritonlens.profileOnSave must be true or false')), problems.join('\n'));
+});
+
+test('GPU and architecture names come from the server\'s table; unknown ones fall back', () => {
+  const ok = toServerConfig(reader({ targetGpu: 'l40s', compileTarget: 'sm_100' }), true);
+  assert.deepEqual(ok.problems, []);
+  assert.equal(ok.config.targetGpu, 'L40S');
+  assert.equal(ok.config.compileTarget, 'sm_100');
+  assert.deepEqual(SETTINGS.targetGpu.enum, ['H100', 'H200', 'A100', 'L40S', 'B200']);
+  const bad = toServerConfig(reader({ targetGpu: 'V100', compileTarget: 'sm_75', backend: 'ftp://x' }), true);
+  assert.equal(bad.config.targetGpu, 'H100');
+  assert.equal(bad.config.compileTarget, 'sm_90');
+  assert.equal(bad.config.backend, 'local');
+  assert.equal(bad.problems.length, 3, bad.problems.join('\n'));
+  assert.match(bad.problems[0], /targetGpu must be one of H100, H200, A100, L40S, B200, got "V100"; using "H100"/);
+});
+
+test('package.json declares exactly the settings the client maps, with their defaults and enums', () => {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
+  const props: Record<string, { default: unknown; enum?: string[] }> = pkg.contributes.configuration.properties;
+  const server = Object.keys(props).filter((k) => k !== 'tritonlens.interpreter' && k !== 'tritonlens.trace.server');
+  assert.deepEqual(server.sort(), Object.keys(SETTINGS).map((k) => `tritonlens.${k}`).sort());
+  for (const [key, spec] of Object.entries(SETTINGS)) {
+    const prop = props[`tritonlens.${key}`];
+    const fallback = key.split('.').reduce<unknown>((n, p) => (n as Record<string, unknown>)[p], DEFAULTS);
+    assert.deepEqual(prop.default, fallback, key);
+    assert.deepEqual(prop.enum, spec.enum, key);
+  }
 });
 
 test('an untrusted workspace runs none of its code', () => {

@@ -4,6 +4,7 @@ didChangeConfiguration; invalid values give an error message and defaults, never
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +117,107 @@ async def test_target_gpu_reaches_the_rules(bare_client, tmp_path):
     diags = await Doc(bare_client, target).open().diagnostics()
     messages = [d.message for d in diags if d.code == "TL013"]
     assert messages and all("A100" in m for m in messages), messages
+
+
+# -- one schema: Settings is the source of package.json, the client's types and the README ----------
+
+def _schema_module():
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("gen_settings", REPO / "scripts" / "gen_settings.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_client_files_are_current():
+    gen = _schema_module()
+    assert gen.PACKAGE_JSON.read_text(encoding="utf-8") == gen.render_package(), "run scripts/gen_settings.py"
+    assert gen.SCHEMA_TS.read_text(encoding="utf-8") == gen.schema_ts(), "run scripts/gen_settings.py"
+
+
+def test_package_json_agrees_with_settings():
+    import json
+
+    from tritonlens.analysis import gpus
+
+    gen = _schema_module()
+    props = json.loads(gen.PACKAGE_JSON.read_text(encoding="utf-8"))["contributes"]["configuration"]["properties"]
+    leaves = {f"tritonlens.{key}": (field, default) for key, field, default in gen.flat_fields()
+              if field.metadata["contributed"]}
+    assert set(props) - set(leaves) == set(gen.CLIENT_SETTINGS)
+    for key, (field, default) in leaves.items():
+        schema, prop = field.metadata["schema"], props[key]
+        assert prop["type"] == schema["type"], key
+        assert prop["default"] == (list(default) if isinstance(default, tuple) else default), key
+        assert prop.get("enum") == schema.get("enum"), key
+    assert props["tritonlens.targetGpu"]["enum"] == list(gpus.GPUS)
+    assert props["tritonlens.compileTarget"]["enum"] == list(gpus.ARCHS)
+    assert "tritonlens.trusted" not in props  # the client sets it from workspace trust
+
+
+def test_readme_names_every_setting():
+    import re
+
+    from conftest import REPO
+
+    gen = _schema_module()
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    paragraph = readme[readme.index("Settings (section `tritonlens`"):]
+    paragraph = paragraph[:paragraph.index("\n\n")]
+    named = set(re.findall(r"`([A-Za-z]+)`", paragraph))
+    for key, _field, _default in gen.flat_fields():
+        assert set(key.split(".")) <= named, key
+
+
+def test_bad_values_are_reported_one_by_one_and_lose_nothing():
+    from tritonlens.server.config import parse_settings
+
+    settings, problems = parse_settings({"targetGpu": "V100", "debounceMs": 50, "select": ["tl013"],
+                                         "compileTarget": "sm_75", "llm": {"model": "m", "apiKeyEnv": "1x"}})
+    assert (settings.target_gpu, settings.compile_target, settings.llm.api_key_env) == ("H100", "sm_90",
+                                                                                        "OPENAI_API_KEY")
+    assert (settings.debounce_ms, settings.select, settings.llm.model) == (50, ("TL013",), "m")
+    assert problems == [
+        "`targetGpu`: must be one of H100, H200, A100, L40S, B200, got 'V100'; using 'H100'",
+        "`compileTarget`: must be one of sm_80, sm_86, sm_89, sm_90, sm_100, sm_120, got 'sm_75'; using 'sm_90'",
+        "`llm.apiKeyEnv`: must be an environment variable name, got '1x'; using 'OPENAI_API_KEY'",
+    ]
+    lower, problems = parse_settings({"targetGpu": "l40s"})
+    assert lower.target_gpu == "L40S" and not problems
+
+
+SIX_STAGE = Path(__file__).parents[1] / "fixtures" / "gpus" / "six_stage_matmul.py"
+
+
+async def test_target_gpu_l40s_then_h200_judges_with_each_limit(bare_client, tmp_path):
+    """A GPU that was missing from the table used to be judged as an H100: the L40S flags the
+    6-stage matmul with its own 99 KB limit, the H200 (227 KB) does not."""
+    client = bare_client
+    await client.initialize_for_test({"select": ["TL013"], "targetGpu": "L40S", "debounceMs": 20})
+    target = tmp_path / "six.py"
+    target.write_text(SIX_STAGE.read_text())
+    doc = Doc(client, target).open()
+    (finding,) = [d for d in await doc.diagnostics() if d.code == "TL013"]
+    assert "L40S gives a block at most 101,376 bytes" in finding.message
+    before = len(client.publications)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"tritonlens": {"select": ["TL013"], "targetGpu": "H200", "debounceMs": 20}}))
+    if pulls(client):
+        await asyncio.sleep(0.3)
+        assert await doc.diagnostics() == []
+    else:
+        assert await _wait(lambda: len(client.publications) > before and not client.published[doc.uri].diagnostics)
+    assert not client.messages
+
+
+async def test_unknown_gpu_is_refused_with_a_message_and_falls_back(bare_client, tmp_path):
+    await bare_client.initialize_for_test({"select": ["TL013"], "targetGpu": "L4", "debounceMs": 20})
+    assert await _wait(lambda: bare_client.messages)
+    assert "targetGpu" in bare_client.messages[0].message and "L40S" in bare_client.messages[0].message
+    target = tmp_path / "six.py"
+    target.write_text(SIX_STAGE.read_text())
+    # The H100 it falls back to fits the 6-stage kernel; `select` still applies.
+    assert [d.code for d in await Doc(bare_client, target).open().diagnostics()] == []
