@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from tritonlens.analysis.engine import Analyzer
-from tritonlens.analysis.estimates import _Dtypes, base_pointer, shapes_of
+from tritonlens.analysis.estimates import ElementSizes, base_pointer
 from tritonlens.analysis.model import ATOMICS
 from tritonlens.analysis.values import UNKNOWN
 
@@ -37,13 +37,12 @@ _POINTER_CALLS = {"load", "store", "make_block_ptr"} | ATOMICS
 def _pointer_params(kernel) -> set[str]:
     params = {p.name for p in kernel.params if not p.is_constexpr}
     out = {n for n in params if n.lower().endswith("ptr")}
-    shapes = shapes_of(kernel)
     for c in kernel.calls:
         if c.name not in _POINTER_CALLS:
             continue
         node = c.arg(0, "base") if c.name == "make_block_ptr" else c.arg(0, "pointer")
         try:
-            base = base_pointer(kernel, shapes, node)
+            base = base_pointer(kernel, node)
         except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace stays an int
             base = None
         if base in params:
@@ -110,7 +109,7 @@ def static_configs(text: str, kernels: set[str] | None = None, skip: set[str] = 
             continue
         line = k.name_range.start.line + 1
         pointers = _pointer_params(k)
-        hint = _Dtypes(k, module, None, shapes_of(k)).half_hint
+        hint = ElementSizes(k, module).half_hint
         dtype = hint[0] if hint else "float32"
         dtype_why = (f"pointers assumed {dtype} (the kernel uses tl.{dtype} at line {hint[1]})" if hint
                      else "pointers assumed float32 (no half-precision type in the kernel)")

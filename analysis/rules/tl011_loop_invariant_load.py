@@ -34,7 +34,7 @@ No automatic fix: moving a statement across a loop needs the surrounding code to
 
 from __future__ import annotations
 
-from ..estimates import base_pointer, shapes_of
+from ..estimates import base_pointer
 from ..findings import Related, Severity
 from ..model import ATOMICS
 from .base import KernelContext, RuleInfo
@@ -49,7 +49,6 @@ RULE = RuleInfo(
 
 def check(ctx: KernelContext):
     k = ctx.kernel
-    shapes = None
     variants: dict[int, set[str]] = {}
     for call in k.calls_named("load"):
         if not call.loops:
@@ -70,9 +69,8 @@ def check(ctx: KernelContext):
         if any(d.startswith("<loop:") for d in deps) or deps & variant:
             continue
         # The loop writes where it reads (a flag, a lock, a running buffer): re-reading is the point.
-        shapes = shapes or shapes_of(k)
-        base = base_pointer(k, shapes, ptr)
-        if base is None or _written_in_loop(ctx, k, shapes, loop, base):
+        base = base_pointer(k, ptr)
+        if base is None or _written_in_loop(ctx, k, loop, base):
             continue
         text = ctx.src.text_of(ptr)
         if len(text) > 40:
@@ -102,9 +100,9 @@ def _volatile(ctx, call) -> bool:
     return v is not None and ctx.src.text_of(v) != "False"
 
 
-def _written_in_loop(ctx, k, shapes, loop, base: str) -> bool:
+def _written_in_loop(ctx, k, loop, base: str) -> bool:
     for c in k.calls:
         writes = (c.name == "store" or c.name in ATOMICS) and loop in c.loops
-        if writes and base_pointer(k, shapes, c.arg(0, "pointer")) in (base, None):
+        if writes and base_pointer(k, c.arg(0, "pointer")) in (base, None):
             return True
     return False

@@ -37,7 +37,7 @@ from __future__ import annotations
 import types
 
 from .. import gpus
-from ..estimates import _Dtypes, _eval_for, shapes_of, shared_estimate
+from ..estimates import ElementSizes, dot_operand_shapes, shared_estimate
 from ..findings import Related, Severity
 from .base import KernelContext, RuleInfo
 
@@ -93,10 +93,7 @@ def check(ctx: KernelContext):
 
 
 def _detail(ctx, dot, config, est) -> str:
-    ev = _eval_for(ctx.kernel, ctx.module, config)
-    shapes = shapes_of(ctx.kernel)
-    sa = ev.shape(shapes.shape(dot.arg(0, "input")))
-    sb = ev.shape(shapes.shape(dot.arg(1, "other")))
+    sa, sb = dot_operand_shapes(ctx.kernel, ctx.module, config, dot) or (None, None)
     if not sa or not sb or est.num_stages is None:
         return "stages × operand tiles × element bytes"
     per_elem = est.shared_bytes // (est.num_stages * (sa[0] * sa[-1] + sb[0] * sb[-1])) \
@@ -111,5 +108,5 @@ def _stages(k, config) -> int | None:
 
 
 def _half_hint(k, module) -> str:
-    d = _Dtypes(k, module, None, shapes_of(k))
+    d = ElementSizes(k, module)
     return d.default()[1] if d.half_hint is not None else ""

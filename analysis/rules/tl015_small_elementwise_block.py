@@ -29,9 +29,9 @@ the mask first.
 
 from __future__ import annotations
 
-from ..estimates import _eval_for, shapes_of
 from ..findings import Applicability, Related, Severity
 from ..model import ATOMICS, REDUCTIONS
+from ..shapes import infer_kernel
 from ._literals import is_wrapper_assignment, literal_edit
 from .base import KernelContext, RuleInfo
 
@@ -63,12 +63,12 @@ def check(ctx: KernelContext):
     mem = k.calls_named("load", "store")
     if not aranges or not mem or any(c.loops for c in aranges) or any(c.loops for c in mem):
         return
-    shapes = shapes_of(k)
+    shapes = infer_kernel(ctx.module, k)
     for c in mem:
-        s = shapes.shape(c.arg(0, "pointer"))
+        s = shapes.shape_of(c.arg(0, "pointer"))
         if s is None or len(s) > 1:
             return  # 2-D tiles or shapes we cannot read: not a 1-D element-wise kernel
-    if any(len(s) != 1 for s in (shapes.shape(a.node) for a in aranges) if s is not None):
+    if any(len(s) != 1 for s in (shapes.shape_of(a.node) for a in aranges) if s is not None):
         return
     masked = all("mask" in c.kwargs for c in mem)
     for arange in aranges:
@@ -76,8 +76,7 @@ def check(ctx: KernelContext):
         if end is None:
             continue
         for config in k.configs:
-            ev = _eval_for(k, ctx.module, config)
-            shp = ev.shape(shapes.shape(arange.node))
+            shp = shapes.tile_shape(arange.node, config)
             if not shp or shp[0] >= MIN_BLOCK or shp[0] <= 0:
                 continue
             block = shp[0]

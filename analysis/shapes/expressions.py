@@ -284,6 +284,9 @@ class Expressions:
                 vals = [self.expr(a, env) for a in args]
                 if all(v.weak and isinstance(v.value, (int, float)) for v in vals):
                     return const((min if name == "min" else max)(v.value for v in vals))
+                if len(vals) > 1 and all(v.kind == "tensor" for v in vals):
+                    # Triton's code generator calls tl.minimum / tl.maximum for these builtins.
+                    return self.elementwise(n, vals, list(args))
                 return UNKNOWN_ABS
             if name == "int" and len(args) == 1:
                 v = self.expr(args[0], env)

@@ -66,16 +66,22 @@ class KernelShapes:
         engine did not evaluate it (a branch not taken, a construct it does not model)."""
         return self.run_for(config).at(node)
 
+    def shape_of(self, node, config: Config | None = None) -> tuple | None:
+        """The block shape of `node` in `config` (None: symbolic), dimensions as ints, Syms or
+        None; () for a scalar; None when unknown or not a block-valued expression."""
+        a = self.value_at(node, config) if node is not None else None
+        if a is None or a.kind not in ("tensor", "block_ptr", "descriptor"):
+            return None
+        return a.shape
+
     def tile_shape(self, node, config: Config | None) -> tuple | None:
         """The concrete block shape of `node` in `config`: a tuple of positive ints, () for a
         scalar; None when a dimension is unknown or symbolic. Pointer blocks, block pointers and
         tensor descriptors give the shape of the block they address."""
-        a = self.value_at(node, config)
-        if a is None or a.kind not in ("tensor", "block_ptr", "descriptor") or a.shape is None:
+        shape = self.shape_of(node, config)
+        if shape is None or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
             return None
-        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in a.shape):
-            return None
-        return a.shape
+        return shape
 
 
 def jit_functions(module: Module) -> dict:

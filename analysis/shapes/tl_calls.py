@@ -143,15 +143,7 @@ class TlCalls:
                 dt = promote(Abs((), dt), v) if dt is not None else None
             return Abs(shape, dt)
         if short in _ELEMENTWISE_N:
-            if not vals:
-                return UNKNOWN_ABS
-            shape = self._bcast_all(n, vals, nodes)
-            dt = vals[0].dtype
-            acc = vals[0]
-            for v in vals[1:]:
-                dt = promote(acc, v)
-                acc = Abs(shape, dt)
-            return Abs(shape, dt)
+            return self.elementwise(n, vals, nodes)
         if short in _IDENTITY:
             x = arg(0, "input")
             return x if x is not None else UNKNOWN_ABS
@@ -160,6 +152,19 @@ class TlCalls:
         if short == "dot":
             return self._dot(n, arg, argnode, kv)
         return self.tl_layout(short, n, vals, kv, nodes, arg)
+
+    def elementwise(self, n, vals, nodes) -> Abs:
+        """An element-wise function of several blocks (tl.maximum, tl.fma, …): they broadcast,
+        their dtypes promote."""
+        if not vals:
+            return UNKNOWN_ABS
+        shape = self._bcast_all(n, vals, nodes)
+        dt = vals[0].dtype
+        acc = vals[0]
+        for v in vals[1:]:
+            dt = promote(acc, v)
+            acc = Abs(shape, dt)
+        return Abs(shape, dt)
 
     def _bcast_all(self, n, vals, nodes):
         shape = ()
