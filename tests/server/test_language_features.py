@@ -3,6 +3,7 @@ signature help, inlay hints, hover on Triton API names and on kernel variables, 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -114,20 +115,37 @@ def _tuple(p):
     return p.line, p.character
 
 
+async def _hints_until(client, doc, shown: bool) -> list[types.InlayHint]:
+    """Inlay hints once the last setting took effect (a notification: it may land after the next request)."""
+    rng = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=40, character=0))
+    for _ in range(100):
+        hints = await client.text_document_inlay_hint_async(types.InlayHintParams(text_document=_ident(doc), range=rng))
+        if bool(hints) == shown:
+            break
+        await asyncio.sleep(0.05)
+    return hints
+
+
+def _set_inlay_hints(client, on: bool) -> None:
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"tritonlens": {"inlayHints": on}}))
+
+
 async def test_inlay_hints_off_by_setting(client):
     doc = await _open(client)
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"tritonlens": {"inlayHints": False}}))
-    await doc.diagnostics()
-    import asyncio
-
-    for _ in range(50):
-        hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
-            text_document=_ident(doc), range=types.Range(start=types.Position(line=0, character=0),
-                                                         end=types.Position(line=40, character=0))))
-        if not hints:
-            break
-        await asyncio.sleep(0.1)
-    assert not hints
+    hints = await _hints_until(client, doc, shown=True)
+    assert ": [BLOCK_M, 64] fp32" in [h.label for h in hints]
+    refreshes = client.inlay_refreshes
+    _set_inlay_hints(client, False)
+    assert not await _hints_until(client, doc, shown=False)
+    _set_inlay_hints(client, True)
+    hints = await _hints_until(client, doc, shown=True)
+    assert ": [BLOCK_M, 64] fp32" in [h.label for h in hints]
+    if client.profile_name == "neovim":  # it supports workspace/inlayHint/refresh: asked on each change
+        for _ in range(100):
+            if client.inlay_refreshes >= refreshes + 2:
+                break
+            await asyncio.sleep(0.05)
+        assert client.inlay_refreshes >= refreshes + 2
 
 
 async def test_hover_api_and_variables(client):
