@@ -12,7 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..source import walk
+# The rules that read offsets reach the shared tree helpers through this module.
+from ._tree import (  # noqa: F401
+    ancestors,
+    enclosing_conditions,
+    line_of,
+    method_call,
+    names_in_text,
+    strip_parens,
+)
 
 MEMORY_OPS = ("load", "store")
 ATOMIC_OPS = ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
@@ -52,18 +60,9 @@ def derived_names(ctx, call_name: str) -> frozenset:
     the kernel's assignments instead of a tree walk per question."""
     def compute():
         starts = [c.node.start_byte for c in ctx.kernel.calls if c.name == call_name]
-        rhs = {}
-        out = set()
-        for name, defs in ctx.kernel.assignments.items():
-            toks = set()
-            for a in defs:
-                r = rhs_of(a)
-                if r is None:
-                    continue
-                if any(r.start_byte <= b < r.end_byte for b in starts):
-                    out.add(name)
-                toks.update(_IDENT.findall(ctx.src.text_of(r)))
-            rhs[name] = toks
+        out = {name for name, defs in ctx.kernel.assignments.items()
+               if any((r := rhs_of(a)) is not None and any(r.start_byte <= b < r.end_byte for b in starts) for a in defs)}
+        rhs = _rhs_tokens(ctx)
         changed = True
         while changed:
             changed = False
@@ -139,33 +138,6 @@ def rhs_of(assignment):
     if node is not None and node.type in ("assignment", "augmented_assignment"):
         return node.child_by_field_name("right")
     return None
-
-
-def ancestors(node, stop=None):
-    p = node.parent
-    while p is not None and (stop is None or p.id != stop.id):
-        yield p
-        if p.type == "function_definition":
-            return
-        p = p.parent
-
-
-def strip_parens(node):
-    while node is not None and node.type == "parenthesized_expression" and node.named_children:
-        node = node.named_children[0]
-    return node
-
-
-def method_call(node, src, name: str):
-    """`x.to(...)` → (x, call args node) when `node` calls method `name`; else None."""
-    if node is None or node.type != "call":
-        return None
-    fn = node.child_by_field_name("function")
-    if fn is None or fn.type != "attribute":
-        return None
-    if src.text_of(fn.child_by_field_name("attribute")) != name:
-        return None
-    return fn.child_by_field_name("object"), node.child_by_field_name("arguments")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,8 +319,10 @@ def pointer_terms(ctx, ptr) -> list[TermInfo]:
     return _memo(ctx, ("terms", ptr.id), lambda: [term_info(ctx, t) for t in additive_terms(ctx, ptr)])
 
 
-def tile_shape(ctx, ptr):
-    """(axis-0 aranges, axis-1 aranges) of a 2-D pointer tile, or None when it is not one."""
+def tile_aranges(ctx, ptr):
+    """(axis-0 aranges, axis-1 aranges) of a 2-D pointer: which `tl.arange` calls index its rows
+    and its columns (for messages that name where a dimension comes from), or None when it is not
+    one. Its shape is the shape engine's (analysis.shapes.tile_shape)."""
     rows, cols = [], []
     for info in pointer_terms(ctx, ptr):
         if info.ndim == 2 and info.axis == 0:
@@ -379,31 +353,6 @@ def _chain_text(ctx, node) -> str:
             if right is not None:
                 parts.append(ctx.src.text_of(right))
     return "\n".join(parts)
-
-
-def enclosing_conditions(node):
-    """Condition nodes of the `if`/`elif` statements (and conditional expressions) around `node`."""
-    out = []
-    child = node
-    for p in ancestors(node):
-        if p.type in ("if_statement", "elif_clause"):
-            cond = p.child_by_field_name("condition")
-            if cond is not None and cond.id != child.id:
-                out.append(cond)
-        elif p.type == "conditional_expression":
-            kids = p.named_children
-            if len(kids) == 3 and child.id != kids[1].id:
-                out.append(kids[1])
-        child = p
-    return out
-
-
-def line_of(node) -> int:
-    return node.start_point[0] + 1
-
-
-def names_in_text(node, src) -> set[str]:
-    return {src.text_of(n) for n in [node] + list(walk(node)) if n.type == "identifier"}
 
 
 def launch_args(ctx, name: str):

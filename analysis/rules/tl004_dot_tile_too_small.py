@@ -93,7 +93,7 @@ def _dims(ctx, node, depth=0):
         return _tuple_dims(call.arg(0, "shape"))
     if call.name == "load":
         ptr = call.arg(0, "pointer")
-        shape = off.tile_shape(ctx, ptr)
+        shape = off.tile_aranges(ctx, ptr)
         if shape is not None:
             return ("arange", shape[0][0]), ("arange", shape[1][0])
         blocks = ctx.definition_calls(ptr, "make_block_ptr")
