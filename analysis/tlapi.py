@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -208,7 +209,10 @@ def introspect(python: str | None = None, timeout: float = 120) -> ApiIndex | No
     version = installed_version(python)
     if version is None:
         return None
-    cache = _cache_root() / f"triton-{version}.json"
+    # Per interpreter as well as per version: two environments with one Triton version may still
+    # differ (a patched or locally built Triton), and each must be read from its own.
+    where = hashlib.sha1(os.path.abspath(py).encode()).hexdigest()[:12]
+    cache = _cache_root() / f"triton-{version}-{where}.json"
     if cache.is_file():
         try:
             return ApiIndex(json.loads(cache.read_text()), f"introspected ({py})")

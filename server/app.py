@@ -28,7 +28,7 @@ from . import (
     show_ir,
     signature_help,
 )
-from .api_index_feature import ApiIndexFeature
+from .api_index import ApiIndexService
 from .capabilities import ClientSupport
 from .compile_on_save import CompileOnSave
 from .config import SECTION, SettingsStore
@@ -58,7 +58,7 @@ class TritonLensServer(LanguageServer):
         # The services with a lifecycle; each keeps its own state.
         self.compiles = CompileOnSave(self)
         self.profile_on_save = ProfileOnSave(self)
-        self.api_index = ApiIndexFeature(self)
+        self.api_index = ApiIndexService(self)
         self.measured = Measurements(self)
         self.features = [self.api_index, self.compiles, self.profile_on_save, self.measured]
 
