@@ -85,7 +85,9 @@ class Expressions:
         if attr == "element_ty" and obj.kind == "dtype":
             v = obj.value
             return Abs(kind="dtype", value=v[1:] if isinstance(v, str) and v.startswith("*") else UNKNOWN)
-        if attr == "shape" and obj.kind == "tensor" and obj.shape is not None:
+        # A scalar's `.shape` is read in @jit helpers that are handed blocks (element-wise
+        # functions a wrapper applies): the parameter is not the scalar it is taken for.
+        if attr == "shape" and obj.kind == "tensor" and obj.is_block:
             return Abs(kind="tuple", items=tuple(const(d) if d is not None else Abs((), "int32") for d in obj.shape))
         if attr == "T" and obj.kind == "tensor" and obj.shape is not None and len(obj.shape) == 2:
             return Abs(obj.shape[::-1], obj.dtype)
@@ -263,6 +265,11 @@ class Expressions:
             return self.tl_call(ta, n, args, kwargs, env, None)
         if fnode.type == "attribute":
             attr = self.src.text_of(fnode.child_by_field_name("attribute"))
+            if attr in ("program_id", "num_programs"):
+                # Wrappers of tl.program_id in other modules (flag_gems' `tle.program_id`) keep
+                # its meaning: the program's index, an int32 scalar.
+                self._eval_args(args, kwargs, env)
+                return Abs((), "int32")
             if attr in METHOD_TL:
                 obj = self.expr(fnode.child_by_field_name("object"), env)
                 if obj.kind == "tensor":
