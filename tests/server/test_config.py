@@ -10,7 +10,7 @@ import pytest
 
 from lsprotocol import types
 
-from lsp_helpers import Doc, pulls
+from lsp_helpers import Doc, position_of, pulls
 from test_diagnostics import copy, tl001
 
 
@@ -202,6 +202,10 @@ async def test_target_gpu_l40s_then_h200_judges_with_each_limit(bare_client, tmp
     doc = Doc(client, target).open()
     (finding,) = [d for d in await doc.diagnostics() if d.code == "TL013"]
     assert "L40S gives a block at most 101,376 bytes" in finding.message
+    # The kernel's hover card estimates for the same GPU.
+    pos = position_of(doc.text, "mm(a_ptr", doc.encoding)
+    card = (await doc.hover(pos.line, pos.character + 1)).contents.value
+    assert "L40S" in card and "H100" not in card, card
     before = len(client.publications)
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"tritonlens": {"select": ["TL013"], "targetGpu": "H200", "debounceMs": 20}}))
