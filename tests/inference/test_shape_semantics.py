@@ -180,7 +180,7 @@ def test_conflicts_name_the_dimensions():
     d = tl.dot(a, b)
     e = tl.arange(0, BM) + tl.arange(0, BN)
 '''
-    _table_, _module, _k, shapes = _table(body, LAUNCH)
+    *_, shapes = _table(body, LAUNCH)
     problems = {p.kind: p.message for p in shapes.per_config[0].problems.values()}
     assert problems["dot_inner"] == "tl.dot of [32, 16] by [32, 64]: the inner dimensions differ (16 vs 32)"
     assert problems["broadcast"] == ("`+` of a [32] block and a [64] block: dimension 0 is 32 on the left and 64 "

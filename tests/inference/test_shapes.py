@@ -1,19 +1,23 @@
 """Shape and dtype inference over the examples and the rule fixtures: shapes asserted at named
 lines (found by their text, so an edit elsewhere in a file does not move them), symbolic and per
-configuration, with an autotuned kernel and a kernel calling a @triton.jit helper."""
+configuration, with an autotuned kernel and a kernel calling a @triton.jit helper; every assignment
+of examples/ is pinned by examples_shapes.snap."""
 
 from __future__ import annotations
 
+import difflib
+import os
 from pathlib import Path
 
 import pytest
-
 from tritonlens.analysis.engine import Analyzer
 from tritonlens.analysis.shapes import assignment_targets, describe, infer_kernel
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 FIXTURES = sorted((ROOT / "tests" / "fixtures" / "rules").glob("*/*.py"))
+SNAPSHOT = Path(__file__).with_name("examples_shapes.snap")
+UPDATE = os.environ.get("TRITONLENS_UPDATE_SNAPSHOTS") == "1"
 
 
 def _shapes(path_or_text, arg_dtypes=None, kernel=None):
@@ -138,7 +142,7 @@ def launch(x, y):
     ("full", "[32] int8"), ("k8", "int32"),
 ])
 def test_helpers_and_block_ops(var, expected):
-    text, module, table = _shapes(HELPERS, {"x_ptr": "*fp16", "y_ptr": "*fp32"}, kernel="kernel")
+    _text, _module, table = _shapes(HELPERS, {"x_ptr": "*fp16", "y_ptr": "*fp32"}, kernel="kernel")
     k, shapes = table["kernel"]
     got = [describe(shapes.per_config[0].targets[(t.start_byte, n)]) for s, t, n in assignment_targets(k) if n == var]
     assert got == [expected]
@@ -163,7 +167,7 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
     else:
         w = x[:, None]
 '''
-    text, module, table = _shapes(text)
+    text, _module, table = _shapes(text)
     kern, shapes = table["k"]
     got = {n: describe(shapes.symbolic.targets[(t.start_byte, n)]) for s, t, n in assignment_targets(kern)}
     assert got["x"] == "[BLOCK] ?"
@@ -172,17 +176,36 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
     assert not shapes.symbolic.problems
 
 
-@pytest.mark.parametrize("path", EXAMPLES + FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_every_example_and_fixture_kernel_is_inferred(path):
-    text, module, table = _shapes(path)
-    total = known = 0
+def _snapshot_lines(path: Path) -> list[str]:
+    """`line var: symbolic | per configuration…` for every assignment of every kernel in `path`."""
+    _text, _module, table = _shapes(path)
+    out = []
     for k, shapes in table.values():
-        shapes.symbolic  # noqa: B018 - the symbolic run must not fail either
-        for s, t, n in assignment_targets(k):
-            if s.type != "assignment":
-                continue
-            total += 1
-            known += all(r.targets.get((t.start_byte, n)) is not None and r.targets[(t.start_byte, n)].shape_known
-                         for r in shapes.per_config)
-    if path.parent.name == "examples":
-        assert total and known / total >= 0.9, f"{known}/{total} shapes inferred in {path.name}"
+        runs = [shapes.symbolic, *shapes.per_config]
+        for _s, t, n in assignment_targets(k):
+            key = (t.start_byte, n)
+            got = [describe(r.targets[key]) if key in r.targets else "-" for r in runs]
+            out.append(f"{path.name}:{t.start_point[0] + 1} {n}: " + " | ".join(got))
+    return out
+
+
+def test_examples_match_their_snapshot():
+    """Every assignment in examples/, exactly: a change of any shape or dtype shows as a diff to
+    review (regenerate: TRITONLENS_UPDATE_SNAPSHOTS=1)."""
+    got = ["# shapes of examples/ (symbolic | each configuration; - = not run there)"]
+    for path in EXAMPLES:
+        got += _snapshot_lines(path)
+    if UPDATE:
+        SNAPSHOT.write_text("\n".join(got) + "\n")
+    want = SNAPSHOT.read_text().splitlines()
+    if got != want:
+        diff = difflib.unified_diff(want, got, "snapshot", "now", lineterm="", n=1)
+        pytest.fail("shapes differ from the snapshot:\n" + "\n".join(diff), pytrace=False)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_fixture_kernel_is_interpreted(path):
+    """Rule fixtures are odd on purpose: every kernel's runs, symbolic included, must complete."""
+    _text, _module, table = _shapes(path)
+    for k, shapes in table.values():
+        assert shapes.symbolic is not None and len(shapes.per_config) == len(k.configs)
