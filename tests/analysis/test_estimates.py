@@ -201,3 +201,68 @@ def test_gpu_table():
     assert gpus.get("sm_80").name == "A100" and gpus.get("h200").bandwidth == 4.8e12
     with pytest.raises(KeyError):
         gpus.get("V100")
+
+
+BLOCK_PTR_MATMUL = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bp_matmul(a_ptr, b_ptr, c_ptr, M, N, K, HAS_BIAS: tl.constexpr, bias_ptr,
+              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    a_bp = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (0, 0), (BM, BK), (1, 0))
+    b_bp = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, 0), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_bp)
+        b = tl.load(b_bp)
+        acc = tl.dot(a, b, acc)
+        a_bp = tl.advance(a_bp, (0, BK))
+        b_bp = tl.advance(b_bp, (BK, 0))
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + tl.arange(0, BN))[None, :]
+    c_bp = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (0, 0), (BM, BN), (1, 0))
+    tl.store(c_bp, acc.to(tl.bfloat16))
+
+
+def run(a, b, c, bias):
+    bp_matmul[(1,)](a, b, c, 256, 256, 512, False, bias, BM=64, BN=128, BK=32, num_stages=4)
+'''
+
+
+def test_block_pointers_are_sized_and_untaken_branches_not_counted():
+    k, module = _kernel(BLOCK_PTR_MATMUL, "bp_matmul")
+    (e,) = estimates_for(k, module, {"a_ptr": 2, "b_ptr": 2})
+    # K=512 by BK=32: 16 iterations of a 64x32 and a 32x128 fp16 block
+    loads = [(a.base, a.shape, a.elem_bytes, a.trips, a.bytes) for a in e.accesses if a.kind == "load"]
+    assert loads == [("a_ptr", (64, 32), 2, 16, 16 * 64 * 32 * 2), ("b_ptr", (32, 128), 2, 16, 16 * 32 * 128 * 2)]
+    assert e.bytes_loaded == 16 * (64 * 32 + 32 * 128) * 2 == 196608
+    # the bias load is under HAS_BIAS=False: not counted, and said so
+    assert any("branches this configuration does not take" in n for n in e.notes)
+    # the stored value's dtype is the engine's: acc.to(tl.bfloat16)
+    store = next(a for a in e.accesses if a.kind == "store")
+    assert (store.base, store.shape, store.elem_bytes, store.bytes) == ("c_ptr", (64, 128), 2, 64 * 128 * 2)
+    assert e.flops == 16 * 2 * 64 * 128 * 32
+    assert e.largest_tile == 64 * 128
+    assert e.shared_bytes == 4 * (64 * 32 + 32 * 128) * 2 == 49152
+    tile = largest_tile(k, module, k.configs[0])
+    assert (tile.elements, tile.complete, tile.from_dot) == (8192, True, False)
+
+
+def test_taken_branch_is_counted():
+    text = BLOCK_PTR_MATMUL.replace("512, False, bias", "512, True, bias")
+    k, module = _kernel(text, "bp_matmul")
+    (e,) = estimates_for(k, module, {"a_ptr": 2, "b_ptr": 2, "bias_ptr": 4})
+    bias = next(a for a in e.accesses if a.base == "bias_ptr")
+    assert (bias.shape, bias.elem_bytes, bias.bytes) == ((128,), 4, 512)
+    assert e.bytes_loaded == 196608 + 512
+    assert not any("branches this configuration does not take" in n for n in e.notes)
+
+
+def test_shared_memory_uses_operand_dtypes_from_the_engine():
+    # operands converted to fp32 in the loop: 4 bytes each, whatever the pointers hold
+    text = BLOCK_PTR_MATMUL.replace("acc = tl.dot(a, b, acc)", "acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc)")
+    k, module = _kernel(text, "bp_matmul")
+    (e,) = estimates_for(k, module)
+    assert e.shared_bytes == 4 * (64 * 32 + 32 * 128) * 4 == 98304
