@@ -251,20 +251,28 @@ def set_active(index: ApiIndex | None) -> None:
         _active = index
 
 
+@lru_cache(maxsize=1)
+def _default_snapshot() -> str:
+    return nearest_snapshot(installed_version())
+
+
 def active() -> ApiIndex:
     """The API in use: what was set, else the snapshot for the Triton installed beside us
     (metadata only, no import), else the newest snapshot."""
     global _active
     with _active_lock:
         if _active is None:
-            _active = load_snapshot(nearest_snapshot(installed_version()))
+            _active = load_snapshot(_default_snapshot())
         return _active
 
 
 def active_identity() -> tuple[str, str]:
-    """Which API the rules check against: a new one means their findings must be recomputed."""
-    idx = active()
-    return idx.version, idx.source
+    """Which API the rules check against: a new one means their findings must be recomputed.
+    Cheap (no snapshot is loaded), so the event loop may ask."""
+    with _active_lock:
+        if _active is not None:
+            return _active.version, _active.source
+    return _default_snapshot(), "snapshot"
 
 
 def resolve(python: str | None) -> ApiIndex:

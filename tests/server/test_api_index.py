@@ -18,8 +18,6 @@ import pytest
 from lsp_helpers import Doc, pulls
 from lsprotocol import types
 
-pytestmark = pytest.mark.slow
-
 PATCH = ("import triton.language as _tl; exec(\"def tritonlens_probe(x, scale):\\n    return x * scale\\n"
          "__all__ = [*__all__, 'tritonlens_probe']\", vars(_tl))\n")
 
@@ -74,6 +72,21 @@ async def wait_codes(client, doc: Doc, want: set, timeout: float = 90.0) -> set:
     return got
 
 
+def test_api_identity_is_known_without_loading_and_follows_the_active_index():
+    from tritonlens.analysis import tlapi
+
+    before = tlapi.active_identity()
+    assert before == (tlapi.active().version, tlapi.active().source)
+    other = tlapi.load_snapshot(tlapi.snapshot_versions()[0])
+    tlapi.set_active(other)
+    try:
+        assert tlapi.active_identity() == (other.version, "snapshot")
+    finally:
+        tlapi.set_active(None)
+    assert tlapi.active_identity() == before
+
+
+@pytest.mark.slow
 async def test_configured_python_drives_the_api_rules_and_completion(bare_client, tmp_path):
     client = bare_client
     python = project_python(tmp_path)
