@@ -154,10 +154,11 @@ class Analyzer:
             hit = hits.get(name)
             if hit is None:
                 check.append(name)
-            elif [s[0] for s in hit.spans] != [s[0] for s in plan[name][1]]:
-                # Moved (or bytes before it changed length): its nodes' positions are stale.
-                same_lines = [s[1] for s in hit.spans] == [s[1] for s in plan[name][1]]
-                (remodel if same_lines or hit.movable else check).append(name)
+            elif [s[1] for s in hit.spans] != [s[1] for s in plan[name][1]]:
+                # On other lines now: its model's positions are stale. A kernel whose lines did not
+                # move keeps its model, whose lines and columns are current; byte offsets in it are
+                # those of `kernel.src`, the text it was built from, as for any cached model.
+                (remodel if hit.movable else check).append(name)
 
         module = Module(src=src, aliases=lay.aliases, kernels=[], functions=lay.functions, constants=lay.constants)
         module._tritonlens_jit_functions = lay.jit

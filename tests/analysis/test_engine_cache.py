@@ -139,9 +139,10 @@ def _full(result):
 
 
 def _model(result):
-    """Where the kernel model says things are: kernels, their calls, launches, configurations."""
-    return [(k.name, k.range, k.node.start_point, k.outer.start_byte, [c.range for c in k.calls],
-             [(launch.range, launch.node.start_byte) for launch in k.launches], [c.label for c in k.configs])
+    """Where the kernel model says things are (lines and columns): kernels, their calls, launches,
+    configurations."""
+    return [(k.name, k.range, k.node.start_point, k.outer.end_point, [c.range for c in k.calls],
+             [(launch.range, launch.node.start_point) for launch in k.launches], [c.label for c in k.configs])
             for k in result.kernels]
 
 
@@ -230,4 +231,13 @@ def test_suppressions_hold_on_moved_findings():
     edited = "# header comment\n" + silenced
     res = az.analyze(edited, doc_id="s")
     assert res.reanalyzed == [] and "TL002" not in {f.code for f in res.findings}
+    _matches_cold(res, edited)
+
+
+def test_typing_on_one_line_keeps_the_models_of_the_kernels_below():
+    az = Analyzer()
+    az.analyze(MOVABLE, doc_id="t")
+    edited = MOVABLE.replace("    pid = tl.program_id(0)\n", "    pid = tl.program_id(0)  # the block\n")
+    res = az.analyze(edited, doc_id="t")
+    assert res.reanalyzed == ["add_kernel"] and res.remodeled == []
     _matches_cold(res, edited)
