@@ -128,3 +128,22 @@ def test_check_cli_takes_a_gpu_and_refuses_unknown_names(tmp_path):
     assert fits.returncode == 0, fits.stdout
     assert unknown.returncode == 2 and "'V100'" in unknown.stderr
     assert all(name in unknown.stderr for name in gpus.GPUS)
+
+
+def test_worker_reads_the_capability_from_the_target_name():
+    """The worker ships as plain files without tritonlens.analysis: it keeps no GPU table."""
+    pytest.importorskip("triton")
+    import importlib.util
+
+    from tritonlens.profiling.client import WORKER_DIR
+
+    spec = importlib.util.spec_from_file_location("tritonlens_test_worker_job_compile_gpus",
+                                                  WORKER_DIR / "job_compile.py")
+    job_compile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job_compile)
+    assert "tritonlens" not in (WORKER_DIR / "job_compile.py").read_text().split("def ", 1)[0]
+    for name in gpus.ARCHS:
+        assert job_compile.make_target(name).arch == gpus.capability(name)
+    assert job_compile.make_target("sm_90a").arch == 90
+    with pytest.raises(job_compile.JobError, match="unknown target 'V100'"):
+        job_compile.make_target("V100")
