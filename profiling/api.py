@@ -22,12 +22,12 @@ source changed (or that are new).
 
 from __future__ import annotations
 
-import ast
 import collections
 import os
 import threading
 import uuid
 
+from tritonlens.analysis.kernel_discovery import discover_source
 from tritonlens.profiling.backends import BackendError, get_backend
 
 __all__ = ["ProfileError", "clear_cache", "find_kernels", "profile_file"]
@@ -42,29 +42,10 @@ class ProfileError(ValueError):
 
 
 # -- kernel discovery (pure parsing, safe in the server process) --------------------------
-def _decorator_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Call):
-        node = node.func
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def find_kernels(source: str) -> dict[str, int]:
-    """{kernel name: 1-based line of its `def`} for every @triton.jit function (module level)."""
-    tree = ast.parse(source)
-    kernels = {}
-    for node in tree.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        names = [_decorator_name(d) for d in node.decorator_list]
-        if any(n.split(".")[-1] == "jit" for n in names):
-            kernels[node.name] = node.lineno
-    return kernels
+    """{kernel name: 1-based line of its `def`} for every launchable @triton.jit kernel of the
+    module (device helpers, which no launch can run on their own, are left out)."""
+    return {k.name: k.line for k in discover_source(source) if k.launchable}
 
 
 # -- cache -----------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from tritonlens.analysis.kernel_discovery import discover, dotted  # noqa: F401  (dotted: re-exported)
+
 
 @dataclass
 class Edit:
@@ -58,38 +60,18 @@ def apply(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
-def dotted(node) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
-def decorator_names(fn: ast.FunctionDef) -> list[str]:
-    out = []
-    for dec in fn.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        out.append((dotted(target) or "").split(".")[-1])
-    return out
-
-
-def is_kernel(node) -> bool:
-    return isinstance(node, ast.FunctionDef) and "jit" in decorator_names(node)
-
-
 def kernels(tree: ast.Module) -> list[ast.FunctionDef]:
-    return [n for n in tree.body if is_kernel(n)]
+    """Every module-level @triton.jit function, launchable kernels and device helpers alike."""
+    return [k.node for k in discover(tree)]
 
 
 def kernel_named(tree: ast.Module, name: str | None) -> ast.FunctionDef | None:
-    ks = kernels(tree)
+    """The JIT function `name`; without a name, the first launchable kernel (else the first one)."""
+    found = discover(tree)
     if name is None:
-        return ks[0] if ks else None
-    return next((k for k in ks if k.name == name), None)
+        first = next((k for k in found if k.launchable), found[0] if found else None)
+        return first.node if first is not None else None
+    return next((k.node for k in found if k.name == name), None)
 
 
 def constexpr_params(fn: ast.FunctionDef) -> list[str]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from tritonlens.analysis.kernel_discovery import aliases_of, discover, is_jit_function
+
 from .edits import dotted as _dotted
 
 ALLOWED_IMPORTS = {"triton", "triton.language", "torch", "math", "typing", "functools", "__future__",
@@ -52,23 +54,13 @@ class StaticRefusal(Exception):
     pass
 
 
-def _is_kernel(fn: ast.AST) -> bool:
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    for dec in fn.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        name = _dotted(target) or ""
-        if name.split(".")[-1] in ("jit", "autotune", "heuristics"):
-            return True
-    return False
-
-
-def _called_names(tree: ast.AST, skip_kernels: bool) -> set[str]:
+def _called_names(tree: ast.Module, skip_kernels: bool) -> set[str]:
     """Last component of every call's callee outside @triton.jit bodies (and `@` as "matmul")."""
     names: set[str] = set()
+    aliases = aliases_of(tree)
 
     def visit(node, in_kernel):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_kernel(node):
+        if is_jit_function(node, aliases):
             in_kernel = True
         if not (skip_kernels and in_kernel):
             if isinstance(node, ast.Call):
@@ -140,10 +132,8 @@ def screen(original: str, candidate: str) -> list[str]:
     orig_defs = {stmt.name: ast.dump(stmt) for stmt in orig_tree.body
                  if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     problems: list[str] = []
-    kernels = 0
+    kernels = len(discover(cand_tree))
     for stmt in cand_tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_kernel(stmt):
-            kernels += 1
         if ast.dump(stmt) in trusted:
             continue
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -239,8 +229,8 @@ def shared_stores(fn: ast.FunctionDef) -> list[str]:
 
 def race_problems(original: str, candidate: str) -> list[str]:
     try:
-        orig = {n.name: n for n in ast.parse(original).body if _is_kernel(n)}
-        cand = [n for n in ast.parse(candidate).body if _is_kernel(n)]
+        orig = {k.name: k.node for k in discover(ast.parse(original))}
+        cand = [k.node for k in discover(ast.parse(candidate))]
     except SyntaxError:
         return []
     problems = []

@@ -1,0 +1,177 @@
+"""Which functions of a Python file are Triton JIT functions, and which of those are kernels.
+
+One discovery for the callers that read a file with `ast` (the rewriter, the profiler), with the
+meaning the analyzer's tree-sitter model gives (`model.is_kernel_definition`): a module-level
+function (top level, or inside a module-level `if`/`else`/`try`) with a decorator that is
+`triton.jit` under the file's imports — `@triton.jit`, `@triton.jit(...)`, `@jit` after
+`from triton import jit`, `@tr.jit` after `import triton as tr` — wherever it sits in a stack of
+`@triton.autotune(...)`, `@triton.heuristics(...)` or project wrappers such as `@libentry()`.
+`@cute.jit`, `@gluon.jit`, `@torch.jit.script` and the like are not Triton kernels.
+
+Each JIT function gets a kind:
+- a device helper when nothing launches it (`name[grid](...)`) and it returns a value, or is
+  the combine function of a `tl.reduce`/`tl.associative_scan`, or is called from other JIT
+  functions;
+- a launchable kernel otherwise (launched in this file, or by code elsewhere).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from enum import Enum
+
+from .aliases import Aliases
+
+# tl functions whose function arguments are combine functions, not kernels.
+_COMBINING = {"reduce", "associative_scan"}
+
+
+class KernelKind(str, Enum):
+    LAUNCHABLE = "launchable"
+    DEVICE_HELPER = "device-helper"
+
+
+@dataclass(frozen=True)
+class JitFunction:
+    name: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    kind: KernelKind
+    reason: str  # why this kind: "launched at line 31", "returns a value", …
+
+    @property
+    def line(self) -> int:
+        """1-based line of the `def` (decorators sit above it)."""
+        return self.node.lineno
+
+    @property
+    def launchable(self) -> bool:
+        return self.kind is KernelKind.LAUNCHABLE
+
+
+def dotted(node: ast.AST | None) -> str | None:
+    """`a.b.c` for a chain of attributes on a name; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def aliases_of(tree: ast.Module) -> Aliases:
+    """The file's Triton aliases from its top-level imports (as `aliases.collect_aliases` reads them)."""
+    al = Aliases()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                al.add_import(a.name, a.asname)
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            for a in stmt.names:
+                al.add_from_import(stmt.module, a.name, a.asname or a.name)
+    return al.finish()
+
+
+def is_jit_function(fn: ast.AST, al: Aliases) -> bool:
+    """Whether `fn` is a function with a `triton.jit` decorator under the aliases `al`."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for dec in fn.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if al.triton_attr(dotted(target)) == "jit":
+            return True
+    return False
+
+
+def module_level_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Functions defined at the top level or inside module-level `if`/`else`/`try` blocks."""
+    out = []
+
+    def visit(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append(stmt)
+            elif isinstance(stmt, ast.If):
+                visit(stmt.body)
+                visit(stmt.orelse)
+            elif isinstance(stmt, ast.Try):
+                visit(stmt.body)
+                for handler in stmt.handlers:
+                    visit(handler.body)
+                visit(stmt.orelse)
+                visit(stmt.finalbody)
+
+    visit(tree.body)
+    return out
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of `fn`'s body, not those of functions or lambdas nested in it."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _returns_value(fn: ast.AST) -> bool:
+    return any(isinstance(n, ast.Return) and n.value is not None
+               and not (isinstance(n.value, ast.Constant) and n.value.value is None) for n in _own_nodes(fn))
+
+
+@dataclass
+class _Uses:
+    launched: dict[str, int]  # name → line of its first `name[grid](...)`
+    combine: dict[str, int]  # name → line of the tl.reduce / tl.associative_scan it is passed to
+    called_by: dict[str, str]  # name → a JIT function that calls it
+
+
+def _uses(tree: ast.Module, jit: list[ast.FunctionDef | ast.AsyncFunctionDef], al: Aliases) -> _Uses:
+    uses = _Uses({}, {}, {})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and isinstance(node.func.value, ast.Name):
+            uses.launched.setdefault(node.func.value.id, node.lineno)
+    for fn in jit:
+        for node in _own_nodes(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Name):
+                uses.called_by.setdefault(node.func.id, fn.name)
+            callee = dotted(node.func)
+            method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            if al.tl_function(callee) in _COMBINING or method in _COMBINING:
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    if isinstance(arg, ast.Name):
+                        uses.combine.setdefault(arg.id, node.lineno)
+    return uses
+
+
+def _kind(fn: ast.FunctionDef | ast.AsyncFunctionDef, uses: _Uses) -> tuple[KernelKind, str]:
+    name = fn.name
+    if name in uses.launched:
+        return KernelKind.LAUNCHABLE, f"launched at line {uses.launched[name]}"
+    if name in uses.combine:
+        return KernelKind.DEVICE_HELPER, f"combine function of the reduction at line {uses.combine[name]}"
+    if _returns_value(fn):
+        return KernelKind.DEVICE_HELPER, "returns a value"
+    caller = uses.called_by.get(name)
+    if caller is not None and caller != name:
+        return KernelKind.DEVICE_HELPER, f"called from the JIT function {caller}"
+    return KernelKind.LAUNCHABLE, "not launched here, but nothing marks it as a helper"
+
+
+def discover(tree: ast.Module) -> list[JitFunction]:
+    """Every module-level JIT function of `tree`, in source order, with its kind."""
+    al = aliases_of(tree)
+    jit = [fn for fn in module_level_functions(tree) if is_jit_function(fn, al)]
+    uses = _uses(tree, jit, al)
+    return [JitFunction(fn.name, fn, *_kind(fn, uses)) for fn in jit]
+
+
+def discover_source(source: str) -> list[JitFunction]:
+    """`discover` on source text (raises SyntaxError as `ast.parse` does)."""
+    return discover(ast.parse(source))
