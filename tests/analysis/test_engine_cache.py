@@ -4,6 +4,7 @@ unrelated imports re-check nothing, and the findings served are those of a cold 
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
@@ -241,3 +242,31 @@ def test_typing_on_one_line_keeps_the_models_of_the_kernels_below():
     res = az.analyze(edited, doc_id="t")
     assert res.reanalyzed == ["add_kernel"] and res.remodeled == []
     _matches_cold(res, edited)
+
+
+def test_random_line_insertions_and_removals_match_a_cold_analysis():
+    """Lines typed, pasted and deleted anywhere (blank, comments, code inside kernels and
+    wrappers, at module level): what the cache serves is always a cold analysis's result."""
+    rng = random.Random(15)
+    lines = generate(6).split("\n")
+    pieces = ["", "# note", "    x = 1", "    # indented note", "SCALE = 3", "import math"]
+    az = Analyzer()
+    az.analyze("\n".join(lines), doc_id="r")
+    served = 0
+    for step in range(40):
+        at = rng.randrange(len(lines))
+        if rng.random() < 0.3 and lines[at].strip() in ("", "# note", "x = 1"):
+            del lines[at]
+        else:
+            piece = rng.choice(pieces)
+            # Code goes where it parses: indented lines only inside a block.
+            if piece.startswith("    ") and not lines[at].startswith("    "):
+                piece = piece.strip()
+            lines.insert(at, piece)
+        text = "\n".join(lines)
+        res = az.analyze(text, doc_id="r")
+        served += len(res.kernels) - len(res.reanalyzed)
+        cold = Analyzer().analyze(text)
+        assert _full(res) == _full(cold), step
+        assert _model(res) == _model(cold), step
+    assert served > 100, "most kernels should have been served from the cache"
