@@ -11,6 +11,7 @@ from tritonlens.analysis import tlapi
 from tritonlens.analysis.findings import Position
 
 from .analyzed import analyzed, module_of
+from .markup import content
 from .triton_names import (
     TRITON_SUBMODULES,
     enclosing_call,
@@ -38,8 +39,8 @@ def _submodules(mod: str) -> list[str]:
     return []
 
 
-def _doc(markup: types.MarkupKind, text: str) -> types.MarkupContent:
-    return types.MarkupContent(kind=markup, value=text)
+def _doc(kind: types.MarkupKind, text: str) -> types.MarkupContent:
+    return content(text, kind)
 
 
 def completions(snap, module, pos: Position, api: tlapi.ApiIndex, markup: types.MarkupKind) -> list[types.CompletionItem]:

@@ -12,7 +12,7 @@ from tritonlens.analysis import tlapi
 from tritonlens.analysis.findings import Position, Range
 from tritonlens.analysis.values import fmt
 
-from . import estimates_view, results
+from . import estimates_view, markup, results
 from .analyzed import analyzed, module_of
 from .compile_facts import CompileFacts
 from .diagnostics import findings_for, kernel_hash
@@ -164,14 +164,14 @@ def hover_at(ctx: HoverContext, snap, module, pos: Position) -> types.Hover | No
             text = api_hover_text(snap, module, pos, ctx.api) or variable_hover_text(module, pos, ctx.facts)
             if text is None:
                 return None
-            return types.Hover(contents=types.MarkupContent(kind=ctx.markup, value=text))
+            return types.Hover(contents=markup.content(text, ctx.markup))
         text = call_card(module, k, call, ctx.findings, ctx.settings, snap)
         api = api_hover_text(snap, module, pos, ctx.api)
         if api:
             text = api + "\n\n---\n\n" + text
         rng = call.range
     return types.Hover(
-        contents=types.MarkupContent(kind=ctx.markup, value=text),
+        contents=markup.content(text, ctx.markup),
         range=snap.range(rng) if rng is not None else None,
     )
 

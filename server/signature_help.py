@@ -9,6 +9,7 @@ from tritonlens.analysis.findings import Position
 from tritonlens.analysis.values import fmt
 
 from .analyzed import analyzed, module_of
+from .markup import content
 from .triton_names import (
     enclosing_call,
     libdevice_aliases,
@@ -58,7 +59,7 @@ def signature_help(snap, module, pos: Position, api: tlapi.ApiIndex,
         active = star
     if params:
         active = min(active, len(params) - 1)
-    sig = types.SignatureInformation(label=label, documentation=types.MarkupContent(kind=markup, value=doc) if doc else None,
+    sig = types.SignatureInformation(label=label, documentation=content(doc, markup) if doc else None,
                                      parameters=infos, active_parameter=active if params else None)
     return types.SignatureHelp(signatures=[sig], active_signature=0, active_parameter=active if params else None)
 

@@ -53,6 +53,7 @@ async def test_plaintext_client_gets_plaintext(plain_client, tmp_path):
     hover = await doc.hover(pos.line, pos.character + 3)
     assert hover.contents.kind == types.MarkupKind.PlainText
     assert "scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr)" in hover.contents.value
+    assert "```" not in hover.contents.value and "**" not in hover.contents.value
 
     pos = position_of(doc.text, "tl.load(", doc.encoding)
     got = await plain_client.text_document_completion_async(types.CompletionParams(
@@ -60,9 +61,17 @@ async def test_plaintext_client_gets_plaintext(plain_client, tmp_path):
         position=types.Position(line=pos.line, character=pos.character + len("tl."))))
     load = next(i for i in got.items if i.label == "load")
     assert load.documentation.kind == types.MarkupKind.PlainText
+    assert "_Triton" not in load.documentation.value and "Triton" in load.documentation.value
 
     pos = position_of(doc.text, "tl.load(", doc.encoding)
     sig = await plain_client.text_document_signature_help_async(types.SignatureHelpParams(
         text_document=types.TextDocumentIdentifier(uri=doc.uri),
         position=types.Position(line=pos.line, character=pos.character + len("tl.load("))))
     assert sig.signatures[0].documentation.kind == types.MarkupKind.PlainText
+
+
+def test_plain_keeps_names_and_drops_markdown():
+    from server.markup import plain
+
+    md = "### `k` in `x_ptr`\n\n```python\nk(x_ptr, BLOCK_M: tl.constexpr)\n```\n\n---\n\n**Findings**: _Triton 3.9 (snapshot)_"
+    assert plain(md) == "k in x_ptr\n\nk(x_ptr, BLOCK_M: tl.constexpr)\n\nFindings: Triton 3.9 (snapshot)"
