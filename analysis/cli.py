@@ -11,9 +11,10 @@ from pathlib import Path
 
 from .engine import Analyzer
 from . import gpus
-from .findings import apply_edits
+from .findings import apply_edits, fix_edits
 from .report import to_json, to_sarif, to_text
 from .rules import ALL_RULES, RULES
+from .rules.rule_docs import page
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", ".mypy_cache"}
 MAX_FIX_PASSES = 5
@@ -25,7 +26,9 @@ def register(sub) -> None:
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("--select", default="", help="comma-separated rule ids or prefixes (default: all)")
     p.add_argument("--ignore", default="", help="comma-separated rule ids or prefixes to skip")
-    p.add_argument("--fix", action="store_true", help="apply the deterministic fixes in place")
+    p.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
+    p.add_argument("--unsafe-fixes", action="store_true",
+                   help="with --fix, also apply the fixes that change results or the launch (see each rule's page)")
     p.add_argument("--gpu", default=gpus.DEFAULT_GPU, type=str.upper, choices=gpus.names(),
                    help="GPU the limits and estimates are judged against (default: %(default)s)")
     p.set_defaults(func=run_check)
@@ -91,11 +94,15 @@ def run_check(args: argparse.Namespace) -> int:
         if args.fix:
             fixed = text
             for _ in range(MAX_FIX_PASSES):
-                edits = [e for f in result.findings if f.fix for e in f.fix.edits]
+                edits = fix_edits(result.findings, unsafe=args.unsafe_fixes)
                 if not edits:
                     break
                 fixed = apply_edits(fixed, edits)
                 result = analyzer.analyze(fixed, path=str(path), select=select, ignore=ignore, target=args.gpu)
+            hidden = sum(1 for f in result.findings if f.fix is not None and not f.fix.applicability.applies(args.unsafe_fixes))
+            if hidden:
+                print(f"{path}: {hidden} unsafe fix{'es' if hidden != 1 else ''} not applied (--unsafe-fixes applies them)",
+                      file=sys.stderr)
             if fixed != text:
                 try:
                     path.write_text(fixed, encoding="utf-8", newline="")
@@ -128,10 +135,11 @@ def run_rules(args: argparse.Namespace) -> int:
 
         print(json.dumps([{"id": r.id, "name": r.name, "severity": r.severity.value, "summary": r.summary,
                            "fix": r.fix_title, "doc": r.help_uri,
+                           "fix_applicability": r.fix_applicability.value if r.fix_applicability else None,
                            "kind": "static" if r.id in RULES else "compile"} for r in ALL_RULES.values()], indent=2))
         return 0
     for r in ALL_RULES.values():
-        fix = "  (fix)" if r.fix_title else ""
+        fix = f"  (fix: {r.fix_applicability.value})" if r.fix_applicability else ""
         print(f"{r.id}  {r.severity.value:<7}  {r.name:<34} {r.summary}{fix}")
     return 0
 
@@ -142,8 +150,5 @@ def run_rule(args: argparse.Namespace) -> int:
     if info is None:
         print(f"tritonlens rule: unknown rule {args.code!r}; known: {', '.join(ALL_RULES)}", file=sys.stderr)
         return 2
-    try:
-        print(info.doc_path.read_text(encoding="utf-8"))
-    except OSError:
-        print(f"{info.id} {info.name}: {info.summary}")
+    print(page(info), end="")
     return 0
