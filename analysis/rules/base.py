@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from ..findings import Applicability, Finding, Fix, Related, Severity, TextEdit, Range
 from ..model import Config, Kernel, Module, TlCall
-from ..source import captures, walk
+from ..source import captures
 from ..values import UNKNOWN, Scope, Value, evaluate, fmt
 
 DOCS_URL_BASE = "https://github.com/tritonlens/tritonlens/blob/main/docs/rules/"
