@@ -25,6 +25,7 @@ from tritonlens.server.config import (
     Settings,
     expectation,
     key_of,
+    meta_of,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,24 +52,25 @@ def _json(value):
 
 
 def vscode_property(field: attrs.Attribute, default) -> dict:
-    meta, schema = field.metadata, field.metadata["schema"]
+    meta = meta_of(field)
+    schema = meta.schema
     prop = {"type": schema["type"], "default": _json(default)}
-    if meta["scope"]:
-        prop["scope"] = meta["scope"]
+    if meta.scope:
+        prop["scope"] = meta.scope
     prop.update({k: schema[k] for k in _SCHEMA_KEYS if k in schema})
-    if "pattern" in schema and meta["hint"]:
-        prop["patternErrorMessage"] = meta["hint"]
-    prop["markdownDescription" if meta["markdown"] else "description"] = meta["description"]
+    if "pattern" in schema and meta.hint:
+        prop["patternErrorMessage"] = meta.hint
+    prop["markdownDescription" if meta.markdown else "description"] = meta.description
     return prop
 
 
 def server_properties() -> dict[str, dict]:
     return {f"{SECTION}.{key}": vscode_property(f, default)
-            for key, f, default in flat_fields() if f.metadata["contributed"]}
+            for key, f, default in flat_fields() if meta_of(f).contributed}
 
 
 def restricted() -> list[str]:
-    return [f"{SECTION}.{key}" for key, f, _ in flat_fields() if f.metadata["restricted"]]
+    return [f"{SECTION}.{key}" for key, f, _ in flat_fields() if meta_of(f).restricted]
 
 
 def updated_package(package: dict) -> dict:
@@ -103,8 +105,8 @@ def _ts_key(key: str) -> str:
 def _ts_interface(name: str, cls, doc: str) -> list[str]:
     lines = [f"/** {doc} */", f"export interface {name} {{"]
     for f in attrs.fields(cls):
-        kind = "LlmConfig" if attrs.has(f.type) else _TS_TYPES[f.metadata["schema"]["type"]]
-        lines += [f"  /** {f.metadata['description']} */", f"  {key_of(f)}: {kind};"]
+        kind = "LlmConfig" if attrs.has(f.type) else _TS_TYPES[meta_of(f).schema["type"]]
+        lines += [f"  /** {meta_of(f).description} */", f"  {key_of(f)}: {kind};"]
     return lines + ["}", ""]
 
 
@@ -120,7 +122,7 @@ def _ts_defaults(obj, indent: str = "  ") -> list[str]:
 
 
 def _ts_spec(field: attrs.Attribute) -> str:
-    schema = field.metadata["schema"]
+    schema = meta_of(field).schema
     parts = [f"type: '{schema['type']}'"]
     if "enum" in schema:
         parts.append(f"enum: {_ts(schema['enum'])}")
@@ -155,7 +157,7 @@ def schema_ts() -> str:
         "",
         "/** Every editor setting the server reads, by its key below `tritonlens.` (\"llm.model\"). */",
         "export const SETTINGS: Readonly<Record<string, SettingSpec>> = {",
-        *[f"  {_ts_key(key)}: {_ts_spec(f)}," for key, f, _ in flat_fields() if f.metadata["contributed"]],
+        *[f"  {_ts_key(key)}: {_ts_spec(f)}," for key, f, _ in flat_fields() if meta_of(f).contributed],
         "};",
         "",
     ]

@@ -29,14 +29,27 @@ _BACKEND = r"^(local|ray|ray://[^\s/:]+(:\d+)?|ssh://([^\s@/]+@)?[^\s@/:]+(:\d+)
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
-def setting(default: Any, description: str, *, schema: dict, key: str = "", hint: str = "",
-            markdown: bool = False, scope: str = "", restricted: bool = False, contributed: bool = True):
-    """A settings field. `schema`: its JSON schema (type, enum, pattern, minimum, maximum, items);
-    `hint`: what a valid value looks like, for messages; `restricted`: read from user settings only
-    in an untrusted workspace; `contributed`: an editor setting (False: set by the client itself)."""
-    meta = {"key": key, "description": description, "schema": schema, "hint": hint, "markdown": markdown,
-            "scope": scope, "restricted": restricted, "contributed": contributed}
-    return attrs.field(default=default, metadata=meta)
+@attrs.frozen
+class SettingMeta:
+    """What a settings field declares besides its type and default."""
+
+    description: str
+    schema: dict  # the value's JSON schema: type, enum, pattern, minimum, maximum, items
+    key: str = ""  # the JSON key, when it is not the field's name
+    hint: str = ""  # what a valid value looks like, for messages
+    markdown: bool = False  # the description is markdown
+    scope: str = ""  # VS Code's configuration scope, when not the default
+    restricted: bool = False  # read from user settings only in an untrusted workspace
+    contributed: bool = True  # an editor setting (False: the client sets it itself)
+
+
+def setting(default: Any, description: str, *, schema: dict, **declared):
+    """A settings field with its SettingMeta (see there for `declared`)."""
+    return attrs.field(default=default, metadata={SettingMeta: SettingMeta(description, schema, **declared)})
+
+
+def meta_of(field: attrs.Attribute) -> SettingMeta:
+    return field.metadata[SettingMeta]
 
 
 def _bool(description: str, default: bool, **kw):
@@ -120,13 +133,14 @@ DEFAULTS = Settings()
 
 
 def key_of(field: attrs.Attribute) -> str:
-    return field.metadata["key"] or field.name
+    return meta_of(field).key or field.name
 
 
 def expectation(field: attrs.Attribute) -> str:
-    meta, schema = field.metadata, field.metadata["schema"]
-    if meta["hint"]:
-        return meta["hint"]
+    meta = meta_of(field)
+    schema = meta.schema
+    if meta.hint:
+        return meta.hint
     if "enum" in schema:
         return f"must be one of {', '.join(schema['enum'])}"
     if schema["type"] == "integer":
@@ -136,7 +150,7 @@ def expectation(field: attrs.Attribute) -> str:
 
 def _checker(field: attrs.Attribute):
     """The structure hook of one field: the strict type, then the schema's constraints."""
-    schema, expect = field.metadata["schema"], expectation(field)
+    schema, expect = meta_of(field).schema, expectation(field)
     kind = schema["type"]
 
     def check(value, _type):

@@ -7,10 +7,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-
-from lsprotocol import types
-
 from lsp_helpers import Doc, position_of, pulls
+from lsprotocol import types
 from test_diagnostics import copy, tl001
 
 
@@ -142,14 +140,15 @@ def test_package_json_agrees_with_settings():
     import json
 
     from tritonlens.analysis import gpus
+    from tritonlens.server.config import meta_of
 
     gen = _schema_module()
     props = json.loads(gen.PACKAGE_JSON.read_text(encoding="utf-8"))["contributes"]["configuration"]["properties"]
     leaves = {f"tritonlens.{key}": (field, default) for key, field, default in gen.flat_fields()
-              if field.metadata["contributed"]}
+              if meta_of(field).contributed}
     assert set(props) - set(leaves) == set(gen.CLIENT_SETTINGS)
     for key, (field, default) in leaves.items():
-        schema, prop = field.metadata["schema"], props[key]
+        schema, prop = meta_of(field).schema, props[key]
         assert prop["type"] == schema["type"], key
         assert prop["default"] == (list(default) if isinstance(default, tuple) else default), key
         assert prop.get("enum") == schema.get("enum"), key
