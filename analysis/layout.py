@@ -12,7 +12,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from .model import Aliases, _collect_aliases, is_kernel_definition
+from .model import Aliases, collect_aliases, is_kernel_definition, module_level_statements
 from .source import Source
 
 # Bytes that cannot be part of a Python identifier become spaces (UTF-8 bytes of non-ASCII
@@ -100,9 +100,11 @@ def regions(lay: Layout, name: str) -> tuple[list[tuple[bytes, object]], list[st
 
 def read_layout(src: Source, memo: LayoutMemo) -> Layout:
     data = src.data
-    aliases = _collect_aliases(src)
+    aliases = collect_aliases(src)
     text_of = src.text_of
-    children = src.root.named_children  # one list: its nodes are compared by identity below
+    # Module-level statements, those in module-level if/else/try blocks included (kernels defined
+    # per Triton version are kernels); one list, whose nodes are compared by identity below.
+    children = list(module_level_statements(src))
     defs = []  # (outer, function_definition, decorators)
     constants: dict[str, list] = {}
     constant_stmts: dict[bytes, list] = {}
@@ -114,7 +116,7 @@ def read_layout(src: Source, memo: LayoutMemo) -> Layout:
             fn = node.child_by_field_name("definition")
             if fn is not None and fn.type == "function_definition":
                 defs.append((node, fn, [c for c in node.named_children if c.type == "decorator"]))
-        elif t == "expression_statement":
+        elif t == "expression_statement" and node.parent.type == "module":  # module constants, as the model reads them
             a = node.named_children[0] if node.named_children else None
             if a is not None and a.type == "assignment":
                 left = a.child_by_field_name("left")

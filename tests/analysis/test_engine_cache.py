@@ -270,3 +270,35 @@ def test_random_line_insertions_and_removals_match_a_cold_analysis():
         assert _full(res) == _full(cold), step
         assert _model(res) == _model(cold), step
     assert served > 100, "most kernels should have been served from the cache"
+
+
+BRANCHED = """import triton
+import triton.language as tl
+
+HAS_NEW_API = True
+
+if HAS_NEW_API:
+    @triton.jit
+    def copy_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+else:
+    @triton.jit
+    def copy_kernel_v1(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        tl.store(y_ptr, tl.load(x_ptr))
+
+
+def copy(x, y):
+    copy_kernel[(1,)](x, y, BLOCK=100)
+"""
+
+
+def test_kernels_defined_in_module_level_branches_are_checked_and_moved():
+    az = Analyzer()
+    first = az.analyze(BRANCHED, doc_id="b")
+    assert [k.name for k in first.kernels] == ["copy_kernel", "copy_kernel_v1"]
+    assert any(f.code == "TL001" for f in first.findings)
+    edited = "# which API\n" + BRANCHED
+    res = az.analyze(edited, doc_id="b")
+    assert res.reanalyzed == []
+    _matches_cold(res, edited)
