@@ -170,3 +170,43 @@ def test_target_gpu_reaches_rules():
     on_a100 = Analyzer().analyze(text, select=["TL013"], target="A100")
     assert on_h100.findings and on_a100.findings
     assert "H100" in on_h100.findings[0].message and "A100" in on_a100.findings[0].message
+
+
+def test_names_stay_importable_from_model():
+    # the model is split over aliases/kernel_types/kernel_body/launches; importers keep using model
+    from tritonlens.analysis import model
+
+    for name in ("ATOMICS", "REDUCTIONS", "MAX_CONFIGS", "Aliases", "Config", "Kernel", "Launch", "Module",
+                 "TlCall", "Param", "Loop", "Assignment", "AutotuneConfig", "build_kernels", "build_module",
+                 "find_launches", "is_kernel_definition", "resolve_configs", "split_arguments",
+                 "top_level_definitions", "_collect_aliases", "_wrapper_scope"):
+        assert hasattr(model, name), name
+
+
+def test_kernels_under_module_level_branches():
+    from tritonlens.analysis.model import build_module
+    from tritonlens.analysis.source import Source
+
+    m = build_module(Source('''
+import triton
+import triton.language as tl
+
+if hasattr(tl, "make_tensor_descriptor"):
+    @triton.jit
+    def k_new(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+else:
+    @triton.jit
+    def k_old(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+def run(x):
+    if hasattr(tl, "make_tensor_descriptor"):
+        k_new[(1,)](x, BLOCK=64)
+    else:
+        k_old[(1,)](x, BLOCK=32)
+'''))
+    assert [k.name for k in m.kernels] == ["k_new", "k_old"]
+    assert [values(c)["BLOCK"] for c in m.kernel("k_new").configs] == [64]
+    assert [values(c)["BLOCK"] for c in m.kernel("k_old").configs] == [32]
+    assert "run" in m.functions
