@@ -115,6 +115,14 @@ class ApiIndex:
     def suggest(self, module: str, name: str, n: int = 3) -> list[str]:
         return difflib.get_close_matches(name, self.names(module), n=n, cutoff=0.6)
 
+    def same_api(self, other: ApiIndex) -> bool:
+        """The same names, kinds and signatures: what the rules and completion read (docs aside).
+        A snapshot and an introspection of one Triton version are usually the same API."""
+        return self.version == other.version and self._shape() == other._shape()
+
+    def _shape(self) -> dict:
+        return {(m, e.name): (e.kind, e.signature, e.params) for m in self.modules() for e in self.members(m)}
+
 
 _KINDS = {"POSITIONAL_ONLY": "p", "POSITIONAL_OR_KEYWORD": "pk", "KEYWORD_ONLY": "k", "VAR_POSITIONAL": "*",
           "VAR_KEYWORD": "**"}

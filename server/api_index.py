@@ -66,7 +66,7 @@ class ApiIndexService(LanguageFeature):
             self._pending.cancel()  # its answer is for an interpreter no longer configured
         self.python = python
         # A subprocess and JSON, no analysis caches: the default pool, not the analysis thread.
-        fut = self._pending = loop.run_in_executor(None, tlapi.resolve, python or None)
+        fut = self._pending = loop.run_in_executor(None, _resolve, python)
         fut.add_done_callback(lambda f, python=python: self._arrived(python, f))
 
     def _arrived(self, python: str, fut: asyncio.Future) -> None:
@@ -80,8 +80,15 @@ class ApiIndexService(LanguageFeature):
         except Exception as exc:  # noqa: BLE001 (any failure keeps the snapshot in use; it is logged)
             log.warning("Triton API introspection failed for %s: %s", where, exc)
             return
-        before = tlapi.active_identity()
-        tlapi.set_active(index)
         log.info("Triton API %s (%s) for %s", index.version, index.source, where)
-        if tlapi.active_identity() != before:
-            self.ls.refresh_all()
+        if index is tlapi.active():
+            return
+        tlapi.set_active(index)
+        self.ls.refresh_all()
+
+
+def _resolve(python: str) -> tlapi.ApiIndex:
+    """The project's API; the one in use when they read the same, so that nothing is analysed
+    again for an API that did not change (the server's own Triton at start-up, typically)."""
+    index, current = tlapi.resolve(python or None), tlapi.active()
+    return current if index.same_api(current) else index

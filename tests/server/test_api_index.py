@@ -86,6 +86,16 @@ def test_api_identity_is_known_without_loading_and_follows_the_active_index():
     assert tlapi.active_identity() == before
 
 
+def test_same_api_compares_what_rules_and_completion_read():
+    from tritonlens.analysis import tlapi
+
+    versions = tlapi.snapshot_versions()
+    newest = tlapi.load_snapshot(versions[-1])
+    assert newest.same_api(tlapi.ApiIndex({"triton_version": newest.version, "modules": {
+        m: {n: dict(newest._modules[m][n]) for n in newest.names(m)} for m in newest.modules()}}, "copy"))
+    assert not newest.same_api(tlapi.load_snapshot(versions[0]))
+
+
 @pytest.mark.slow
 async def test_configured_python_drives_the_api_rules_and_completion(bare_client, tmp_path):
     client = bare_client
