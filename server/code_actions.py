@@ -15,6 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from tritonlens.analysis.findings import Applicability, Finding
 from tritonlens.analysis.suppress import ignore_comment_edit
 
+from .command_ids import APPLY_EDIT
 from .diagnostics import SOURCE, findings_for, to_diagnostic
 from .documents import Snapshot, snapshot_of
 from .lsp_data import (
@@ -32,7 +33,6 @@ log = logging.getLogger(__name__)
 FIX_ALL = "source.fixAll.tritonlens"
 RULE_CODE = re.compile(r"^TL\d{3}$")  # rule findings; measurements ("profile") have nothing to fix
 QUICKFIX = types.CodeActionKind.QuickFix
-APPLY_EDIT = "tritonlens.server.applyEdit"
 
 
 def kind_wanted(kind: str, only: list[str] | None) -> bool:

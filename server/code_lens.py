@@ -9,15 +9,12 @@ from tritonlens.analysis.findings import Range
 
 from . import results
 from .analyzed import analyzed, module_of
+from .command_ids import OPTIMIZE, PROFILE, REPORT, SHOW_IR
 from .diagnostics import kernel_hash
 from .results import MeasurementStore
 
 log = logging.getLogger(__name__)
 
-PROFILE = "tritonlens.server.profile"
-OPTIMIZE = "tritonlens.server.optimize"
-REPORT = "tritonlens.server.report"
-SHOW_IR = "tritonlens.server.showIr"
 
 
 def lenses_for(uri: str, snap, module, measurements: MeasurementStore) -> list[types.CodeLens]:

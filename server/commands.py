@@ -12,15 +12,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from . import profiling_bridge, show_ir
+from .command_ids import OPTIMIZE, PROFILE, REPORT, SHOW_IR
 from .engines import EngineUnavailable
 from .progress import Cancelled
 
 log = logging.getLogger(__name__)
 
-PROFILE = "tritonlens.server.profile"
-OPTIMIZE = "tritonlens.server.optimize"
-REPORT = "tritonlens.server.report"
-SHOW_IR = "tritonlens.server.showIr"
 
 
 def _uri_kernel(command: str, args: tuple, extra: int = 0) -> tuple:
