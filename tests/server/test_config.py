@@ -157,18 +157,24 @@ def test_package_json_agrees_with_settings():
     assert "tritonlens.trusted" not in props  # the client sets it from workspace trust
 
 
-def test_readme_names_every_setting():
+def test_readmes_name_every_setting():
     import re
 
     from conftest import REPO
+    from tritonlens.server.config import meta_of
 
     gen = _schema_module()
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    paragraph = readme[readme.index("Settings (section `tritonlens`"):]
-    paragraph = paragraph[:paragraph.index("\n\n")]
-    named = set(re.findall(r"`([A-Za-z]+)`", paragraph))
-    for key, _field, _default in gen.flat_fields():
-        assert set(key.split(".")) <= named, key
+
+    def named(path, start: str) -> set:
+        text = path.read_text(encoding="utf-8")
+        paragraph = text[text.index(start):]
+        return {n.removeprefix("tritonlens.") for n in re.findall(r"`([A-Za-z.]+)`", paragraph[:paragraph.index("\n\n")])}
+
+    server = named(REPO / "README.md", "Settings (section `tritonlens`")
+    client = named(REPO / "client-vscode" / "README.md", "`tritonlens.select`")
+    for key, field, _default in gen.flat_fields():
+        assert set(key.split(".")) <= server, key
+        assert not meta_of(field).contributed or key in client, key
 
 
 def test_bad_values_are_reported_one_by_one_and_lose_nothing():
