@@ -102,7 +102,7 @@ class TritonLensServer(LanguageServer):
             self.schedule_diagnostics(uri, 0)
         if self.client_support.pull_diagnostics and self.client_support.diagnostic_refresh:
             self.workspace_diagnostic_refresh(None)
-        if self.client_support.inlay_hint_refresh:
+        if self.client_support.inlay_hints and self.client_support.inlay_hint_refresh:
             self.workspace_inlay_hint_refresh(None, callback=lambda _r: None)
         code_lens.refresh(self)
 

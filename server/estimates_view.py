@@ -10,7 +10,9 @@ from tritonlens.analysis import estimates, gpus
 
 log = logging.getLogger(__name__)
 
-_CACHE: OrderedDict = OrderedDict()  # (id(kernel), gpu) -> (kernel, [Estimate]); kernels are reused while unchanged
+# (id(kernel), gpu) -> (kernel, [Estimate]); kernels are reused while unchanged. Unlocked: read
+# and written on the analysis thread only (hover renders there), like the kernels' own caches.
+_CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 256
 
 

@@ -15,6 +15,7 @@ from tritonlens.analysis.values import fmt
 from . import estimates_view, markup, results
 from .analyzed import analyzed, module_of
 from .compile_facts import CompileFacts
+from .config import Settings
 from .diagnostics import findings_for, kernel_hash
 from .hover_names import api_hover_text, variable_hover_text
 from .results import MeasurementStore
@@ -82,7 +83,7 @@ class HoverContext:
     """Everything a hover reads besides the analysis, gathered on the event loop."""
 
     uri: str
-    settings: object
+    settings: Settings
     findings: list
     markup: types.MarkupKind
     api: tlapi.ApiIndex
