@@ -211,6 +211,12 @@ def _json(value):
     return list(value) if isinstance(value, tuple) else value
 
 
+def _brief(value, limit: int = 60) -> str:
+    """A user's value as the message quotes it: whole when short, else its start."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _reset_bad(exc: cattrs.ClassValidationError, raw: dict, cls, defaults, path: str, problems: list[str]) -> None:
     """Put each failing field of `raw` back to its default, saying why; nested objects field by field."""
     fields = attrs.fields_dict(cls)
@@ -222,7 +228,7 @@ def _reset_bad(exc: cattrs.ClassValidationError, raw: dict, cls, defaults, path:
         if isinstance(error, cattrs.ClassValidationError) and isinstance(raw.get(key), dict):
             _reset_bad(error, raw[key], field.type, default, f"{path}{key}.", problems)
             continue
-        problems.append(f"`{path}{key}`: {error}, got {raw.get(key)!r}; using {_json(default)!r}")
+        problems.append(f"`{path}{key}`: {error}, got {_brief(raw.get(key))}; using {_json(default)!r}")
         raw[key] = _json(default)
 
 

@@ -21,9 +21,15 @@ export interface MappingResult {
 
 type Checked = { value: unknown } | { problem: string };
 
+/** A user's value as a message quotes it: whole when short, else its start. */
+function brief(value: unknown, limit = 60): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length <= limit ? text : `${text.slice(0, limit - 1)}…`;
+}
+
 /** One setting against its spec: the value to send, or why it is replaced by the default. */
 function check(raw: unknown, spec: SettingSpec, key: string): Checked {
-  const bad = (what: unknown) => ({ problem: `tritonlens.${key} ${spec.hint}, got ${JSON.stringify(what)}` });
+  const bad = (what: unknown) => ({ problem: `tritonlens.${key} ${spec.hint}, got ${brief(what)}` });
   switch (spec.type) {
     case 'boolean':
       return typeof raw === 'boolean' ? { value: raw } : bad(raw);

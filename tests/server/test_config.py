@@ -230,3 +230,32 @@ async def test_unknown_gpu_is_refused_with_a_message_and_falls_back(bare_client,
     target.write_text(SIX_STAGE.read_text())
     # The H100 it falls back to fits the 6-stage kernel; `select` still applies.
     assert [d.code for d in await Doc(bare_client, target).open().diagnostics()] == []
+
+
+def test_any_json_settles_into_settings_with_one_line_per_bad_key():
+    from hypothesis import given
+    from hypothesis import settings as hsettings
+    from hypothesis import strategies as st
+    from tritonlens.server.config import DEFAULTS, Settings, parse_settings
+
+    keys = ["select", "ignore", "targetGpu", "debounceMs", "profileOnSave", "compileOnSave", "compileTarget",
+            "backend", "python", "ncu", "inlayHints", "timeoutS", "trusted", "llm"]
+    json_values = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=12),
+                               lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                           max_size=3),
+                               max_leaves=6)
+
+    @hsettings(max_examples=300, deadline=None)
+    @given(st.dictionaries(st.sampled_from(keys), json_values, max_size=6), st.sampled_from(keys))
+    def check(raw, kept):
+        raw = {**raw, "debounceMs": 321} if kept == "debounceMs" else raw
+        result, problems = parse_settings(raw)
+        assert isinstance(result, Settings)
+        assert all(len(p) < 300 for p in problems)
+        for key in set(raw) - {"llm"}:
+            assert sum(p.startswith(f"`{key}`") for p in problems) <= 1, problems
+        if kept == "debounceMs":
+            assert result.debounce_ms == 321
+        assert parse_settings({})[0] == DEFAULTS
+
+    check()
