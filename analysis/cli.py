@@ -1,6 +1,9 @@
 """`tritonlens check`, `tritonlens rules`, `tritonlens rule ID`.
 
 Exit codes (a contract other tools rely on): 0 nothing found, 1 findings, 2 usage errors.
+
+`check` runs in pre-commit hooks on a few files at a time, so its start-up counts: the rules, the
+engine and the grammar are imported only once a file that can hold a kernel is read.
 """
 
 from __future__ import annotations
@@ -9,12 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from .engine import Analyzer
 from . import gpus
 from .findings import apply_edits, fix_edits
-from .report import to_json, to_sarif, to_text
-from .rules import ALL_RULES, RULES
-from .rules.rule_docs import page
+from .source import may_hold_kernels
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", ".mypy_cache"}
 MAX_FIX_PASSES = 5
@@ -47,6 +47,10 @@ def _codes(text: str) -> list[str]:
 
 
 def _validate(codes: list[str], flag: str) -> None:
+    if not codes:
+        return
+    from .rules import RULES
+
     for c in codes:
         if not any(r.startswith(c) for r in RULES):
             raise SystemExit(f"tritonlens check: error: {flag} names unknown rule {c!r} (see `tritonlens rules`)")
@@ -76,7 +80,7 @@ def run_check(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return 2
-    analyzer = Analyzer()
+    analyzer = None
     errors: list[str] = []
     results = []
     analyzed = 0
@@ -90,6 +94,13 @@ def run_check(args: argparse.Namespace) -> int:
             errors.append(f"{path}: cannot read ({exc.strerror or exc}), skipped")
             continue
         analyzed += 1
+        if not may_hold_kernels(text):
+            results.append((str(path), []))
+            continue
+        if analyzer is None:
+            from .engine import Analyzer
+
+            analyzer = Analyzer()
         result = analyzer.analyze(text, path=str(path), select=select, ignore=ignore, target=args.gpu)
         if args.fix:
             fixed = text
@@ -114,15 +125,16 @@ def run_check(args: argparse.Namespace) -> int:
         results.append((str(path), result.findings))
     for e in errors:
         print(f"tritonlens: {e}", file=sys.stderr)
+    if args.format != "text" or any(f for _, f in results):
+        from .report import to_json, to_sarif, to_text
     if args.format == "json":
         print(to_json(results))
     elif args.format == "sarif":
         print(to_sarif(results, root=Path.cwd()))
     else:
-        out = to_text(results)
-        if out:
-            print(out)
         n = sum(len(f) for _, f in results)
+        if n:
+            print(to_text(results))
         print(f"{n} finding{'s' if n != 1 else ''} in {analyzed} file{'s' if analyzed != 1 else ''}", file=sys.stderr)
     if analyzed == 0 and errors:
         return 2
@@ -130,6 +142,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_rules(args: argparse.Namespace) -> int:
+    from .rules import ALL_RULES, RULES
+
     if args.format == "json":
         import json
 
@@ -145,6 +159,9 @@ def run_rules(args: argparse.Namespace) -> int:
 
 
 def run_rule(args: argparse.Namespace) -> int:
+    from .rules import ALL_RULES
+    from .rules.rule_docs import page
+
     code = args.code.strip().upper()
     info = ALL_RULES.get(code)
     if info is None:

@@ -43,6 +43,7 @@ def lines_named(f: Finding) -> set[int]:
     out = {f.range.start.line, f.range.end.line}
     for r in f.related:
         out.update((r.range.start.line, r.range.end.line))
+        out.update(int(m) - 1 for m in _MENTION.findall(r.message))
     if f.fix is not None:
         for e in f.fix.edits:
             out.update((e.range.start.line, e.range.end.line))
