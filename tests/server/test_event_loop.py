@@ -56,3 +56,27 @@ async def test_requests_answered_while_a_long_analysis_runs(client):
     assert not hover.done(), "the analysis finished before the other request was answered: make it longer"
     got = await asyncio.wait_for(hover, 60)
     assert "acc" in got.contents.value and "fp32" in got.contents.value
+
+
+async def test_hovers_render_off_the_event_loop(client):
+    """Kernel cards (static estimates for 8 configurations each, cold) are rendered on the analysis
+    thread: a request sent after 40 of them is answered before they all are. Rendered on the event
+    loop, each card would hold every request behind it until done."""
+    path = client.root / "cards.py"
+    path.write_text(many_kernels(40))
+    doc = Doc(client, path).open()
+    await doc.diagnostics()  # the analysis is done and cached: what remains is rendering
+    arrived: list[str] = []
+    hovers = []
+    for i in range(40):
+        pos = position_of(doc.text, f"def matmul_{i}(", doc.encoding)
+        fut = asyncio.ensure_future(doc.hover(pos.line, pos.character + len("def m")))
+        fut.add_done_callback(lambda _f: arrived.append("hover"))
+        hovers.append(fut)
+    report = asyncio.ensure_future(client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tritonlens.server.report", arguments=[doc.uri, "matmul_0"])))
+    report.add_done_callback(lambda _f: arrived.append("report"))
+    cards = await asyncio.wait_for(asyncio.gather(*hovers), 120)
+    await asyncio.wait_for(report, 20)
+    assert all("Static estimates" in c.contents.value for c in cards)
+    assert arrived.index("report") < len(arrived) - 1, "the command waited for every kernel card"
