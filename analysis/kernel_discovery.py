@@ -107,9 +107,9 @@ def module_level_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.Async
     return out
 
 
-def _own_nodes(fn: ast.AST):
-    """The nodes of `fn`'s body, not those of functions or lambdas nested in it."""
-    stack = list(ast.iter_child_nodes(fn))
+def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef):
+    """The nodes of `fn`'s body, not those of functions, lambdas or classes nested in it."""
+    stack = list(fn.body)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
@@ -124,39 +124,27 @@ def _returns_value(fn: ast.AST) -> bool:
 
 
 @dataclass
-class _Uses:
+class Uses:
+    """What the file does with its JIT functions' names; read from an ast tree here and from a
+    tree-sitter tree by `model.jit_functions`, then judged by the one `kind_of`."""
+
     launched: dict[str, int]  # name → line of its first `name[grid](...)`
     combine: dict[str, int]  # name → line of the tl.reduce / tl.associative_scan it is passed to
     called_by: dict[str, str]  # name → a JIT function that calls it
 
 
-def _uses(tree: ast.Module, jit: list[ast.FunctionDef | ast.AsyncFunctionDef], al: Aliases) -> _Uses:
-    uses = _Uses({}, {}, {})
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and isinstance(node.func.value, ast.Name):
-            uses.launched.setdefault(node.func.value.id, node.lineno)
-    for fn in jit:
-        for node in _own_nodes(fn):
-            if not isinstance(node, ast.Call):
-                continue
-            if isinstance(node.func, ast.Name):
-                uses.called_by.setdefault(node.func.id, fn.name)
-            callee = dotted(node.func)
-            method = node.func.attr if isinstance(node.func, ast.Attribute) else None
-            if al.tl_function(callee) in _COMBINING or method in _COMBINING:
-                for arg in [*node.args, *(k.value for k in node.keywords)]:
-                    if isinstance(arg, ast.Name):
-                        uses.combine.setdefault(arg.id, node.lineno)
-    return uses
+def is_combining_call(callee: str | None, method: str | None, al: Aliases) -> bool:
+    """Whether a call's function arguments are combine functions (`tl.reduce(x, 0, fn)`, `x.reduce(0, fn)`)."""
+    return al.tl_function(callee) in _COMBINING or method in _COMBINING
 
 
-def _kind(fn: ast.FunctionDef | ast.AsyncFunctionDef, uses: _Uses) -> tuple[KernelKind, str]:
-    name = fn.name
+def kind_of(name: str, returns_value: bool, uses: Uses) -> tuple[KernelKind, str]:
+    """The kind of the JIT function `name`, and why."""
     if name in uses.launched:
         return KernelKind.LAUNCHABLE, f"launched at line {uses.launched[name]}"
     if name in uses.combine:
         return KernelKind.DEVICE_HELPER, f"combine function of the reduction at line {uses.combine[name]}"
-    if _returns_value(fn):
+    if returns_value:
         return KernelKind.DEVICE_HELPER, "returns a value"
     caller = uses.called_by.get(name)
     if caller is not None and caller != name:
@@ -164,12 +152,35 @@ def _kind(fn: ast.FunctionDef | ast.AsyncFunctionDef, uses: _Uses) -> tuple[Kern
     return KernelKind.LAUNCHABLE, "not launched here, but nothing marks it as a helper"
 
 
+def _uses(tree: ast.Module, jit: list[ast.FunctionDef | ast.AsyncFunctionDef], al: Aliases) -> Uses:
+    uses = Uses({}, {}, {})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and isinstance(node.func.value, ast.Name):
+            line = uses.launched.get(node.func.value.id)
+            if line is None or node.lineno < line:
+                uses.launched[node.func.value.id] = node.lineno
+    for fn in jit:
+        for node in _own_nodes(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Name):
+                uses.called_by.setdefault(node.func.id, fn.name)
+            method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            if is_combining_call(dotted(node.func), method, al):
+                for arg in [*node.args, *(k.value for k in node.keywords if k.arg is not None)]:
+                    if isinstance(arg, ast.Name):
+                        line = uses.combine.get(arg.id)
+                        if line is None or node.lineno < line:
+                            uses.combine[arg.id] = node.lineno
+    return uses
+
+
 def discover(tree: ast.Module) -> list[JitFunction]:
     """Every module-level JIT function of `tree`, in source order, with its kind."""
     al = aliases_of(tree)
     jit = [fn for fn in module_level_functions(tree) if is_jit_function(fn, al)]
     uses = _uses(tree, jit, al)
-    return [JitFunction(fn.name, fn, *_kind(fn, uses)) for fn in jit]
+    return [JitFunction(fn.name, fn, *kind_of(fn.name, _returns_value(fn), uses)) for fn in jit]
 
 
 def discover_source(source: str) -> list[JitFunction]:

@@ -9,10 +9,12 @@ and assembles them, and keeps every name importable from here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .aliases import Aliases, collect_aliases
 from .kernel_body import build_kernel, decorator_kind, split_arguments
+from .kernel_discovery import KernelKind, Uses, is_combining_call, kind_of
 from .kernel_types import (
     ATOMICS,
     MAX_CONFIGS,
@@ -28,7 +30,7 @@ from .kernel_types import (
     TlCall,
 )
 from .launches import find_launches, resolve_configs, wrapper_scope
-from .source import Source
+from .source import Source, captures, dotted_name
 
 # Older spellings that other modules import.
 _collect_aliases = collect_aliases
@@ -37,7 +39,7 @@ _wrapper_scope = wrapper_scope
 __all__ = [
     "ATOMICS", "MAX_CONFIGS", "REDUCTIONS", "Aliases", "Assignment", "AutotuneConfig", "Config", "Kernel",
     "Launch", "Loop", "Module", "Param", "TlCall", "build_kernels", "build_module", "collect_aliases",
-    "find_launches", "is_kernel_definition", "module_level_statements", "resolve_configs", "split_arguments",
+    "find_launches", "is_kernel_definition", "jit_functions", "JitDefinition", "module_level_statements", "resolve_configs", "split_arguments",
     "top_level_definitions", "wrapper_scope",
 ]
 
@@ -81,6 +83,69 @@ def is_kernel_definition(decorators, src: Source, al: Aliases) -> bool:
     """Whether one of the decorators is `triton.jit` under the file's aliases (kernel_discovery
     asks the same of an `ast` tree)."""
     return any(decorator_kind(d, src, al)[0] == "jit" for d in decorators)
+
+
+@dataclass(frozen=True)
+class JitDefinition:
+    """A JIT function as the tree-sitter discovery sees it; `kernel_discovery.JitFunction` is
+    the same for an ast tree, and both are judged by `kernel_discovery.kind_of`."""
+
+    name: str
+    line: int  # 1-based line of the `def`
+    kind: KernelKind
+    reason: str
+
+    @property
+    def launchable(self) -> bool:
+        return self.kind is KernelKind.LAUNCHABLE
+
+
+_NESTED = "[(function_definition) (class_definition) (lambda)] @d"
+
+
+def jit_functions(src: Source, al: Aliases | None = None) -> list[JitDefinition]:
+    """Every module-level JIT function of `src`, in source order, with its kind (launchable
+    kernel or device helper) and the reason for it."""
+    al = al or collect_aliases(src)
+    defs = []
+    for _outer, fn, decorators in top_level_definitions(src):
+        name_node = fn.child_by_field_name("name")
+        if name_node is not None and is_kernel_definition(decorators, src, al):
+            defs.append((src.text_of(name_node), fn))
+    uses = Uses({}, {}, {})
+    for launch in find_launches(src, {name for name, _ in defs}):
+        if launch.kernel not in uses.launched or launch.line < uses.launched[launch.kernel]:
+            uses.launched[launch.kernel] = launch.line
+    returns: dict[str, bool] = {}
+    for name, fn in defs:
+        body = fn.child_by_field_name("body")
+        if body is None:
+            returns[name] = False
+            continue
+        nested = [(d.start_byte, d.end_byte) for d in captures(body, _NESTED, "d")]
+
+        def own(n) -> bool:
+            return not any(a <= n.start_byte < b for a, b in nested)
+
+        returns[name] = any(own(r) and any(c.type != "none" for c in r.named_children)
+                            for r in captures(body, "(return_statement) @r", "r"))
+        for call in captures(body, "(call) @c", "c"):
+            f = call.child_by_field_name("function")
+            if f is None or not own(call):
+                continue
+            if f.type == "identifier":
+                uses.called_by.setdefault(src.text_of(f), name)
+            method = src.text_of(f.child_by_field_name("attribute")) if f.type == "attribute" else None
+            if not is_combining_call(dotted_name(f, src), method, al):
+                continue
+            args = call.child_by_field_name("arguments")
+            for a in (args.named_children if args is not None else []):
+                value = a.child_by_field_name("value") if a.type == "keyword_argument" else a
+                if value is not None and value.type == "identifier":
+                    arg, line = src.text_of(value), call.start_point[0] + 1
+                    if arg not in uses.combine or line < uses.combine[arg]:
+                        uses.combine[arg] = line
+    return [JitDefinition(name, fn.start_point[0] + 1, *kind_of(name, returns[name], uses)) for name, fn in defs]
 
 
 def build_module(src: Source, only: set[str] | None = None, launch_roots: dict[str, list] | None = None) -> Module:

@@ -8,7 +8,8 @@ $TRITONLENS_CORPUS):
 - ast, before: the rewriter's and the profiler's old rule (any top-level function with a decorator
   whose last dotted part is `jit`: also `cute.jit`, `gluon.jit`, `tilelang.jit`);
 - ast, now: analysis.kernel_discovery, with its launchable / device-helper split.
-Agreement compares (file, name, line) between tree-sitter now and ast now.
+Agreement compares (file, name, line, kind, reason) between tree-sitter now (model.jit_functions)
+and ast now (kernel_discovery.discover).
 
 Run: python bench/kernel_discovery.py → prints a table, writes bench/results/kernel_discovery.json
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from tritonlens.analysis.aliases import collect_aliases
 from tritonlens.analysis.kernel_discovery import discover, dotted
-from tritonlens.analysis.model import is_kernel_definition, top_level_definitions
+from tritonlens.analysis.model import is_kernel_definition, jit_functions, top_level_definitions
 from tritonlens.analysis.source import Source
 
 CORPUS = Path(os.environ.get("TRITONLENS_CORPUS", Path.home() / ".cache" / "tritonlens-corpus" / "src"))
@@ -71,9 +72,9 @@ def main() -> int:
             continue
         counts["files"] += 1
         before_ts = tree_sitter_kernels(text, nested=False)
-        now_ts = tree_sitter_kernels(text, nested=True)
+        now_ts = {(j.name, j.line, j.kind.value, j.reason) for j in jit_functions(Source(text))}
         found = discover(tree)
-        now_ast = {(j.name, j.line) for j in found}
+        now_ast = {(j.name, j.line, j.kind.value, j.reason) for j in found}
         counts["tree-sitter before"] += len(before_ts)
         counts["tree-sitter now"] += len(now_ts)
         counts["ast before (old rewriter/profiler rule)"] += len(old_ast_kernels(tree))
@@ -81,9 +82,9 @@ def main() -> int:
         counts["ast now: launchable"] += sum(j.launchable for j in found)
         counts["ast now: device helper"] += sum(not j.launchable for j in found)
         counts["agree"] += len(now_ts & now_ast)
-        for name, line in sorted(now_ts ^ now_ast):
-            disagree.append(f"{path.relative_to(CORPUS)}:{line} {name}")
-        for name, line in sorted(now_ts - before_ts)[:1]:
+        for name, line, kind, reason in sorted(now_ts ^ now_ast):
+            disagree.append(f"{path.relative_to(CORPUS)}:{line} {name} {kind} ({reason})")
+        for name, line in sorted({(n, ln) for n, ln, _, _ in now_ts} - before_ts)[:1]:
             if len(examples_nested) < 5:
                 examples_nested.append(f"{path.relative_to(CORPUS)}:{line} {name}")
     union = counts["tree-sitter now"] + counts["ast now"] - counts["agree"]

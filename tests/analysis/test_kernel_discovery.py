@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from tritonlens.analysis.kernel_discovery import KernelKind, discover
-from tritonlens.analysis.model import build_module
+from tritonlens.analysis.model import build_module, jit_functions
 from tritonlens.analysis.source import Source
 from tritonlens.profiling.api import find_kernels
 from tritonlens.rewrite.edits import kernel_named, kernels
@@ -179,8 +179,10 @@ def test_kinds(case: str):
 def test_ast_and_tree_sitter_agree(case: str):
     text = _src(case)
     module = build_module(Source(text))
-    tree_sitter = {(k.name, k.node.start_point[0] + 1) for k in module.kernels}
-    assert {(k.name, k.line) for k in discover(ast.parse(text))} == tree_sitter
+    modelled = {(k.name, k.node.start_point[0] + 1) for k in module.kernels}
+    by_ast = [(k.name, k.line, k.kind, k.reason) for k in discover(ast.parse(text))]
+    assert {(name, line) for name, line, _, _ in by_ast} == modelled
+    assert [(k.name, k.line, k.kind, k.reason) for k in jit_functions(Source(text))] == by_ast
 
 
 def test_reasons_name_the_evidence():
