@@ -7,17 +7,17 @@ import logging
 from lsprotocol import types
 from tritonlens.analysis.findings import Range
 
-from . import results
+from . import kernel_results
 from .analyzed import analyzed, module_of
 from .command_ids import OPTIMIZE, PROFILE, REPORT, SHOW_IR
 from .diagnostics import kernel_hash
-from .results import MeasurementStore
+from .kernel_results import KernelResultStore
 
 log = logging.getLogger(__name__)
 
 
 
-def lenses_for(uri: str, snap, module, measurements: MeasurementStore) -> list[types.CodeLens]:
+def lenses_for(uri: str, snap, module, measurements: KernelResultStore) -> list[types.CodeLens]:
     """Hashes each kernel's source: on the analysis thread only."""
     out = []
     for k in module.kernels:
@@ -31,7 +31,7 @@ def lenses_for(uri: str, snap, module, measurements: MeasurementStore) -> list[t
         out.append(types.CodeLens(range=rng, command=types.Command(title="Show IR", command=SHOW_IR, arguments=ir_args)))
         m = measurements.latest(uri, k.name)
         if m is not None:
-            title = results.summary(m)
+            title = kernel_results.summary(m)
             if m.kernel_hash != kernel_hash(k.text):
                 title += " (before last edit)"
             out.append(types.CodeLens(range=rng, command=types.Command(title=title, command=REPORT, arguments=args)))

@@ -11,7 +11,7 @@ import logging
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from . import profiling_bridge, show_ir
+from . import show_ir, worker_jobs
 from .command_ids import OPTIMIZE, PROFILE, REPORT, SHOW_IR
 from .engines import EngineUnavailable
 from .progress import Cancelled
@@ -39,7 +39,7 @@ def register(ls) -> None:
     async def profile(*args):
         uri, kernel = _uri_kernel(PROFILE, args)
         try:
-            return await profiling_bridge.profile(ls, uri, kernel)
+            return await worker_jobs.profile(ls, uri, kernel)
         except EngineUnavailable as exc:
             return unavailable(ls, exc)
         except Cancelled as exc:
@@ -49,7 +49,7 @@ def register(ls) -> None:
     async def optimize(*args):
         uri, kernel = _uri_kernel(OPTIMIZE, args)
         try:
-            return await profiling_bridge.optimize(ls, uri, kernel)
+            return await worker_jobs.optimize(ls, uri, kernel)
         except EngineUnavailable as exc:
             return unavailable(ls, exc)
         except Cancelled as exc:

@@ -1,6 +1,6 @@
 """Compile on save: TL101–TL106 from a cross-compile of the saved file.
 
-The cross-compile runs in the compile engine's worker process (tritonlens.profiling.compile_api),
+The cross-compile runs in the compile engine's worker process (tritonlens.profiling.compile_job),
 called from a thread so typing never waits: per document it is debounced, and a save of new text
 cancels the compile still running for older text (the engine kills its worker). Its findings are
 kept apart from the static ones (DocumentState.extra["compile"]), each anchored to the source of
@@ -19,11 +19,12 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from . import engines
 from .analyzed import module_of
 from .compile_facts import Compiled, CompileFacts
 from .diagnostics import AnchoredFinding, kernel_hash
 from .documents import may_hold_kernels, snapshot_of
-from .engines import COMPILE, EngineUnavailable, load
+from .engines import EngineUnavailable
 from .feature import LanguageFeature
 from .progress import Cancelled, Progress
 
@@ -68,7 +69,7 @@ class CompileOnSave(LanguageFeature):
         if not _publishes(settings):
             return
         try:
-            api = load(COMPILE, "Compiling")
+            api = engines.compiling("Compiling")
         except EngineUnavailable as exc:
             log.info("%s", exc)
             return
@@ -118,7 +119,7 @@ class CompileOnSave(LanguageFeature):
             run.cancel.set()
         self.running.clear()
         try:
-            api = load(COMPILE, "Compiling")
+            api = engines.compiling("Compiling")
         except EngineUnavailable:
             return
         # Stopping a worker waits for its current job, which the cancels above end within a poll;
@@ -206,7 +207,7 @@ class CompileOnSave(LanguageFeature):
     async def _compile(self, uri, snap, module, settings, cancel: threading.Event, seq: int) -> Compiled | None:
         ls = self.ls
         try:
-            api = load(COMPILE, "Compiling")
+            api = engines.compiling("Compiling")
         except EngineUnavailable as exc:
             self._tell_once(("engine",), str(exc), quiet=True)
             return None

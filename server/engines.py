@@ -1,30 +1,46 @@
-"""Where the server finds the profiling, rewrite and compile engines.
+"""The profiling, rewrite and compile engines, as the server reaches them.
 
-They are separate parts of tritonlens and may be missing from an installation (or not written
-yet); the server then answers with a clear message instead of a result it did not measure.
+Each is imported on first use, not when the server starts: they pull in the worker client, ssh and
+Ray support, and an installation may lack their optional dependencies. A missing one becomes an
+`EngineUnavailable` with a clear message instead of a result nobody measured.
 """
 
 from __future__ import annotations
-
-import importlib
-import importlib.util
-
-PROFILING = "tritonlens.profiling.api"
-REWRITE = "tritonlens.rewrite.api"
-COMPILE = "tritonlens.profiling.compile_api"
 
 
 class EngineUnavailable(Exception):
     pass
 
 
-def load(module_name: str, what: str):
+def _missing(what: str, exc: ImportError) -> EngineUnavailable:
+    name = getattr(exc, "name", None)
+    if name:
+        return EngineUnavailable(f"{what} is not available in this installation ({name} is missing)")
+    return EngineUnavailable(f"{what} cannot start: {exc}")
+
+
+def profiling(what: str = "Profiling"):
+    """tritonlens.profiling.api: profile_file, ProfileError."""
     try:
-        if importlib.util.find_spec(module_name) is None:
-            raise EngineUnavailable(f"{what} is not available in this installation ({module_name} is missing)")
-    except ModuleNotFoundError as exc:
-        raise EngineUnavailable(f"{what} is not available in this installation ({exc.name} is missing)") from exc
-    try:
-        return importlib.import_module(module_name)
+        from tritonlens.profiling import api
     except ImportError as exc:
-        raise EngineUnavailable(f"{what} cannot start: {exc}") from exc
+        raise _missing(what, exc) from exc
+    return api
+
+
+def rewrite(what: str = "Optimization"):
+    """tritonlens.rewrite.api: optimize_file, OptimizeError."""
+    try:
+        from tritonlens.rewrite import api
+    except ImportError as exc:
+        raise _missing(what, exc) from exc
+    return api
+
+
+def compiling(what: str = "Compiling"):
+    """tritonlens.profiling.compile_job: compile_file, show_ir, warm_up, shutdown, CompileError."""
+    try:
+        from tritonlens.profiling import compile_job
+    except ImportError as exc:
+        raise _missing(what, exc) from exc
+    return compile_job

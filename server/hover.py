@@ -12,13 +12,13 @@ from tritonlens.analysis import tlapi
 from tritonlens.analysis.findings import Position, Range
 from tritonlens.analysis.values import fmt
 
-from . import estimates_view, markup, results
+from . import estimates_view, kernel_results, markup
 from .analyzed import analyzed, module_of
 from .compile_facts import CompileFacts
 from .config import Settings
 from .diagnostics import findings_for, kernel_hash
 from .hover_names import api_hover_text, variable_hover_text
-from .results import MeasurementStore
+from .kernel_results import KernelResultStore
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ class HoverContext:
     markup: types.MarkupKind
     api: tlapi.ApiIndex
     facts: CompileFacts
-    measurements: MeasurementStore
+    measurements: KernelResultStore
 
 
 def kernel_card(ctx: HoverContext, module, k) -> str:
@@ -107,7 +107,7 @@ def kernel_card(ctx: HoverContext, module, k) -> str:
         parts.append(compiled)
     m = ctx.measurements.latest(ctx.uri, k.name)
     if m is not None:
-        parts.append(results.hover_markdown(m, stale=m.kernel_hash != kernel_hash(k.text)))
+        parts.append(kernel_results.hover_markdown(m, stale=m.kernel_hash != kernel_hash(k.text)))
     opt = ctx.measurements.optimized(ctx.uri, k.name)
     if opt is not None:
         parts.append(_optimize_section(opt.report))

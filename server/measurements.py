@@ -1,5 +1,5 @@
 """Measurements as a feature: the latest profile and verified rewrites of each kernel (a
-results.MeasurementStore), which lenses, hovers and quick fixes read.
+kernel_results.KernelResultStore), which lenses, hovers and quick fixes read.
 
 They are keyed by document and kernel and checked against the kernel's source hash when shown,
 so they outlive a close and reopen of the file; the session's end drops them.
@@ -8,7 +8,7 @@ so they outlive a close and reopen of the file; the session's end drops them.
 from __future__ import annotations
 
 from .feature import LanguageFeature
-from .results import MeasurementStore
+from .kernel_results import KernelResultStore
 
 
 class Measurements(LanguageFeature):
@@ -16,7 +16,7 @@ class Measurements(LanguageFeature):
 
     def __init__(self, ls):
         super().__init__(ls)
-        self.store = MeasurementStore()
+        self.store = KernelResultStore()
 
     def shutdown(self) -> None:
-        self.store = MeasurementStore()
+        self.store = KernelResultStore()

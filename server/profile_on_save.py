@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from . import profiling_bridge
+from . import worker_jobs
 from .analyzed import analyzed, module_of
 from .diagnostics import kernel_hash
 from .engines import EngineUnavailable
@@ -74,7 +74,7 @@ class ProfileOnSave(LanguageFeature):
         try:
             # One changed kernel: profile just it. Several: the whole file, where the engine's cache
             # skips the timing of every launch whose kernel source did not change.
-            await profiling_bridge.profile(self.ls, uri, kernels[0] if len(kernels) == 1 else None,
+            await worker_jobs.profile(self.ls, uri, kernels[0] if len(kernels) == 1 else None,
                                            title=f"tritonlens: profiling {', '.join(kernels)} on save")
         except EngineUnavailable as exc:
             log.warning("profile on save: %s", exc)

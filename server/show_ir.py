@@ -11,9 +11,10 @@ import attrs
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from . import engines
 from .analyzed import analyzed, module_of
 from .documents import snapshot_of
-from .engines import COMPILE, EngineUnavailable, load
+from .engines import EngineUnavailable
 
 SHOW_IR_REQUEST = "tritonlens/showIr"
 IR_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
@@ -34,7 +35,7 @@ async def show_ir(ls, uri: str, kernel: str | None, stage: str | None, source_li
     stage = stage or "ptx"
     if stage not in IR_STAGES:
         raise EngineUnavailable(f"unknown IR stage {stage!r}; choose from {', '.join(IR_STAGES)}")
-    api = load(COMPILE, "Compiled IR")
+    api = engines.compiling("Compiled IR")
     snap = snapshot_of(ls, uri)
     path = snap.path if snap is not None else to_fs_path(uri)
     if not path or not Path(path).is_file():

@@ -116,10 +116,10 @@ def test_show_ir_marks_the_lines_of_a_source_line():
     sass = show_ir(MM, "matmul_kernel", "sass", load_line, configs=configs)
     marked = [sass["text"].splitlines()[i] for i in sass["marked_lines"]]
     assert any("LDGSTS" in ln for ln in marked)  # cp.async in SASS
-    # The server loads the engine as compile_api and passes `line=`.
-    from tritonlens.profiling import compile_api
+    # The server passes `line=`.
+    from tritonlens.profiling import compile_job
 
-    ttgir = compile_api.show_ir(MM, "matmul_kernel", stage="ttgir", line=dot_line, configs=configs)
+    ttgir = compile_job.show_ir(MM, "matmul_kernel", stage="ttgir", line=dot_line, configs=configs)
     assert any("warp_group_dot" in ttgir["text"].splitlines()[i] for i in ttgir["marked_lines"])
 
 

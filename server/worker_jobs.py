@@ -1,4 +1,4 @@
-"""Runs the profiling / rewrite / compile engines for the server and files their results.
+"""The server's profile and optimize commands: run the engine's worker jobs, file their results.
 
 The engines are blocking (they drive a worker process); they run on a thread, get a
 `threading.Event` to stop on, and the server never executes user code itself.
@@ -7,7 +7,6 @@ The engines are blocking (they drive a worker process); they run on a thread, ge
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import threading
 from pathlib import Path
@@ -15,21 +14,22 @@ from pathlib import Path
 from pygls.uris import to_fs_path
 from tritonlens.analysis.findings import Finding, Severity
 
-from . import code_lens, results
+from . import code_lens, engines, kernel_results
 from .diagnostics import AnchoredFinding, kernel_hash
 from .documents import snapshot_of
-from .engines import PROFILING, REWRITE, EngineUnavailable, load
+from .engines import EngineUnavailable
 from .progress import Cancelled, Progress
 
 log = logging.getLogger(__name__)
 
 
-def _call(fn, *args, **kwargs):
-    """Call an engine function with the keyword arguments it accepts (engines grow options)."""
-    params = inspect.signature(fn).parameters
-    if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
-        kwargs = {k: v for k, v in kwargs.items() if k in params}
-    return fn(*args, **kwargs)
+async def call_engine(fn, /, *args, **kwargs):
+    """Run a blocking engine function on a thread with exactly the options given.
+
+    An option the engine does not take is an error (TypeError), never silently left out: a
+    setting the user changed must either reach the engine or fail loudly.
+    """
+    return await asyncio.to_thread(fn, *args, **kwargs)
 
 
 def _path_of(uri: str) -> str:
@@ -77,7 +77,7 @@ async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None)
     """
     settings = ls.settings.for_uri(uri)
     _require_trusted(settings, "Profiling")
-    api = load(PROFILING, "Profiling")
+    api = engines.profiling()
     path = _path_of(uri)
     _unsaved_warning(ls, uri, path)
     loop = asyncio.get_running_loop()
@@ -89,12 +89,12 @@ async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None)
             loop.call_soon_threadsafe(p.report, message, percent)
 
         try:
-            report = await p.run(asyncio.to_thread(
-                _call, api.profile_file, path, kernel=kernel, backend=settings.backend,
+            report = await p.run(call_engine(
+                api.profile_file, path, kernel=kernel, backend=settings.backend,
                 python=settings.python or None, ncu=settings.ncu, progress=progress, cancel=cancel,
                 timeout=settings.timeout_s,
             ))
-        except getattr(api, "ProfileError", ()) as exc:
+        except api.ProfileError as exc:
             raise EngineUnavailable(f"cannot profile: {exc}") from exc
         finally:
             cancel.set()  # the worker stops if the await ended early for any reason
@@ -117,13 +117,13 @@ async def record_profile(ls, uri: str, report: dict) -> None:
         k = module.kernel(name) if module is not None and name else None
         if k is None:
             continue
-        m = results.Measurement(
+        m = kernel_results.Measurement(
             kernel=name, kernel_hash=kernel_hash(k.text), kernel_line=k.range.start.line, entry=entry,
             mode=mode, device=report.get("device") or {}, backend=report.get("backend", "local"),
         )
         ls.measurements.record(uri, m)
         anchored = [a for a in anchored if a.kernel != name]
-        msg = results.diagnostic_message(m)
+        msg = kernel_results.diagnostic_message(m)
         if msg:
             f = Finding(code="profile", severity=Severity.INFO, message=msg, range=k.name_range, kernel=name,
                         data={"measured": True})
@@ -139,7 +139,7 @@ def _report_markdown(ls, uri: str, report: dict) -> str:
     for entry in report.get("kernels") or []:
         m = ls.measurements.latest(uri, entry.get("name", ""))
         if m is not None:
-            lines.append(f"## {m.kernel}\n\n" + results.hover_markdown(m, stale=False))
+            lines.append(f"## {m.kernel}\n\n" + kernel_results.hover_markdown(m, stale=False))
     return "\n\n".join(lines)
 
 
@@ -151,7 +151,7 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
     """
     settings = ls.settings.for_uri(uri)
     _require_trusted(settings, "Optimization")
-    api = load(REWRITE, "Optimization")
+    api = engines.rewrite()
     path = _path_of(uri)
     snap = snapshot_of(ls, uri)
     text = snap.text if snap is not None else Path(path).read_text(encoding="utf-8")
@@ -170,12 +170,12 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
             loop.call_soon_threadsafe(p.report, message, pct)
 
         try:
-            report = await p.run(asyncio.to_thread(
-                _call, api.optimize_file, path, text=text, kernel=kernel, proposers=proposers, llm=llm,
+            report = await p.run(call_engine(
+                api.optimize_file, path, text=text, kernel=kernel, proposers=proposers, llm=llm,
                 backend=settings.backend, python=settings.python or None, progress=progress, cancel=cancel,
                 timeout=settings.timeout_s,
             ))
-        except getattr(api, "OptimizeError", ()) as exc:  # bad input: a clear answer, not an internal error
+        except api.OptimizeError as exc:  # bad input: a clear answer, not an internal error
             raise EngineUnavailable(f"cannot optimize: {exc}") from exc
         finally:
             cancel.set()
@@ -186,7 +186,7 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
     for name in names:
         k = module.kernel(name) if module is not None else None
         if k is not None:
-            ls.measurements.record_optimize(uri, results.OptimizeOutcome(name, kernel_hash(k.text), report, text))
+            ls.measurements.record_optimize(uri, kernel_results.OptimizeOutcome(name, kernel_hash(k.text), report, text))
     ls.measurements.last_report[uri] = {"markdown": _optimize_markdown(report), "json": report}
     code_lens.refresh(ls)
     return {"ok": True, "report": report}

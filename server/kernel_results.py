@@ -41,7 +41,7 @@ class OptimizeOutcome:
                 if c.get("accepted") and c.get("source") and (c.get("kernel") in (None, self.kernel))]
 
 
-class MeasurementStore:
+class KernelResultStore:
     def __init__(self):
         self._profiles: dict[tuple[str, str], Measurement] = {}
         self._optimized: dict[tuple[str, str], OptimizeOutcome] = {}
