@@ -58,7 +58,7 @@ def _real_world() -> list[Path]:
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
         return []
-    base = Path(list(spec.submodule_search_locations)[0])
+    base = Path(next(iter(spec.submodule_search_locations)))
     return [base / p for p in REAL_WORLD if (base / p).is_file()]
 
 

@@ -3,7 +3,8 @@ wrapper's assignments, the configuration's values, runtime sizes the caller give
 
 from __future__ import annotations
 
-from ..model import Config, Kernel, Launch, Module, _wrapper_scope
+from ..launches import wrapper_scope
+from ..model import Config, Kernel, Launch, Module
 from ..source import dotted_name, walk
 from ..values import UNKNOWN, Scope, Value, cdiv, evaluate, next_power_of_2
 from .pointers import unwrap
@@ -16,7 +17,7 @@ def grid_programs(kernel: Kernel, module: Module | None, config: Config | None,
         return None
     launch = config.launch
     src = module.src
-    wscope = _wrapper_scope(module, launch)
+    wscope = wrapper_scope(module, launch)
     bound: dict[str, int] = {}
     # Runtime values given by the caller reach the wrapper through the names passed at the launch.
     given = {k: v.value for k, v in config.scalars.items() if v.known and isinstance(v.value, int)}

@@ -363,9 +363,10 @@ def launch_args(ctx, name: str):
         return out
     for launch in ctx.kernel.launches:
         node = launch.kwargs.get(name)
-        if node is None and p.index < len(launch.args):
-            if not any(a.type in ("list_splat", "dictionary_splat") for a in launch.args[:p.index + 1]):
-                node = launch.args[p.index]
+        positional = launch.args[:p.index + 1]
+        if node is None and len(positional) > p.index and not any(
+                a.type in ("list_splat", "dictionary_splat") for a in positional):
+            node = launch.args[p.index]
         if node is not None:
             out.append((launch, node))
     return out

@@ -30,6 +30,7 @@ class KernelShapes:
         self.module, self.kernel = module, kernel
         self._arg_dtypes, self._jit = arg_dtypes, jit
         self._runs: dict = {}  # constexpr values → RunResult
+        self._by_config: dict = {}  # id(config) → (config, its labelled RunResult)
         self.per_config: list[RunResult] = [self.run_for(c) for c in kernel.configs]
 
     @property
@@ -41,6 +42,16 @@ class KernelShapes:
 
     def run_for(self, config: Config | None) -> RunResult:
         """The run of `config` (None: symbolic), labelled with it."""
+        held = self._by_config.get(id(config))
+        if held is not None and held[0] is config:
+            return held[1]
+        run = self._run_for(config)
+        if len(self._by_config) > 64:  # estimates with given runtime sizes make a Config per call
+            self._by_config.clear()
+        self._by_config[id(config)] = (config, run)
+        return run
+
+    def _run_for(self, config: Config | None) -> RunResult:
         consts = _consts_for(self.kernel, config)
         key = tuple(sorted((n, repr(v)) for n, v in consts.items()))
         run = self._runs.get(key)
