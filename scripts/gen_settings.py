@@ -23,6 +23,7 @@ from tritonlens.server.config import (
     SECTION,
     LlmSettings,
     Settings,
+    as_json,
     expectation,
     key_of,
     meta_of,
@@ -47,14 +48,10 @@ def flat_fields(cls=Settings, defaults=DEFAULTS, prefix: str = ""):
             yield key, f, default
 
 
-def _json(value):
-    return list(value) if isinstance(value, tuple) else value
-
-
 def vscode_property(field: attrs.Attribute, default) -> dict:
     meta = meta_of(field)
     schema = meta.schema
-    prop = {"type": schema["type"], "default": _json(default)}
+    prop = {"type": schema["type"], "default": as_json(default)}
     if meta.scope:
         prop["scope"] = meta.scope
     prop.update({k: schema[k] for k in _SCHEMA_KEYS if k in schema})
@@ -90,7 +87,7 @@ def updated_package(package: dict) -> dict:
 
 def _ts(value) -> str:
     """A TypeScript literal, strings single-quoted as the client's sources write them."""
-    value = _json(value)
+    value = as_json(value)
     if isinstance(value, str):
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     if isinstance(value, list):

@@ -204,10 +204,10 @@ def _known_keys(cls) -> list[str]:
     return [key_of(f) for f in attrs.fields(cls)]
 
 
-def _json(value):
+def as_json(value):
     """A settings value in its JSON form: objects with camelCase keys, lists for tuples."""
     if attrs.has(type(value)):
-        return {key_of(f): _json(getattr(value, f.name)) for f in attrs.fields(type(value))}
+        return {key_of(f): as_json(getattr(value, f.name)) for f in attrs.fields(type(value))}
     return list(value) if isinstance(value, tuple) else value
 
 
@@ -228,8 +228,8 @@ def _reset_bad(exc: cattrs.ClassValidationError, raw: dict, cls, defaults, path:
         if isinstance(error, cattrs.ClassValidationError) and isinstance(raw.get(key), dict):
             _reset_bad(error, raw[key], field.type, default, f"{path}{key}.", problems)
             continue
-        problems.append(f"`{path}{key}`: {error}, got {_brief(raw.get(key))}; using {_json(default)!r}")
-        raw[key] = _json(default)
+        problems.append(f"`{path}{key}`: {error}, got {_brief(raw.get(key))}; using {as_json(default)!r}")
+        raw[key] = as_json(default)
 
 
 def parse_settings(raw: Any, base: Settings = DEFAULTS) -> tuple[Settings, list[str]]:
@@ -245,7 +245,7 @@ def parse_settings(raw: Any, base: Settings = DEFAULTS) -> tuple[Settings, list[
         raw = raw[SECTION]
     if not isinstance(raw, dict):
         return DEFAULTS, [f"settings must be an object, got {type(raw).__name__}"]
-    merged = _json(base)
+    merged = as_json(base)
     for key, value in raw.items():
         if key == "llm" and isinstance(value, dict):
             merged["llm"] = {**merged["llm"], **value}
