@@ -23,6 +23,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from tritonlens.analysis import gpus
+
 from .candidate import Candidate
 from .context import ProposalContext
 from .edits import (
@@ -39,7 +41,6 @@ from .edits import (
     tl_calls,
 )
 
-SMEM_BUDGET = {"H100": 227 * 1024, "H200": 227 * 1024, "A100": 163 * 1024, "default": 99 * 1024}
 MAX_VARIANTS = 16
 TOP_K = 4
 
@@ -63,11 +64,15 @@ class Plan:
 
 
 def _smem_budget(device: dict) -> int:
-    name = (device or {}).get("name") or ""
-    for key, value in SMEM_BUDGET.items():
-        if key in name:
-            return value
-    return SMEM_BUDGET["H100"] if (device or {}).get("mode") != "gpu" else SMEM_BUDGET["default"]
+    """Shared memory per block on the device: its entry in the GPU table, the default GPU's when
+    no GPU is there, and the smallest architecture's for a GPU the table does not know."""
+    name = ((device or {}).get("name") or "").upper()
+    for gpu in gpus.GPUS.values():
+        if gpu.name in name:
+            return gpu.smem_per_block
+    if (device or {}).get("mode") != "gpu":
+        return gpus.get(None).smem_per_block
+    return min(a.smem_per_block for a in gpus.ARCHS.values())
 
 
 def _role(name: str) -> str:

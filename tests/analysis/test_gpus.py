@@ -147,3 +147,13 @@ def test_worker_reads_the_capability_from_the_target_name():
     assert job_compile.make_target("sm_90a").arch == 90
     with pytest.raises(job_compile.JobError, match="unknown target 'V100'"):
         job_compile.make_target("V100")
+
+
+def test_config_search_budgets_shared_memory_from_the_table():
+    from tritonlens.rewrite.propose_config import _smem_budget
+
+    assert _smem_budget({"name": "NVIDIA B200", "mode": "gpu"}) == 227 * KB
+    assert _smem_budget({"name": "NVIDIA L40S", "mode": "gpu"}) == 99 * KB
+    assert _smem_budget({"name": "NVIDIA A100-SXM4-80GB", "mode": "gpu"}) == 163 * KB
+    assert _smem_budget({"name": "Tesla V100", "mode": "gpu"}) == 99 * KB  # unknown: the smallest
+    assert _smem_budget({"mode": "interpreter"}) == 227 * KB  # no GPU: the default H100
