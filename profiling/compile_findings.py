@@ -172,7 +172,7 @@ def dot_reason(d: dict, cfg: dict, target: str) -> str | None:
         return "fp64 operands"
     if d.get("m") is not None and (d["m"] < 16 or (d.get("n") or 16) < 16 or (d.get("k") or 16) < 16):
         return f"a {d['m']}×{d['n']}×{d['k']} tile is below the 16×16×16 tensor-core minimum"
-    if target == "sm_90":
+    if target in TARGET_LIMITS and limits_for(target).tensor_core_path == "wgmma":
         if (cfg.get("num_warps") or 4) < 4:
             return f"wgmma needs a warpgroup of 4 warps; num_warps={cfg.get('num_warps')}"
         if d.get("m") is not None and d["m"] < 64:
