@@ -11,6 +11,7 @@ positions, is rebuilt on the current tree, which costs a small part of checking 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
@@ -50,6 +51,15 @@ class _Entry:
     errors: list[str]
     spans: list[tuple[int, int, int]]  # (start byte, first line, last line) of each region it was built on
     movable: bool  # every line a finding names lies in a region, so the findings can follow them
+    # Where it was before its last move: a line typed and deleted again (or an undo) puts it back
+    # there, and that placement's model and findings serve again without a rebuild.
+    previous: _Entry | None = None
+
+    def lines(self) -> list[int]:
+        return [first for _, first, _ in self.spans]
+
+    def alone(self) -> _Entry:
+        return dataclasses.replace(self, previous=None)
 
 
 def _select(select, ignore) -> list[str]:
@@ -152,13 +162,19 @@ class Analyzer:
         check, remodel = [], []
         for name in lay.kernels:
             hit = hits.get(name)
+            lines = [first for _, first, _ in plan[name][1]]
             if hit is None:
                 check.append(name)
-            elif [s[1] for s in hit.spans] != [s[1] for s in plan[name][1]]:
+            elif hit.lines() != lines:
                 # On other lines now: its model's positions are stale. A kernel whose lines did not
                 # move keeps its model, whose lines and columns are current; byte offsets in it are
                 # those of `kernel.src`, the text it was built from, as for any cached model.
-                (remodel if hit.movable else check).append(name)
+                if hit.previous is not None and hit.previous.lines() == lines:
+                    hits[name] = dataclasses.replace(hit.previous, previous=hit.alone())
+                    with self._lock:
+                        self._cache[plan[name][0]] = hits[name]
+                else:
+                    (remodel if hit.movable else check).append(name)
 
         module = Module(src=src, aliases=lay.aliases, kernels=[], functions=lay.functions, constants=lay.constants)
         module._tritonlens_jit_functions = lay.jit
@@ -203,7 +219,7 @@ class Analyzer:
         if any(d for _, _, d in deltas):
             line = spans_map(deltas)
             findings = [moved(f, line) for f in findings]
-        return _Entry(kernel, findings, entry.errors, spans, entry.movable)
+        return _Entry(kernel, findings, entry.errors, spans, entry.movable, entry.alone())
 
     def _store(self, doc: str | None, name: str, key: str, entry: _Entry) -> None:
         with self._lock:

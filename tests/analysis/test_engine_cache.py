@@ -302,3 +302,17 @@ def test_kernels_defined_in_module_level_branches_are_checked_and_moved():
     res = az.analyze(edited, doc_id="b")
     assert res.reanalyzed == []
     _matches_cold(res, edited)
+
+
+def test_a_line_typed_and_deleted_again_serves_the_earlier_placement():
+    az = Analyzer()
+    az.analyze(MOVABLE, doc_id="u")
+    edited = _insert(MOVABLE, "@triton.jit\ndef add_kernel", "\n")
+    moved = az.analyze(edited, doc_id="u")
+    assert sorted(moved.remodeled) == ["acc_kernel", "add_kernel"]
+    back = az.analyze(MOVABLE, doc_id="u")
+    assert back.reanalyzed == [] and back.remodeled == []
+    _matches_cold(back, MOVABLE)
+    again = az.analyze(edited, doc_id="u")
+    assert again.reanalyzed == [] and again.remodeled == []
+    _matches_cold(again, edited)
