@@ -12,7 +12,12 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from .model import Aliases, collect_aliases, is_kernel_definition, module_level_statements
+from .model import (
+    Aliases,
+    collect_aliases,
+    is_kernel_definition,
+    module_level_statements,
+)
 from .source import Source
 
 # Bytes that cannot be part of a Python identifier become spaces (UTF-8 bytes of non-ASCII

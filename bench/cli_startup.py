@@ -36,11 +36,11 @@ def _tool(name: str) -> str | None:
 
 def time_runs(argv: list[str], warmup: int, runs: int) -> dict:
     for _ in range(warmup):
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         times.append((time.perf_counter() - t) * 1e3)
         if proc.returncode not in (0, 1):
             raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")

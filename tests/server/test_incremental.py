@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
-
 from conftest import CONFIG, init_params
 from lsp_helpers import Doc
+from lsprotocol import types
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from gen_kernels import generate  # noqa: E402
+from gen_kernels import generate
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
