@@ -253,10 +253,13 @@ def join(a: Abs, b: Abs) -> Abs:
 
 
 def join_env(a: dict, b: dict) -> dict:
+    """The names after two paths meet. A name bound on one path only keeps that path's value:
+    a use of it can only follow that path (`if HAS_BIAS: b_ptr = ...` ... `if HAS_BIAS: tl.load(b_ptr)`),
+    anything else is a NameError Triton reports itself."""
     out = {}
     for k in a.keys() | b.keys():
         if k in a and k in b:
             out[k] = join(a[k], b[k])
         else:
-            out[k] = UNKNOWN_ABS  # defined on one path only
+            out[k] = a[k] if k in a else b[k]
     return out

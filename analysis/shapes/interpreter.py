@@ -272,11 +272,7 @@ class Interpreter(Expressions, TlCalls, TlLayout):
             if cond is not None:
                 self.expr(cond, cur)
             out = self.body(body, dict(cur))
-            new = join_env(cur, out)
-            # Names first defined in the loop are not carried in when they were absent before it.
-            for k in list(new):
-                if k not in cur:
-                    new[k] = out[k]
+            new = join_env(cur, out)  # a name first bound in the body keeps the body's value
             if new == cur:
                 return new
             cur = new

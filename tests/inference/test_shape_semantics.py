@@ -194,3 +194,17 @@ def test_scalar_shape_of_a_parameter_is_not_trusted():
     body = "    f = tl.full(x_ptr.shape, 0.0, tl.float32)\n"
     table, *_ = _table(body, LAUNCH)
     assert table["f"] == ("? fp32", "? fp32")
+
+
+def test_name_bound_under_a_flag_keeps_its_block():
+    # A pointer made under one flag and used under the same flag later: wherever it is read, the
+    # branch that binds it ran.
+    body = '''    if HAS_BIAS:
+        b_ptr = x_ptr + tl.arange(0, BM)
+    for i in range(n):
+        if HAS_BIAS:
+            b = tl.load(b_ptr)
+'''
+    params = "x_ptr, y_ptr, n, BM: tl.constexpr, BN: tl.constexpr, HAS_BIAS: tl.constexpr"
+    table, *_ = _table(body, "kernel[(1,)](x, y, 10, BM=32, BN=64, HAS_BIAS=flag)", params=params, arg_dtypes=FP16)
+    assert table["b"] == ("[BM] fp16", "[32] fp16")
