@@ -38,6 +38,8 @@ specialization, which is what a tile size needs.
 from __future__ import annotations
 
 from ..findings import Applicability, Related, Severity, TextEdit
+from ..shapes import infer_kernel
+from ..values import UNKNOWN
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -60,7 +62,12 @@ def check(ctx: KernelContext):
     runtime = {p.name: p for p in k.params if not p.is_constexpr}
     if not runtime:
         return
+    runs = infer_kernel(ctx.module, k).per_config
     for call in k.calls:
+        taking = [run for run in runs if run.executes(call.node)]
+        if runs and not taking:
+            continue  # in a branch no configuration takes: Triton never compiles it
+        config = taking[0].config if taking else None
         uses = []
         if call.name == "arange":
             uses = [(a, "a tl.arange bound", "arange's arguments must be of type tl.constexpr")
@@ -85,7 +92,9 @@ def check(ctx: KernelContext):
                     f"(\"{error}\"); annotate it `{name}: {_tl(ctx)}.constexpr`",
                     fix=[_annotate(ctx, p)],
                     related=[Related(p.range, f"parameter {name}")],
-                    data={"parameter": name},
+                    # the constexprs of a configuration whose compilation meets the call
+                    data={"parameter": name, "constexprs": {} if config is None else {
+                        q.name: config.get(q.name) for q in k.params if q.is_constexpr and config.get(q.name) is not UNKNOWN}},
                 )
 
 

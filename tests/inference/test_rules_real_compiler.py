@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from tritonlens.analysis.engine import Analyzer
 from tritonlens.analysis.values import UNKNOWN
 
@@ -26,7 +25,7 @@ def _compiler_refusal(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and "Unsupported function referenced" in str(exc)
 
 
-CODES = ["TL017", "TL018", "TL019"]
+CODES = ["TL016", "TL017", "TL018", "TL019"]
 
 
 @pytest.fixture(autouse=True, scope="module")
