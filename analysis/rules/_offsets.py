@@ -322,7 +322,7 @@ def pointer_terms(ctx, ptr) -> list[TermInfo]:
 def tile_aranges(ctx, ptr):
     """(axis-0 aranges, axis-1 aranges) of a 2-D pointer: which `tl.arange` calls index its rows
     and its columns (for messages that name where a dimension comes from), or None when it is not
-    one. Its shape is the shape engine's (analysis.shapes.tile_shape)."""
+    one. Its shape is the shape engine's (KernelShapes.tile_shape in analysis.shapes)."""
     rows, cols = [], []
     for info in pointer_terms(ctx, ptr):
         if info.ndim == 2 and info.axis == 0:

@@ -35,11 +35,10 @@ from .kernel import (
     assignment_targets,
     infer_kernel,
     jit_functions,
-    tile_shape,
 )
 
 __all__ = [
     "DTYPE_NAMES", "NONE_ABS", "UNKNOWN_ABS", "Abs", "Interpreter", "KernelShapes", "Problem", "RunResult",
     "ShapeConflict", "Sym", "assignment_targets", "broadcast", "const", "describe", "element_bytes",
-    "infer_kernel", "jit_functions", "join", "normalize_dtype", "promote", "shape_text", "tile_shape",
+    "infer_kernel", "jit_functions", "join", "normalize_dtype", "promote", "shape_text",
 ]

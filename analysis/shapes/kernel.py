@@ -167,11 +167,6 @@ def infer_kernel(module: Module, kernel: Kernel, arg_dtypes: dict | None = None)
     return result
 
 
-def tile_shape(module: Module, kernel: Kernel, config: Config | None, node) -> tuple | None:
-    """The concrete block shape of expression `node` in `config` (see KernelShapes.tile_shape)."""
-    return infer_kernel(module, kernel).tile_shape(node, config)
-
-
 def assignment_targets(kernel: Kernel) -> list:
     """(statement node, target identifier node, name) for every assignment in the kernel body, in order."""
     out = []

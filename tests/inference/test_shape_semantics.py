@@ -12,7 +12,6 @@ from tritonlens.analysis.shapes import (
     assignment_targets,
     describe,
     infer_kernel,
-    tile_shape,
 )
 
 HEADER = '''
@@ -110,12 +109,12 @@ def test_block_pointer_loads_and_advance():
     bp = tl.advance(bp, (0, BN))
     b = tl.load(bp)
 '''
-    table, module, k, _shapes = _table(body, LAUNCH, arg_dtypes=FP16)
+    table, _module, k, shapes = _table(body, LAUNCH, arg_dtypes=FP16)
     assert table["bp"] == ("block_ptr [BM, BN] fp16", "block_ptr [32, 64] fp16")
     assert table["a"] == ("[BM, BN] fp16", "[32, 64] fp16")
     assert table["b"] == ("[BM, BN] fp16", "[32, 64] fp16")
     load = next(c for c in k.calls if c.name == "load")
-    assert tile_shape(module, k, k.configs[0], load.arg(0, "pointer")) == (32, 64)
+    assert shapes.tile_shape(load.arg(0, "pointer"), k.configs[0]) == (32, 64)
 
 
 def test_helper_takes_the_callers_constexpr():
