@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import attrs
 import pytest_lsp
-from lsprotocol import types
-from pytest_lsp import LanguageClient, client_capabilities
-
 from conftest import CONFIG
 from lsp_helpers import Doc, position_of
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
 from test_diagnostics import copy
 
 PLAIN = [types.MarkupKind.PlainText]

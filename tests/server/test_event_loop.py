@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from lsprotocol import types
-
 from lsp_helpers import Doc, position_of
+from lsprotocol import types
 
 KERNEL = '''
 
