@@ -207,6 +207,7 @@ def main() -> int:
     _bootstrap()
     import torch
     import triton
+    from tritonlens.profiling.worker.reports import ProfileReport
     from tritonlens.rewrite.api import optimize_file
 
     if not torch.cuda.is_available():
@@ -233,8 +234,9 @@ def main() -> int:
             if bound == "memory":
                 entry["same_size"] = same_size_ceiling(read, written)
             result = optimize_file(os.path.join(ROOT, "examples", f"{name}.py"), proposers=("rules", "config"),
-                                   timing={"rounds": 5, "rep_ms": 25}, timeout=400, profile={},
-                                   progress=lambda m, f: print(f"  [{name}] {m}", flush=True))
+                                   timing={"rounds": 5, "rep_ms": 25}, timeout=400,
+                                   profile=ProfileReport(file=name),  # an empty profile: none is taken
+                                   progress=lambda m, f: print(f"  [{name}] {m}", flush=True)).to_json()
         except Exception as exc:  # one example's failure must not lose the others' figures
             entry["error"] = f"{type(exc).__name__}: {exc}"
             report["examples"].append(entry)

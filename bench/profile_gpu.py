@@ -72,7 +72,7 @@ def main() -> int:
     t0 = time.perf_counter()
     for path in files:
         t = time.perf_counter()
-        result = api.profile_file(path, timeout=args.timeout, options={"compare_bare": True})
+        result = api.profile_file(path, timeout=args.timeout, options={"compare_bare": True}).to_json()
         result["wall_s"] = round(time.perf_counter() - t, 2)
         runs[os.path.basename(path)] = result
         print(f"# {os.path.basename(path)}: {result['wall_s']} s", file=sys.stderr, flush=True)
@@ -81,7 +81,7 @@ def main() -> int:
     cached = {}
     t0 = time.perf_counter()
     for path in files:  # nothing changed: every launch must come from the cache
-        again = api.profile_file(path, timeout=args.timeout, options={"compare_bare": True})
+        again = api.profile_file(path, timeout=args.timeout, options={"compare_bare": True}).to_json()
         launches = [launch for k in again["kernels"] for launch in k["launches"]]
         cached[os.path.basename(path)] = [bool(launch.get("cached")) for launch in launches]
     second_pass_s = time.perf_counter() - t0
@@ -94,7 +94,7 @@ def main() -> int:
                 print(f"# ncu {os.path.basename(path)}: skipped, over the time budget", file=sys.stderr)
                 continue
             t = time.perf_counter()
-            result = api.profile_file(path, ncu=True, timeout=args.timeout, options={"keep_csv": True})
+            result = api.profile_file(path, ncu=True, timeout=args.timeout, options={"keep_csv": True}).to_json()
             for k in result["kernels"]:  # keep one real CSV per kernel as a parser fixture
                 for launch in k["launches"]:
                     csv_text = (launch.get("ncu") or {}).pop("csv", None)

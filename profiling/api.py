@@ -1,17 +1,7 @@
 """Profile the Triton kernels of one file: the entry point for the CLI and the language server.
 
-    result = profile_file("kernels/add.py", backend="local", ncu=False, cancel=event,
-                          progress=lambda message, percent: ...)
-
-Returns (JSON-serialisable):
-    {"file", "backend", "mode": "gpu" | "interpreter", "device": {...}, "ceilings": {...} | None,
-     "source": "tritonlens_cases" | "harness" | "tests" | "main" | None,
-     "cases": [{"index", "label", "ok", "error"?}],
-     "kernels": [{"name", "line", "launches": [{"grid", "num_warps", "num_stages", "constexprs",
-                  "time_ms", "gbps", "tflops", "pct_of_peak", "bound", "registers", "spills",
-                  "shared_bytes", "ncu", ...extras: "key", "signature", "flops_source", "cached"}],
-                  "error": None | str}],
-     "error": None | {"type", "message"}}
+    report = profile_file("kernels/add.py", backend="local", ncu=False, cancel=event,
+                          progress=lambda message, percent: ...)    # a reports.ProfileReport
 
 Thread-safe: call it from any thread; `cancel` (a threading.Event) kills the running worker.
 Kernels run only in worker processes (local, ssh or Ray), never in the caller's process.
@@ -23,18 +13,28 @@ source changed (or that are new).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import threading
 import uuid
 
 from tritonlens.analysis.kernel_discovery import discover_source
 from tritonlens.profiling.backends import BackendError, get_backend
+from tritonlens.profiling.worker.messages import (
+    BenchResult,
+    LaunchJob,
+    LaunchProfile,
+    MessageError,
+    Reply,
+    WorkerError,
+)
+from tritonlens.profiling.worker.reports import KernelProfile, ProfileReport
 
 __all__ = ["ProfileError", "clear_cache", "find_kernels", "profile_file"]
 
 CACHE_SIZE = 1024
-_LAUNCH_FIELDS = ("grid", "num_warps", "num_stages", "constexprs", "time_ms", "gbps", "tflops",
-                  "pct_of_peak", "bound", "registers", "spills", "shared_bytes", "ncu")
+_SOURCES = {"tests": "the file's test_* functions", "main": "the file's __main__ block",
+            "harness": "the harness", "tritonlens_cases": "tritonlens_cases()"}
 
 
 class ProfileError(ValueError):
@@ -56,7 +56,7 @@ class _Cache:
         self.lock = threading.Lock()
         self.devices: dict[str, str] = {}  # backend key -> last device name seen there
 
-    def get(self, key):
+    def get(self, key) -> LaunchProfile | None:
         with self.lock:
             value = self.data.get(key)
             if value is not None:
@@ -96,17 +96,24 @@ def _report(progress, message: str, percent: int | None) -> None:
             pass  # a broken progress sink must not break profiling
 
 
-def _failed(reply: dict) -> dict:
-    err = reply.get("error") or {}
-    out = {"type": err.get("type", "unknown"), "message": err.get("message", "")}
-    if err.get("stderr"):
-        out["stderr"] = err["stderr"][-2000:]
-    return out
+def _failed(reply: Reply) -> WorkerError:
+    err = reply.error or WorkerError("unknown", "the worker gave no reason")
+    return WorkerError(err.type, err.message, stderr=err.stderr[-2000:] if err.stderr else None)
+
+
+def _bench_result(reply: Reply) -> BenchResult | WorkerError:
+    if not reply.ok:
+        return _failed(reply)
+    try:
+        return BenchResult.from_json(reply.result)
+    except MessageError as exc:
+        return WorkerError("protocol", f"the worker's bench result is malformed: {exc}")
 
 
 def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: bool = False,
                  python: str | None = None, harness: str | None = None, timeout: float = 120,
-                 progress=None, cancel: threading.Event | None = None, options: dict | None = None) -> dict:
+                 progress=None, cancel: threading.Event | None = None,
+                 options: dict | None = None) -> ProfileReport:
     """See the module docstring. `options`: extra bench-job fields (e.g. {"compare_bare": True})."""
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
@@ -132,93 +139,79 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
     spec = (backend or "local").strip()
     try:
         runner = get_backend(spec, python=python or None, timeout=timeout)
+        base_job = LaunchJob.from_json(dict(options or {}, kind="bench", path=path, harness=harness))
     except BackendError as exc:
         raise ProfileError(str(exc)) from exc
+    except MessageError as exc:
+        raise ProfileError(f"bad profiling option: {exc}") from exc
 
     backend_key = f"{spec}|{python or ''}"
     device_name = _cache.devices.get(backend_key, "")
-    base_job = dict(options or {}, kind="bench", path=path)
-    if harness:
-        base_job["harness"] = harness
-    base_job["skip"] = _cache.keys_for(backend_key, device_name, ncu) if device_name else []
+    base_job.skip = _cache.keys_for(backend_key, device_name, ncu) if device_name else []
     wanted = [kernel] if kernel else list(kernels)
     _report(progress, f"profiling {os.path.basename(path)} on {spec}", 0)
     if runner.parallel and len(wanted) > 1:
-        jobs = [dict(base_job, kernel=name, id=uuid.uuid4().hex[:8]) for name in wanted]
+        jobs = [dataclasses.replace(base_job, kernel=name, id=uuid.uuid4().hex[:8]) for name in wanted]
         replies = runner.run_many(jobs, timeout=timeout, cancel=cancel)
     else:
-        job = dict(base_job, id=uuid.uuid4().hex[:8])
-        if kernel:
-            job["kernel"] = kernel
+        job = dataclasses.replace(base_job, kernel=kernel, id=uuid.uuid4().hex[:8])
         replies = [runner.run(job, timeout=timeout, cancel=cancel)]
 
-    result = {"file": path, "backend": spec, "mode": None, "device": None, "ceilings": None,
-              "source": None, "cases": [], "kernels": [], "error": None}
-    launches_by_kernel: dict[str, list] = {name: [] for name in wanted}
-    errors: list[dict] = []
-    for reply in replies:
-        if not reply.get("ok"):
-            errors.append(_failed(reply))
+    report = ProfileReport(file=path, backend=spec)
+    launches_by_kernel: dict[str, list[LaunchProfile]] = {name: [] for name in wanted}
+    errors: list[WorkerError] = []
+    for res in map(_bench_result, replies):
+        if isinstance(res, WorkerError):
+            errors.append(res)
             continue
-        res = reply["result"]
-        for field in ("mode", "device", "ceilings", "source"):
-            if res.get(field) is not None and result[field] is None:
-                result[field] = res[field]
-        seen = {c["index"] for c in result["cases"]}
-        for case in res.get("cases", []):
-            if case["index"] not in seen:  # Ray: every per-kernel job ran the same cases
-                result["cases"].append({k: case[k] for k in ("index", "label", "ok", "error") if k in case})
-        for entry in res.get("launches", []):
-            if entry["kernel"] in launches_by_kernel:
-                launches_by_kernel[entry["kernel"]].append(entry)
+        report.mode = report.mode or res.mode
+        report.device = report.device or res.device
+        report.ceilings = report.ceilings or res.ceilings
+        report.source = report.source or res.source
+        seen = {c.index for c in report.cases}
+        report.cases += [c for c in res.cases if c.index not in seen]  # Ray: each kernel's job ran them all
+        for entry in res.launches:
+            if entry.kernel in launches_by_kernel:
+                launches_by_kernel[entry.kernel].append(entry)
     if errors:
-        result["error"] = errors[0]
-    device = (result["device"] or {}).get("name", "")
+        report.error = errors[0]
+    device = (report.device or {}).get("name", "")
     if device:
         _cache.devices[backend_key] = device
 
     # fill cached launches; store fresh ones
-    for name, entries in launches_by_kernel.items():
+    for entries in launches_by_kernel.values():
         for i, entry in enumerate(entries):
-            ckey = (backend_key, device, entry.get("source_hash"), entry.get("key"), bool(ncu))
-            if entry.get("cached"):
-                hit = _cache.get(ckey)
-                if hit is not None:
-                    entries[i] = dict(hit, cached=True)
-                else:  # evicted meanwhile: report what we know rather than a made-up number
-                    entries[i] = dict(entry, **{f: None for f in _LAUNCH_FIELDS if f not in entry},
-                                      error="cached result was evicted; profile again")
+            if entry.cached:
+                hit = _cache.get((backend_key, device, entry.source_hash, entry.key, bool(ncu)))
+                # evicted meanwhile: report what we know rather than a made-up number
+                entries[i] = dataclasses.replace(hit, cached=True) if hit is not None else \
+                    dataclasses.replace(entry, error="cached result was evicted; profile again")
 
-    if ncu and result["mode"] == "gpu" and not (cancel is not None and cancel.is_set()):
+    if ncu and report.mode == "gpu" and not (cancel is not None and cancel.is_set()):
         todo = [(name, entries[0]) for name, entries in launches_by_kernel.items()
-                if entries and not entries[0].get("cached") and not entries[0].get("error")]
+                if entries and not entries[0].cached and not entries[0].error]
         for n, (name, entry) in enumerate(todo):
             _report(progress, f"ncu: {name}", int(50 + 50 * n / max(1, len(todo))))
-            job = {"kind": "ncu", "path": path, "kernel": name, "key": entry.get("key"),
-                   "id": uuid.uuid4().hex[:8], "keep_csv": bool((options or {}).get("keep_csv"))}
-            if harness:
-                job["harness"] = harness
+            job = LaunchJob("ncu", id=uuid.uuid4().hex[:8], path=path, harness=harness, kernel=name, key=entry.key,
+                            keep_csv=bool((options or {}).get("keep_csv")))
             reply = runner.run(job, timeout=max(timeout, 300), cancel=cancel)
-            entry["ncu"] = reply["result"] if reply.get("ok") else {"error": _failed(reply)}
+            entry.ncu = reply.result if reply.ok else {"error": _failed(reply).to_json()}
 
     for name, entries in launches_by_kernel.items():
         for entry in entries:
-            if not entry.get("cached") and entry.get("error") is None and result["mode"] == "gpu":
-                _cache.put((backend_key, device, entry.get("source_hash"), entry.get("key"), bool(ncu)),
-                           {k: v for k, v in entry.items() if k != "cached"})
-            for field in _LAUNCH_FIELDS:
-                entry.setdefault(field, None)
-        if entries:
-            error = None
-        elif result["error"]:
-            error = f"{result['error']['type']}: {result['error']['message']}"
-        else:
-            how = {"tests": "the file's test_* functions", "main": "the file's __main__ block",
-                   "harness": "the harness", "tritonlens_cases": "tritonlens_cases()"}.get(result["source"],
-                                                                                          "the harness")
-            failed = [c for c in result["cases"] if not c.get("ok")]
-            error = f"not launched by {how}" + (f" ({len(failed)} case(s) failed: {failed[0].get('error')})"
-                                                if failed else "")
-        result["kernels"].append({"name": name, "line": kernels[name], "launches": entries, "error": error})
+            if not entry.cached and entry.error is None and report.mode == "gpu":
+                _cache.put((backend_key, device, entry.source_hash, entry.key, bool(ncu)),
+                           dataclasses.replace(entry, cached=False))
+        report.kernels.append(KernelProfile(name=name, line=kernels[name], launches=entries,
+                                            error=None if entries else _why_no_launch(report)))
     _report(progress, "done", 100)
-    return result
+    return report
+
+
+def _why_no_launch(report: ProfileReport) -> str:
+    if report.error:
+        return str(report.error)
+    failed = [c for c in report.cases if not c.ok]
+    how = _SOURCES.get(report.source, "the harness")
+    return f"not launched by {how}" + (f" ({len(failed)} case(s) failed: {failed[0].error})" if failed else "")

@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tritonlens.profiling.worker.reports import ProfileReport
 
 
 def register(sub) -> None:
@@ -36,43 +40,43 @@ def _time(ms):
     return f"{ms * 1000:.1f} us" if ms < 1 else f"{ms:.3f} ms"
 
 
-def format_text(result: dict) -> str:
-    dev = result.get("device") or {}
-    ceil = result.get("ceilings") or {}
-    lines = [f"{result['file']}  backend={result['backend']}  mode={result['mode']}  device={dev.get('name', '?')}"]
+def format_text(report: ProfileReport) -> str:
+    dev = report.device or {}
+    ceil = report.ceilings or {}
+    lines = [f"{report.file}  backend={report.backend}  mode={report.mode}  device={dev.get('name', '?')}"]
     if ceil:
         lines.append(f"ceilings: copy {ceil.get('copy_gbps')} GB/s, matmul {ceil.get('matmul_tflops')} TFLOP/s"
                      f" (tf32 {ceil.get('matmul_tf32_tflops')})")
-    if result["mode"] == "interpreter":
+    if report.mode == "interpreter":
         lines.append("no GPU: kernels ran in Triton's interpreter; no timings (an interpreter time means nothing)")
-    if result.get("error"):
-        lines.append(f"error: {result['error']['type']}: {result['error']['message']}")
-    for case in result.get("cases", []):
-        if not case.get("ok"):
-            lines.append(f"case failed: {case['label']}: {case.get('error')}")
+    if report.error:
+        lines.append(f"error: {report.error}")
+    for case in report.cases:
+        if not case.ok:
+            lines.append(f"case failed: {case.label}: {case.error}")
     header = ("grid", "warps", "stages", "constexprs", "time", "GB/s", "TFLOP/s", "%peak", "bound", "regs",
               "spills", "smem")
-    for k in result["kernels"]:
+    for k in report.kernels:
         lines.append("")
-        lines.append(f"{k['name']} (line {k['line']})" + (f": {k['error']}" if k.get("error") else ""))
-        if not k["launches"]:
+        lines.append(f"{k.name} (line {k.line})" + (f": {k.error}" if k.error else ""))
+        if not k.launches:
             continue
         rows = [header]
-        for launch in k["launches"]:
-            grid = "x".join(str(g) for g in launch["grid"]) if launch.get("grid") else "-"
-            cx = ",".join(f"{a}={b}" for a, b in (launch.get("constexprs") or {}).items()) or "-"
-            rows.append((grid, _fmt(launch.get("num_warps"), "{}"), _fmt(launch.get("num_stages"), "{}"), cx,
-                         _time(launch.get("time_ms")), _fmt(launch.get("gbps"), "{:.0f}"),
-                         _fmt(launch.get("tflops"), "{:.1f}"), _fmt(launch.get("pct_of_peak"), "{:.0f}%"),
-                         _fmt(launch.get("bound"), "{}"), _fmt(launch.get("registers"), "{}"),
-                         _fmt(launch.get("spills"), "{}"), _fmt(launch.get("shared_bytes"), "{}")))
+        for launch in k.launches:
+            grid = "x".join(str(g) for g in launch.grid) if launch.grid else "-"
+            cx = ",".join(f"{a}={b}" for a, b in (launch.constexprs or {}).items()) or "-"
+            rows.append((grid, _fmt(launch.num_warps, "{}"), _fmt(launch.num_stages, "{}"), cx,
+                         _time(launch.time_ms), _fmt(launch.gbps, "{:.0f}"),
+                         _fmt(launch.tflops, "{:.1f}"), _fmt(launch.pct_of_peak, "{:.0f}%"),
+                         _fmt(launch.bound, "{}"), _fmt(launch.registers, "{}"),
+                         _fmt(launch.spills, "{}"), _fmt(launch.shared_bytes, "{}")))
         widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
         for r in rows:
             lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
-        for launch in k["launches"]:
-            if launch.get("error"):
-                lines.append(f"  launch {launch.get('signature', '')}: {launch['error']}")
-            n = launch.get("ncu")
+        for launch in k.launches:
+            if launch.error:
+                lines.append(f"  launch {launch.more.get('signature', '')}: {launch.error}")
+            n = launch.ncu
             if n and "error" not in n:
                 occ = n.get("occupancy") or {}
                 stalls = ", ".join(f"{s['reason']} {s['cycles_per_issue']:.1f}" for s in n.get("stalls", [])[:3])
@@ -95,8 +99,8 @@ def run_profile(args: argparse.Namespace) -> int:
         print(f"tritonlens profile: {exc}", file=sys.stderr)
         return 2
     if args.format == "json":
-        print(json.dumps(result, indent=2, default=str))
+        print(json.dumps(result.to_json(), indent=2, default=str))
     else:
         print(format_text(result))
-    failed = result.get("error") is not None or all(k.get("error") for k in result["kernels"])
+    failed = result.error is not None or all(k.error for k in result.kernels)
     return 1 if failed else 0

@@ -1,13 +1,10 @@
 """Client side of the worker protocol: `WorkerClient` runs jobs in a killable worker process.
 
     with WorkerClient(python="/path/to/project/venv/bin/python", timeout=60) as client:
-        reply = client.run({"kind": "info"})
-        if reply["ok"]: ...reply["result"]... else: ...reply["error"]["type"]...
+        reply = client.run(Job("info"))     # a messages.Reply: reply.ok, reply.result, reply.error.type
 
-Error types: exception | oom | cuda | bad_job (raised inside the worker), timeout | crash |
-cancelled | spawn | protocol (seen by the supervisor). After any of the second group, and after
-"cuda", the next job starts a fresh worker. The process logic itself lives in the standalone
-worker/supervisor.py so that remote hosts (ssh relay, Ray tasks) behave exactly the same.
+The process logic itself lives in the standalone worker/supervisor.py so that remote hosts (ssh
+relay, Ray tasks) behave exactly the same; the messages are worker/messages.py's.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ def run_job(bundle: dict, job: dict, timeout: float, python: str | None, env: di
         spec.loader.exec_module(sup_mod)
         sup = sup_mod.Supervisor(python=python, env=env, timeout=timeout, worker_dir=os.path.join(root, "worker"))
         try:
-            reply = sup.run(sup_mod.resolve_paths(job, root))
+            reply = sup.run(sup_mod.resolve_paths(job, root)).to_json()  # JSON: the driver has no `messages`
         finally:  # also on ray.cancel (KeyboardInterrupt): never leave a worker behind
             sup.close()
         reply["host"] = os.uname().nodename

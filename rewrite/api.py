@@ -5,7 +5,7 @@
                            progress=lambda message, fraction: ..., cancel=threading.Event())
 
 Everything that runs a kernel runs in a worker process (the backend's); this process only parses,
-proposes and decides. The result is JSON-serialisable; see `optimize_file`'s docstring.
+proposes and decides. The result is a reports.OptimizeReport.
 """
 
 from __future__ import annotations
@@ -13,6 +13,12 @@ from __future__ import annotations
 import ast
 import os
 import threading
+
+from tritonlens.profiling.worker.reports import (
+    CandidateReport,
+    OptimizeReport,
+    ProfileReport,
+)
 
 from .candidate import Verdict, short_device, unified_diff
 from .context import ProposalContext
@@ -34,36 +40,31 @@ def _summarise_refusals(verdicts: list[Verdict]) -> str | None:
     return f"{len(refused)} candidate{'s' if len(refused) != 1 else ''} refused: {reasons}{more}"
 
 
-def _candidate_json(v: Verdict, original: str, path: str) -> dict:
+def _candidate_report(v: Verdict, original: str, path: str) -> CandidateReport:
     ev = v.evidence or {}
-    d = {"proposer": v.candidate.proposer, "title": v.candidate.title, "kernel": v.candidate.kernel,
-         "description": v.candidate.description, "accepted": v.accepted, "reason": v.reason, "mode": v.mode,
-         "speedup": v.speedup, "max_rel_error": v.max_rel_error, "checks": v.checks, "seeds": v.seeds,
-         "shapes": v.shapes, "orig_ms": v.orig_ms, "cand_ms": v.cand_ms,
-         "quick_fix_title": v.quick_fix_title(),
-         "diff": unified_diff(original, v.candidate.source, os.path.basename(path)),
-         "evidence": {k: ev.get(k) for k in ("checks", "launches", "calls", "ops_added", "stability",
-                                             "ragged_sizes", "ragged_note", "timing", "error", "static",
-                                             "llm_error") if ev.get(k) is not None},
-         "meta": {k: v2 for k, v2 in v.candidate.meta.items() if k not in ("reply",)}}
-    if v.accepted:
-        d["source"] = v.candidate.source
-    return d
+    more = {"description": v.candidate.description, "mode": v.mode,
+            "checks": v.checks, "seeds": v.seeds, "shapes": v.shapes, "orig_ms": v.orig_ms, "cand_ms": v.cand_ms,
+            "evidence": {k: ev.get(k) for k in ("checks", "launches", "calls", "ops_added", "stability",
+                                                "ragged_sizes", "ragged_note", "timing", "error", "static",
+                                                "llm_error") if ev.get(k) is not None},
+            "meta": {k: v2 for k, v2 in v.candidate.meta.items() if k not in ("reply",)}}
+    return CandidateReport(proposer=v.candidate.proposer, title=v.candidate.title, accepted=v.accepted,
+                           reason=v.reason, kernel=v.candidate.kernel, quick_fix_title=v.quick_fix_title(),
+                           speedup=v.speedup, max_rel_error=v.max_rel_error,
+                           diff=unified_diff(original, v.candidate.source, os.path.basename(path)),
+                           source=v.candidate.source if v.accepted else None, more=more)
 
 
 def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
                   proposers=("config", "rules"), llm: dict | None = None, rounds: int = 3,
                   backend: str = "local", python: str | None = None, progress=None,
                   cancel: threading.Event | None = None, harness: str | None = None, seeds: int = 3,
-                  timing: dict | None = None, parallel: int = 1, profile: dict | None = None,
-                  timeout: float = 600) -> dict:
+                  timing: dict | None = None, parallel: int = 1, profile: ProfileReport | None = None,
+                  timeout: float = 600) -> OptimizeReport:
     """Propose, verify and rank rewrites of `path` (its current `text`, if the editor has one).
 
     progress(message: str, fraction: float | None) is called as work advances; setting `cancel`
     stops at the next candidate boundary (the worker job in flight is killed).
-    Returns {"path", "kernel", "device", "mode", "baseline_ms", "candidates": [...], "best": {...} | None,
-    "refusals": str | None, "notes": [...]}; each candidate has proposer, title, accepted, reason,
-    speedup, max_rel_error, checks, diff, quick_fix_title (and source when accepted).
     """
     path = os.path.abspath(path)
     if text is None:
@@ -110,7 +111,7 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
     try:
         say("checking the original in the worker", 0.02)
         try:
-            baseline = verifier._run(verifier.job("check", []), fresh=False, cancel=cancel)
+            verifier._run(verifier.job("check", []), fresh=False, cancel=cancel)
         except VerifyError as exc:
             raise OptimizeError(f"the original cannot be verified: {exc}") from exc
         device = {"name": verifier.device, "mode": verifier.mode}
@@ -164,25 +165,21 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
     finally:
         verifier.close()
     say("done", 1.0)
-    cand_json = [_candidate_json(v, text, path) for v in verdicts]
-    accepted = [c for c in cand_json if c["accepted"]]
+    candidates = [_candidate_report(v, text, path) for v in verdicts]
+    accepted = [c for c in candidates if c.accepted]
     best = None
     if accepted:
-        measured = [c for c in accepted if c["speedup"]]
-        best = max(measured, key=lambda c: c["speedup"]) if measured else accepted[0]
-    return {"path": path, "kernel": kernel or (names[0] if len(names) == 1 else ",".join(names)),
-            "device": verifier.device, "mode": verifier.mode, "baseline_ms": verifier.baseline_ms,
-            "cancelled": cancelled(), "candidates": cand_json, "best": best,
-            "refusals": _summarise_refusals(verdicts), "notes": notes}
+        measured = [c for c in accepted if c.speedup]
+        best = max(measured, key=lambda c: c.speedup) if measured else accepted[0]
+    return OptimizeReport(path=path, kernel=kernel or (names[0] if len(names) == 1 else ",".join(names)),
+                          device=verifier.device, mode=verifier.mode, baseline_ms=verifier.baseline_ms,
+                          cancelled=cancelled(), candidates=candidates, best=best,
+                          refusals=_summarise_refusals(verdicts), notes=notes)
 
 
-def _try_profile(path, kernel, backend, python, notes) -> dict | None:
-    try:
-        from tritonlens.profiling import (
-            api as profiling_api,  # written by the profiling area
-        )
-    except ImportError:
-        return None
+def _try_profile(path, kernel, backend, python, notes) -> ProfileReport | None:
+    from tritonlens.profiling import api as profiling_api
+
     try:
         return profiling_api.profile_file(path, kernel=kernel, backend=backend, python=python)
     except Exception as exc:  # the profile only enriches prompts and config choices

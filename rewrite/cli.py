@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tritonlens.profiling.worker.reports import OptimizeReport
 
 
 def register(subparsers) -> None:
@@ -55,35 +59,34 @@ def run(args) -> int:
         print(f"tritonlens optimize: {exc}", file=sys.stderr)
         return 2 if "unknown proposer" in str(exc) or "no kernel named" in str(exc) or "needs settings" in str(exc) else 1
     applied = False
-    if args.apply and result["best"] is not None:
+    if args.apply and result.best is not None:
         with open(args.file, "w", encoding="utf-8") as fh:
-            fh.write(result["best"]["source"])
+            fh.write(result.best.source)
         applied = True
-    result["applied"] = applied
     if args.format == "json":
-        print(json.dumps(result, indent=2, default=str))
+        print(json.dumps({**result.to_json(), "applied": applied}, indent=2, default=str))
     else:
-        print(render_text(result))
+        print(render_text(result, applied))
     return 0
 
 
-def render_text(result: dict) -> str:
-    out = [f"{os.path.basename(result['path'])}: kernel {result['kernel']} on {result['device']} ({result['mode']})"]
-    if result.get("baseline_ms"):
-        out.append(f"baseline: {result['baseline_ms']:.4g} ms")
-    for c in result["candidates"]:
-        mark = "ACCEPTED" if c["accepted"] else "refused "
-        speed = f"{c['speedup']:.2f}x" if c.get("speedup") else "  -  "
-        err = f"{c['max_rel_error']:.2g}" if c.get("max_rel_error") not in (None, float("inf")) else "-"
-        out.append(f"  [{mark}] {c['proposer']:<6} {speed:>7}  err {err:<8} {c['title']}")
-        out.append(f"             {c['reason']}")
-    if result["best"]:
-        out.append("best: " + result["best"]["quick_fix_title"])
-        out.append(result["best"]["diff"].rstrip("\n"))
-        if result.get("applied"):
-            out.append(f"applied to {result['path']}")
+def render_text(result: OptimizeReport, applied: bool = False) -> str:
+    out = [f"{os.path.basename(result.path)}: kernel {result.kernel} on {result.device} ({result.mode})"]
+    if result.baseline_ms:
+        out.append(f"baseline: {result.baseline_ms:.4g} ms")
+    for c in result.candidates:
+        mark = "ACCEPTED" if c.accepted else "refused "
+        speed = f"{c.speedup:.2f}x" if c.speedup else "  -  "
+        err = f"{c.max_rel_error:.2g}" if c.max_rel_error not in (None, float("inf")) else "-"
+        out.append(f"  [{mark}] {c.proposer:<6} {speed:>7}  err {err:<8} {c.title}")
+        out.append(f"             {c.reason}")
+    if result.best:
+        out.append(f"best: {result.best.quick_fix_title}")
+        out.append(result.best.diff.rstrip("\n"))
+        if applied:
+            out.append(f"applied to {result.path}")
     else:
         out.append("no rewrite accepted")
-    for note in result.get("notes") or []:
+    for note in result.notes:
         out.append(f"note: {note}")
     return "\n".join(out)

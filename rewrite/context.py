@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tritonlens.profiling.worker.reports import ProfileReport
+
 
 @dataclass
 class ProposalContext:
@@ -11,7 +13,7 @@ class ProposalContext:
     text: str
     kernel: str | None = None  # restrict to this kernel (None: all kernels of the file)
     analysis: object | None = None  # tritonlens.analysis.engine.AnalysisResult
-    profile: dict | None = None  # tritonlens.profiling profile JSON, when one was taken
+    profile: ProfileReport | None = None  # when one was taken
     device: dict = field(default_factory=dict)  # {"name", "mode": "gpu" | "interpreter", ...}
     history: list = field(default_factory=list)  # verdicts of earlier candidates (what was tried)
 

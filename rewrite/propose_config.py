@@ -21,6 +21,7 @@ and the verifier can only check their correctness.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from tritonlens.analysis import gpus
@@ -461,11 +462,11 @@ def _distinct(ranked: list[dict], k: int) -> list[dict]:
 
 
 def _elem_bytes(ctx: ProposalContext) -> int:
-    prof = ctx.profile or {}
-    for kern in prof.get("kernels", []):
-        for launch in kern.get("launches", []):
-            for arg in launch.get("args", []) or []:
-                if arg.get("kind") == "tensor":
-                    dt = arg.get("dtype", "")
-                    return 4 if "32" in dt else (1 if "8" in dt else 2)
+    # A launch's signature reads "x_ptr=float16[4096, 4096], n=4096": the first tensor's dtype.
+    for kern in ctx.profile.kernels if ctx.profile else []:
+        for launch in kern.launches:
+            m = re.search(r"=([a-z]+\d+)\[", launch.more.get("signature") or "")
+            if m:
+                dt = m.group(1)
+                return 4 if "32" in dt else (1 if "8" in dt else 2)
     return 2

@@ -15,6 +15,8 @@ import re
 import time
 from dataclasses import dataclass
 
+from tritonlens.profiling.worker.reports import ProfileReport
+
 from .candidate import Candidate, Verdict
 from .context import ProposalContext
 from .edits import kernels, launch_sites, merge_functions, top_level_defs
@@ -101,21 +103,21 @@ class LLMClient:
 
 
 # -- the prompt ---------------------------------------------------------------------------------
-def _profile_lines(profile: dict | None, kernel: str | None) -> list[str]:
+def _profile_lines(profile: ProfileReport | None, kernel: str | None) -> list[str]:
     if not profile:
         return ["(no GPU profile taken)"]
-    out = [f"mode: {profile.get('mode')}, device: {(profile.get('device') or {}).get('name', '?')}"]
-    for k in profile.get("kernels", []):
-        if kernel and k.get("name") != kernel:
+    out = [f"mode: {profile.mode}, device: {(profile.device or {}).get('name', '?')}"]
+    for k in profile.kernels:
+        if kernel and k.name != kernel:
             continue
-        for launch in (k.get("launches") or [])[:3]:
-            fields = {key: launch.get(key) for key in ("time_ms", "gbps", "tflops", "pct_of_peak", "bound",
-                                                       "registers", "spills", "shared_bytes", "num_warps",
-                                                       "num_stages", "grid", "constexprs")
-                      if launch.get(key) is not None}
-            out.append(f"{k.get('name')}: " + json.dumps(fields))
-            if launch.get("ncu"):
-                out.append("  ncu: " + json.dumps(launch["ncu"])[:800])
+        for launch in k.launches[:3]:
+            fields = {key: getattr(launch, key) for key in ("time_ms", "gbps", "tflops", "pct_of_peak", "bound",
+                                                            "registers", "spills", "shared_bytes", "num_warps",
+                                                            "num_stages", "grid", "constexprs")
+                      if getattr(launch, key) is not None}
+            out.append(f"{k.name}: " + json.dumps(fields))
+            if launch.ncu:
+                out.append("  ncu: " + json.dumps(launch.ncu)[:800])
     return out
 
 

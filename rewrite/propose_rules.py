@@ -105,7 +105,7 @@ def grouped_ordering(text: str, kernel: str, codes: set | None = None) -> Candid
             cdiv_n = st
     if cdiv_n is None:
         return None
-    size_n, block_n = ast.unparse(cdiv_n.value.args[0]), ast.unparse(cdiv_n.value.args[1])
+    size_n, _block_n = ast.unparse(cdiv_n.value.args[0]), ast.unparse(cdiv_n.value.args[1])
     pid_m, pid_n = div[1], mod[1]
     src = ast.get_source_segment(text, fn) or ""
     m = re.search(rf"(\w+)\s*=\s*{re.escape(pid_m)}\s*\*\s*(\w+)", src)

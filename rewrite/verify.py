@@ -12,6 +12,15 @@ import statistics
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from tritonlens.profiling.worker.messages import (
+    Check,
+    Evidence,
+    MessageError,
+    VerifyCandidate,
+    VerifyJob,
+    VerifyResult,
+)
+
 from .candidate import Candidate, Verdict
 from .static_check import screen
 
@@ -51,19 +60,19 @@ def judge_speed(orig_ms: list[float], cand_ms: list[float], min_speedup: float =
     return out
 
 
-def _check_failure(checks: list[dict]) -> str | None:
-    bad = next((c for c in checks if not c.get("ok")), None)
+def _check_failure(checks: list[Check]) -> str | None:
+    bad = next((c for c in checks if not c.ok), None)
     if bad is None:
         return None
-    where = f"{bad['label']} ({bad['shapes']}, seed {bad['seed']})"
-    reason = bad.get("reason") or "wrong result"
+    where = f"{bad.label} ({bad.shapes}, seed {bad.seed})"
+    reason = bad.reason or "wrong result"
     if "unstable" in reason:
         return f"race: {reason} on {where}"
-    if bad["case"] == "ragged":
-        earlier_ok = any(c.get("ok") for c in checks if c["case"] != "ragged")
+    if bad.case == "ragged":
+        earlier_ok = any(c.ok for c in checks if c.case != "ragged")
         prefix = ("fails only on the ragged shape (a missing mask?)" if earlier_ok
                   else "fails on the ragged shape")
-        return f"{prefix} {bad['shapes']}: {reason}"
+        return f"{prefix} {bad.shapes}: {reason}"
     if "out-of-bounds" in reason:
         return f"{reason} on {where}"
     if "NaN" in reason:
@@ -71,23 +80,23 @@ def _check_failure(checks: list[dict]) -> str | None:
     return f"wrong result on {where}: {reason}"
 
 
-def decide(ev: dict, mode: str, n_cases: int, n_seeds: int, timing_ok: dict | None = None) -> dict:
-    """Evidence of one candidate (the worker's dict) → {"accepted", "reason", ...}."""
-    err = ev.get("error")
-    checks = ev.get("checks") or []
-    shapes = n_cases + (1 if ev.get("ragged_sizes") and not ev.get("ragged_note") else 0)
+def decide(ev: Evidence, mode: str, n_cases: int, n_seeds: int, timing_ok: dict | None = None) -> dict:
+    """Evidence of one candidate → {"accepted", "reason", ...}."""
+    err = ev.error
+    checks = ev.checks
+    shapes = n_cases + (1 if ev.ragged_sizes and not ev.ragged_note else 0)
     base = {"checks": len(checks), "seeds": n_seeds, "shapes": shapes,
-            "max_rel_error": max((c["rel_err"] for c in checks if c.get("rel_err") is not None), default=None)}
+            "max_rel_error": max((c.rel_err for c in checks if c.rel_err is not None), default=None)}
     if err:
-        kind = err.get("type")
-        first = (err.get("message") or "").splitlines()[0][:300] if err.get("message") else ""
+        kind = err.type
+        first = err.message.splitlines()[0][:300] if err.message else ""
         if kind == "syntax":
             reason = f"syntax error: {first}"
-        elif err.get("stage") == "import":
+        elif err.stage == "import":
             reason = f"import failed: {first}"
         elif kind == "compile":
             reason = f"compile error: {first}"
-        elif err.get("stage") == "timing":
+        elif err.stage == "timing":
             reason = f"failed while timing: {first}"
         else:
             reason = f"runtime error: {first}"
@@ -97,23 +106,23 @@ def decide(ev: dict, mode: str, n_cases: int, n_seeds: int, timing_ok: dict | No
         return {**base, "accepted": False, "reason": failure}
     if not checks:
         return {**base, "accepted": False, "reason": "no check ran"}
-    if ev.get("launches", 0) == 0:
+    if ev.launches == 0:
         return {**base, "accepted": False, "reason": "torch fallback: the candidate launched no Triton kernel"}
-    if ev.get("launches", 0) < ev.get("calls", 0):
+    if ev.launches < ev.calls:
         return {**base, "accepted": False,
                 "reason": "torch fallback: some calls of the candidate launched no Triton kernel"}
-    if ev.get("ops_added"):
+    if ev.ops_added:
         return {**base, "accepted": False,
                 "reason": "torch fallback: the wrapper now runs torch ops the original did not: "
-                          + ", ".join(ev["ops_added"][:6])}
+                          + ", ".join(ev.ops_added[:6])}
     expected = n_seeds * shapes
     if len(checks) < expected:
         return {**base, "accepted": False, "reason": f"only {len(checks)} of {expected} checks ran"}
     scope = f"{n_seeds} seeds × {shapes} shapes"
-    if mode != "gpu" or not ev.get("timing"):
+    if mode != "gpu" or not ev.timing:
         return {**base, "accepted": True, "correct": True, "reason": f"correct on {scope}; speed not measured",
                 "speedup": None}
-    speed = timing_ok or judge_speed(ev["timing"].get("orig_ms", []), ev["timing"].get("cand_ms", []))
+    speed = timing_ok or judge_speed(ev.timing.get("orig_ms", []), ev.timing.get("cand_ms", []))
     result = {**base, "correct": True, "speedup": speed.get("speedup"), "orig_ms": speed.get("orig_ms"),
               "cand_ms": speed.get("cand_ms"), "suspicious": speed.get("suspicious", False)}
     if not speed["ok"]:
@@ -171,31 +180,30 @@ class Verifier:
     def __exit__(self, *exc):
         self.close()
 
-    def job(self, action: str, candidates: list[dict], **more) -> dict:
-        job = {"kind": "verify", "action": action, "name": self.name, "original": self.text,
-               "path": self.path, "origin_dir": os.path.dirname(self.path), "seeds": self.seeds,
-               "candidates": candidates, "timing": self.timing}
-        if self.harness:
-            job["harness"] = self.harness
-        job.update(more)
-        return job
+    def job(self, action: str, candidates: list[VerifyCandidate], timing: dict | None | str = "default",
+            tune: dict | None = None) -> VerifyJob:
+        return VerifyJob("verify", action=action, name=self.name, original=self.text, path=self.path,
+                         origin_dir=os.path.dirname(self.path), harness=self.harness, seeds=self.seeds,
+                         candidates=candidates, timing=self.timing if timing == "default" else timing, tune=tune)
 
-    def _run(self, job: dict, fresh: bool, cancel=None) -> dict:
+    def _run(self, job: VerifyJob, fresh: bool, cancel=None) -> VerifyResult:
         backend = self._backend(fresh)
         try:
             reply = backend.run(job, timeout=self.timeout, cancel=cancel)
         finally:
             if fresh:
                 backend.close()
-        if not reply.get("ok"):
-            err = reply.get("error") or {}
-            raise VerifyError(f"{err.get('type', 'error')}: {err.get('message', 'worker failed')}")
-        result = reply["result"]
-        self.mode = result.get("mode", self.mode)
-        self.device = result.get("device", self.device)
-        self.n_cases = result.get("cases", self.n_cases)
-        if result.get("baseline_ms") is not None:
-            self.baseline_ms = result["baseline_ms"]
+        if not reply.ok:
+            raise VerifyError(str(reply.error) if reply.error else "error: worker failed")
+        try:
+            result = VerifyResult.from_json(reply.result)
+        except MessageError as exc:
+            raise VerifyError(f"protocol: the worker's verify result is malformed: {exc}") from exc
+        self.mode = result.mode
+        self.device = result.device or self.device
+        self.n_cases = result.cases
+        if result.baseline_ms is not None:
+            self.baseline_ms = result.baseline_ms
         return result
 
     # -- public ----------------------------------------------------------------------------
@@ -216,8 +224,8 @@ class Verifier:
         def run_group(group: list[int], fresh: bool) -> None:
             if cancel is not None and cancel.is_set():
                 return
-            items = [{"id": str(i), "source": candidates[i].source} for i in group]
             try:
+                items = [VerifyCandidate(str(i), candidates[i].source) for i in group]
                 result = self._run(self.job("check", items), fresh=fresh, cancel=cancel)
             except VerifyError as exc:
                 text = str(exc)
@@ -229,8 +237,8 @@ class Verifier:
                     verdicts[i] = Verdict(candidates[i], False, f"verification failed: {text}",
                                           mode=self.mode or "unknown", evidence={"error": text})
                 return
-            for ev in result["candidates"]:
-                i = int(ev["id"])
+            for ev in result.candidates:
+                i = int(ev.id)
                 verdicts[i] = self._verdict(candidates[i], ev, result)
                 if progress:
                     progress(verdicts[i])
@@ -254,31 +262,29 @@ class Verifier:
                                       else "not verified", mode=self.mode or "unknown")
         return verdicts  # type: ignore[return-value]
 
-    def _verdict(self, cand: Candidate, ev: dict, result: dict) -> Verdict:
-        mode = result.get("mode", "interpreter")
-        d = decide(ev, mode, result.get("cases", 1), result.get("seeds", self.seeds))
+    def _verdict(self, cand: Candidate, ev: Evidence, result: VerifyResult) -> Verdict:
+        d = decide(ev, result.mode, result.cases, result.seeds)
         if d["accepted"] and d.get("suspicious"):
             d = self._extra_checks(cand, d)
-        ev = {**ev, "correct": bool(d.get("correct"))}
-        return Verdict(cand, d["accepted"], d["reason"], mode=mode, speedup=d.get("speedup"),
+        evidence = {**ev.to_json(), "correct": bool(d.get("correct"))}
+        return Verdict(cand, d["accepted"], d["reason"], mode=result.mode, speedup=d.get("speedup"),
                        max_rel_error=d.get("max_rel_error"), checks=d["checks"], seeds=d["seeds"],
                        shapes=d["shapes"], orig_ms=d.get("orig_ms"), cand_ms=d.get("cand_ms"),
-                       device=result.get("device"), evidence=ev)
+                       device=result.device, evidence=evidence)
 
     def _extra_checks(self, cand: Candidate, d: dict) -> dict:
         """> 10x is more often a bug than a breakthrough: more seeds, fresh timing, agreement."""
         saved = self.seeds
         self.seeds = saved + 3
         try:
-            result = self._run(self.job("check", [{"id": "0", "source": cand.source}],
+            result = self._run(self.job("check", [VerifyCandidate("0", cand.source)],
                                         timing={"rounds": 9, "rep_ms": self.timing.get("rep_ms", 40)}),
                                fresh=True)
         except VerifyError as exc:
             return {**d, "accepted": False, "reason": f"{d['speedup']:.1f}x needs extra checks, which failed: {exc}"}
         finally:
             self.seeds = saved
-        ev = result["candidates"][0]
-        again = decide(ev, result.get("mode", "gpu"), result.get("cases", 1), result.get("seeds", saved + 3))
+        again = decide(result.candidates[0], result.mode, result.cases, result.seeds)
         if not again["accepted"]:
             return {**d, "accepted": False, "reason": f"{d['speedup']:.1f}x claimed, extra checks refused it: {again['reason']}"}
         if again.get("speedup") and abs(again["speedup"] / d["speedup"] - 1) > 0.3:
@@ -291,13 +297,13 @@ class Verifier:
 
         These sources are our own edits of the user's file (configs), so they share one worker.
         """
-        items = [{"id": str(i), "source": s} for i, s in enumerate(sources)]
+        items = [VerifyCandidate(str(i), s) for i, s in enumerate(sources)]
         result = self._run(self.job("tune", items, tune={"rep_ms": rep_ms}, timing=None), fresh=False, cancel=cancel)
         out = []
-        for ev in result["candidates"]:
-            ok = ev.get("error") is None and bool(ev.get("checks")) and all(c["ok"] for c in ev["checks"])
-            times = (ev.get("timing") or {}).get("cand_ms") or []
-            out.append({"id": int(ev["id"]), "ok": ok, "ms": times[0] if times else None,
+        for ev in result.candidates:
+            ok = ev.error is None and bool(ev.checks) and all(c.ok for c in ev.checks)
+            times = (ev.timing or {}).get("cand_ms") or []
+            out.append({"id": int(ev.id), "ok": ok, "ms": times[0] if times else None,
                         "reason": None if ok else (decide(ev, "interpreter", 1, 1)["reason"])})
         return out
 

@@ -197,11 +197,11 @@ def register(ls) -> None:
                                       RuleIgnore(uri, version, f.code, ours.range, f.message), ours))
         if kind_wanted(QUICKFIX, only):
             for k, i, cand in _rewrites(ls, snap, getattr(result, "module", None), params.range):
-                title = cand.get("quick_fix_title") or f"tritonlens: {cand.get('title')}"
+                title = cand.quick_fix_title or f"tritonlens: {cand.title}"
                 # The verdict and its evidence travel with the action (a client shows them before the
                 # edit is applied); the rewritten source does not: the edit carries it.
-                evidence = {key: v for key, v in cand.items() if key not in ("source", "diff")}
-                out.append(action(title, QUICKFIX, snap, lambda c=cand: rewrite_edits(snap, c["source"]),
+                evidence = {key: v for key, v in cand.to_json().items() if key not in ("source", "diff")}
+                out.append(action(title, QUICKFIX, snap, lambda c=cand: rewrite_edits(snap, c.source),
                                   Rewrite(uri, version, k.name, i, evidence)))
         if kind_wanted(FIX_ALL, only) and any(f.fix and f.fix.applicability.applies() for f in findings):
             out.append(action("tritonlens: fix all auto-fixable problems", FIX_ALL, snap,
@@ -226,7 +226,7 @@ def register(ls) -> None:
                          if k.name == data.kernel and i == data.index]
                 if not found:
                     raise JsonRpcInvalidRequest(message="tritonlens: that rewrite is no longer valid; optimize again")
-                edits = rewrite_edits(snap, found[0]["source"])
+                edits = rewrite_edits(snap, found[0].source)
             else:
                 probe = types.Diagnostic(range=data.range, message=data.message, code=data.code)
                 f = _match(probe, findings, snap)

@@ -11,6 +11,7 @@ from lsprotocol import types
 from tritonlens.analysis import tlapi
 from tritonlens.analysis.findings import Position, Range
 from tritonlens.analysis.values import fmt
+from tritonlens.profiling.worker.reports import OptimizeReport
 
 from . import estimates_view, kernel_results, markup
 from .analyzed import analyzed, module_of
@@ -114,18 +115,17 @@ def kernel_card(ctx: HoverContext, module, k) -> str:
     return "\n\n---\n\n".join(parts)
 
 
-def _optimize_section(report: dict) -> str:
-    cands = report.get("candidates") or []
-    refused = [c for c in cands if not c.get("accepted")]
-    accepted = [c for c in cands if c.get("accepted")]
-    lines = [f"**Optimization** ({report.get('mode', '?')} mode): {len(accepted)} accepted, {len(refused)} refused"]
+def _optimize_section(report: OptimizeReport) -> str:
+    refused = [c for c in report.candidates if not c.accepted]
+    accepted = [c for c in report.candidates if c.accepted]
+    lines = [f"**Optimization** ({report.mode or '?'} mode): {len(accepted)} accepted, {len(refused)} refused"]
     for c in accepted[:3]:
-        lines.append(f"- offered as a quick fix: {c.get('quick_fix_title') or c.get('title')}")
-    if report.get("refusals"):
-        lines.append(f"- {report['refusals']}")
+        lines.append(f"- offered as a quick fix: {c.quick_fix_title or c.title}")
+    if report.refusals:
+        lines.append(f"- {report.refusals}")
     else:
         for c in refused[:5]:
-            lines.append(f"- refused ({c.get('proposer')}): {c.get('reason')}")
+            lines.append(f"- refused ({c.proposer}): {c.reason}")
     return "\n".join(lines)
 
 

@@ -1,8 +1,8 @@
-"""Latest profiling (and optimization) results per kernel, and how they read in lenses and hovers.
+"""Latest profile and optimize results per kernel, and how they read in lenses and hovers.
 
-Entries follow the profile JSON contract of `tritonlens profile --format json`: one kernel entry
-{"name", "line", "launches": [{"time_ms", "gbps", "tflops", "pct_of_peak", "bound", "registers",
-"spills", ...}], "error"} plus the report's "mode", "device" and "backend".
+A profile is the kernel's entry of the profile report plus the report's mode, device and backend;
+an optimize result is the whole optimize report with the text it was verified against (the
+reports' shapes: tritonlens.profiling.worker.reports).
 """
 
 from __future__ import annotations
@@ -10,38 +10,46 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from tritonlens.profiling.worker.messages import LaunchProfile
+from tritonlens.profiling.worker.reports import (
+    CandidateReport,
+    KernelProfile,
+    OptimizeReport,
+)
+
 
 @dataclass
 class Measurement:
     kernel: str
     kernel_hash: str  # hash of the kernel's source when it was measured
     kernel_line: int  # 0-based first line of the kernel at that time
-    entry: dict  # the kernel's entry in the profile report
+    entry: KernelProfile  # the kernel's entry in the profile report
     mode: str  # "gpu" | "interpreter"
     device: dict = field(default_factory=dict)
     backend: str = "local"
     when: float = field(default_factory=time.time)
 
     @property
-    def first_launch(self) -> dict | None:
-        launches = self.entry.get("launches") or []
-        return launches[0] if launches else None
+    def first_launch(self) -> LaunchProfile | None:
+        return self.entry.launches[0] if self.entry.launches else None
 
 
 @dataclass
 class OptimizeOutcome:
     kernel: str
     kernel_hash: str
-    report: dict  # the optimize JSON contract
+    report: OptimizeReport
     text: str = ""  # the document text the candidates were verified against
     when: float = field(default_factory=time.time)
 
-    def accepted(self) -> list[dict]:
-        return [c for c in self.report.get("candidates") or []
-                if c.get("accepted") and c.get("source") and (c.get("kernel") in (None, self.kernel))]
+    def accepted(self) -> list[CandidateReport]:
+        return [c for c in self.report.candidates
+                if c.accepted and c.source and c.kernel in (None, self.kernel)]
 
 
 class KernelResultStore:
+    """The latest profile and the latest optimize outcome of each (document, kernel)."""
+
     def __init__(self):
         self._profiles: dict[tuple[str, str], Measurement] = {}
         self._optimized: dict[tuple[str, str], OptimizeOutcome] = {}
@@ -70,6 +78,10 @@ def _num(v) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+def _cell(value, fmt) -> str:
+    return fmt(value) if _num(value) is not None else "—"
+
+
 def fmt_time(ms: float) -> str:
     if ms < 0.01:
         return f"{ms * 1000:.1f} µs"
@@ -80,23 +92,23 @@ def fmt_time(ms: float) -> str:
 
 def summary(m: Measurement) -> str:
     """One line for a code lens: "0.41 ms · 612 TFLOP/s · 86% of peak · compute-bound"."""
-    if m.entry.get("error"):
-        return f"profile failed: {str(m.entry['error']).splitlines()[0][:80]}"
+    if m.entry.error:
+        return f"profile failed: {m.entry.error.splitlines()[0][:80]}"
     launch = m.first_launch
     if launch is None:
         return "profiled: no launch of this kernel was seen"
-    t = _num(launch.get("time_ms"))
+    t = _num(launch.time_ms)
     if m.mode != "gpu" or t is None:
-        n = len(m.entry.get("launches") or [])
+        n = len(m.entry.launches)
         return f"ran in the interpreter ({n} launch{'es' if n != 1 else ''}) · no GPU timing"
     parts = [fmt_time(t)]
-    tflops, gbps = _num(launch.get("tflops")), _num(launch.get("gbps"))
-    bound = launch.get("bound") or ""
+    tflops, gbps = _num(launch.tflops), _num(launch.gbps)
+    bound = launch.bound or ""
     if tflops and (bound == "compute" or not gbps):
         parts.append(f"{tflops:.0f} TFLOP/s" if tflops >= 10 else f"{tflops:.2f} TFLOP/s")
     elif gbps:
         parts.append(f"{gbps / 1000:.2f} TB/s" if gbps >= 1000 else f"{gbps:.0f} GB/s")
-    pct = _num(launch.get("pct_of_peak"))
+    pct = _num(launch.pct_of_peak)
     if pct is not None:
         parts.append(f"{pct:.0f}% of peak")
     if bound:
@@ -107,10 +119,10 @@ def summary(m: Measurement) -> str:
 def diagnostic_message(m: Measurement) -> str | None:
     """The information diagnostic on the kernel line after a GPU measurement."""
     launch = m.first_launch
-    if m.entry.get("error") or launch is None or m.mode != "gpu":
+    if m.entry.error or launch is None or m.mode != "gpu":
         return None
-    pct = _num(launch.get("pct_of_peak"))
-    bound = launch.get("bound")
+    pct = _num(launch.pct_of_peak)
+    bound = launch.bound
     if pct is None or not bound:
         return None
     ceiling = "copy bandwidth" if bound in ("memory", "latency", "underutilized") else "matmul peak"
@@ -121,21 +133,20 @@ def hover_markdown(m: Measurement, stale: bool) -> str:
     lines = ["**Latest measurement**" + (" (before the last edit of this kernel)" if stale else "")]
     device = m.device.get("name") if isinstance(m.device, dict) else None
     lines.append(f"{m.mode} run on {device or m.backend}, backend `{m.backend}`")
-    if m.entry.get("error"):
-        lines.append(f"error: `{str(m.entry['error']).splitlines()[0]}`")
+    if m.entry.error:
+        lines.append(f"error: `{m.entry.error.splitlines()[0]}`")
         return "\n\n".join(lines)
     rows = []
-    for launch in (m.entry.get("launches") or [])[:6]:
-        t = _num(launch.get("time_ms"))
+    for launch in m.entry.launches[:6]:
         cells = [
-            str(launch.get("grid", "")),
-            fmt_time(t) if t is not None else "—",
-            f"{_num(launch.get('gbps')):.0f}" if _num(launch.get("gbps")) is not None else "—",
-            f"{_num(launch.get('tflops')):.1f}" if _num(launch.get("tflops")) is not None else "—",
-            f"{_num(launch.get('pct_of_peak')):.0f}%" if _num(launch.get("pct_of_peak")) is not None else "—",
-            str(launch.get("bound") or "—"),
-            str(launch.get("registers") if launch.get("registers") is not None else "—"),
-            str(launch.get("spills") if launch.get("spills") is not None else "—"),
+            str(launch.grid if launch.grid is not None else ""),
+            _cell(launch.time_ms, fmt_time),
+            _cell(launch.gbps, "{:.0f}".format),
+            _cell(launch.tflops, "{:.1f}".format),
+            _cell(launch.pct_of_peak, "{:.0f}%".format),
+            str(launch.bound or "—"),
+            _cell(launch.registers, str),
+            _cell(launch.spills, str),
         ]
         rows.append("| " + " | ".join(cells) + " |")
     if rows:

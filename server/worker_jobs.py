@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pygls.uris import to_fs_path
 from tritonlens.analysis.findings import Finding, Severity
+from tritonlens.profiling.worker.reports import OptimizeReport, ProfileReport
 
 from . import code_lens, engines, kernel_results
 from .diagnostics import AnchoredFinding, kernel_hash
@@ -101,25 +102,23 @@ async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None)
         if p.cancelled.is_set():
             raise Cancelled("profiling cancelled")
     await record_profile(ls, uri, report)
-    if report.get("error"):
-        err = report["error"]
-        ls.show_error(f"profiling {Path(path).name} failed: {err.get('type')}: {err.get('message')}")
-    return {"ok": not report.get("error"), "report": report}
+    if report.error:
+        ls.show_error(f"profiling {Path(path).name} failed: {report.error}")
+    return {"ok": not report.error, "report": report.to_json()}
 
 
-async def record_profile(ls, uri: str, report: dict) -> None:
+async def record_profile(ls, uri: str, report: ProfileReport) -> None:
     module = await _model(ls, uri)
     st = ls.analysis.state(uri)
     anchored = [a for a in st.extra.get("profile", [])]
-    mode = report.get("mode", "interpreter")
-    for entry in report.get("kernels") or []:
-        name = entry.get("name")
-        k = module.kernel(name) if module is not None and name else None
+    for entry in report.kernels:
+        name = entry.name
+        k = module.kernel(name) if module is not None else None
         if k is None:
             continue
         m = kernel_results.Measurement(
             kernel=name, kernel_hash=kernel_hash(k.text), kernel_line=k.range.start.line, entry=entry,
-            mode=mode, device=report.get("device") or {}, backend=report.get("backend", "local"),
+            mode=report.mode or "interpreter", device=report.device or {}, backend=report.backend,
         )
         ls.measurements.record(uri, m)
         anchored = [a for a in anchored if a.kernel != name]
@@ -129,15 +128,15 @@ async def record_profile(ls, uri: str, report: dict) -> None:
                         data={"measured": True})
             anchored.append(AnchoredFinding(f, name, m.kernel_hash, m.kernel_line))
     st.extra["profile"] = anchored
-    ls.measurements.last_report[uri] = {"markdown": _report_markdown(ls, uri, report), "json": report}
+    ls.measurements.last_report[uri] = {"markdown": _report_markdown(ls, uri, report), "json": report.to_json()}
     ls.refresh_all()  # diagnostics and lenses
 
 
-def _report_markdown(ls, uri: str, report: dict) -> str:
+def _report_markdown(ls, uri: str, report: ProfileReport) -> str:
     lines = [f"# Profile of {Path(to_fs_path(uri) or uri).name}",
-             f"mode: {report.get('mode')}, backend: {report.get('backend')}"]
-    for entry in report.get("kernels") or []:
-        m = ls.measurements.latest(uri, entry.get("name", ""))
+             f"mode: {report.mode}, backend: {report.backend}"]
+    for entry in report.kernels:
+        m = ls.measurements.latest(uri, entry.name)
         if m is not None:
             lines.append(f"## {m.kernel}\n\n" + kernel_results.hover_markdown(m, stale=False))
     return "\n\n".join(lines)
@@ -187,18 +186,18 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
         k = module.kernel(name) if module is not None else None
         if k is not None:
             ls.measurements.record_optimize(uri, kernel_results.OptimizeOutcome(name, kernel_hash(k.text), report, text))
-    ls.measurements.last_report[uri] = {"markdown": _optimize_markdown(report), "json": report}
+    ls.measurements.last_report[uri] = {"markdown": _optimize_markdown(report), "json": report.to_json()}
     code_lens.refresh(ls)
-    return {"ok": True, "report": report}
+    return {"ok": True, "report": report.to_json()}
 
 
-def _optimize_markdown(report: dict) -> str:
-    lines = [f"# Optimization of {report.get('kernel') or 'the file'}",
-             f"mode: {report.get('mode')}, baseline: {report.get('baseline_ms')} ms"]
-    for c in report.get("candidates") or []:
-        verdict = "accepted" if c.get("accepted") else "refused"
-        lines.append(f"- **{c.get('title')}** ({c.get('proposer')}): {verdict} — {c.get('reason')}")
-    if report.get("refusals"):
-        lines.append(report["refusals"])
+def _optimize_markdown(report: OptimizeReport) -> str:
+    lines = [f"# Optimization of {report.kernel or 'the file'}",
+             f"mode: {report.mode}, baseline: {report.baseline_ms} ms"]
+    for c in report.candidates:
+        verdict = "accepted" if c.accepted else "refused"
+        lines.append(f"- **{c.title}** ({c.proposer}): {verdict} — {c.reason}")
+    if report.refusals:
+        lines.append(report.refusals)
     return "\n\n".join(lines)
 

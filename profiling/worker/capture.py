@@ -6,29 +6,7 @@ of those, so plain, heuristic and autotuned kernels are seen alike; launches mad
 autotuner while it benchmarks its configs are not recorded (Autotuner._bench is wrapped to
 mute the hook), only the launch with the chosen config.
 
-Captured-launch descriptor (JSON; also documented in README.md):
-
-    {"kernel": "add_kernel", "file": "/abs/path.py", "def_line": 19, "key": "9c1e...",
-     "source_hash": "4b0a...",                # sha256 of the kernel's source text (16 hex)
-     "mode": "gpu" | "interpreter", "autotuned": false, "count": 3, "case": 0,
-     "grid": [16384, 1, 1], "num_warps": 4, "num_stages": 3,
-     "constexprs": {"BLOCK_SIZE": 64},
-     "options": {"num_warps": 4},             # launch keyword options as the caller passed them
-     "args": [
-        {"name": "x_ptr", "kind": "tensor", "dtype": "float32", "shape": [1024], "strides": [1],
-         "storage_offset": 0, "device": "cuda:0", "alias_of": null, "written": false},
-        {"name": "n_elements", "kind": "scalar", "type": "int", "value": 1024},
-        {"name": "BLOCK_SIZE", "kind": "constexpr", "value": 64},
-        {"name": "bias_ptr", "kind": "none"}],
-     "written": ["out_ptr"], "written_by": {"out_ptr": ["compare", "static"]},
-     "bytes": {"read": 8192, "written": 4096}}
-
-`written` = tensors whose contents changed across the first launch of this signature (compared
-on a copy made just before it) united with tensors named as the target of tl.store / tl.atomic_*
-in the kernel source (a kernel that stores values equal to what was there is still a writer).
-`key` identifies the launch signature (kernel, layouts, scalar values, constexprs, grid, options);
-identical launches are counted, not repeated. `case` is the harness case (0 = performance case)
-or the zero-config entry point that first made the launch.
+Each distinct launch becomes a descriptor: messages.LaunchDescriptor describes its JSON.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Job "bench": capture the file's launches, replay the chosen ones and time them on the GPU.
-
-Job fields: those of "capture", plus max_launches (per kernel, zero-config only; default 3),
-compare_bare (also time a bare `do_bench(launch)`; bench/profile_gpu.py uses it),
-skip (["<source_hash>:<key>", ...]: launches the client has cached results for; they are
-reported with "cached": true and not timed),
-refresh_ceilings (re-measure the GPU's ceilings).
+"""Job "bench" (a messages.LaunchJob): capture the file's launches, replay the chosen ones and time
+them on the GPU. Result: a messages.BenchResult.
 
 Timing (GPU): one warm-up launch (compiles), a 10-launch estimate, then
 - >= 20 us: `timing.bench` (do_bench's shape, warmup 25 ms, rep 100 ms), whose flush before each
@@ -120,7 +115,7 @@ def bench_gpu(capture, record, l2_bytes: int | None, compare_bare: bool) -> dict
     return out
 
 
-def handle(job: dict) -> dict:
+def handle(job) -> dict:
     import capture
     import ceilings as ceilings_mod
     import job_info
@@ -130,10 +125,10 @@ def handle(job: dict) -> dict:
     cap, summary = run_capture(job)
     gpu = not capture.interpreter_mode()
     device = job_info.device_info()
-    ceil = ceilings_mod.get(device["name"], refresh=bool(job.get("refresh_ceilings"))) if gpu else None
+    ceil = ceilings_mod.get(device["name"], refresh=bool(job.refresh_ceilings)) if gpu else None
     launches = []
-    skip = set(job.get("skip") or ())
-    for record in select(cap, summary["source"], int(job.get("max_launches", 3))):
+    skip = set(job.skip or ())
+    for record in select(cap, summary["source"], int(job.max_launches or 3)):
         d = record.descriptor
         entry = {k: d[k] for k in ("kernel", "key", "source_hash", "case", "count", "autotuned", "grid",
                                    "num_warps", "num_stages", "constexprs", "bytes")}
@@ -152,7 +147,7 @@ def handle(job: dict) -> dict:
                                  else "unknown" if _uses_dot(record) else "none: no tl.dot")
         try:
             if gpu:
-                stats = bench_gpu(capture, record, device.get("l2_bytes"), bool(job.get("compare_bare")))
+                stats = bench_gpu(capture, record, device.get("l2_bytes"), bool(job.compare_bare))
                 entry.update(stats)
                 t = entry["time_ms"]
                 nbytes = d["bytes"]["read"] + d["bytes"]["written"]

@@ -1,19 +1,16 @@
-"""Job "capture": run the file's harness / tests / __main__ block and record every launch.
-
-Job fields: path (the kernel file), harness ("file.py::func", optional), kernel (only this
-kernel's launches, optional), max_cases (run only the first N entries, optional).
-Result: {"mode", "source", "cases": [...], "launches": [descriptor...], "total_launches", "errors"}
-(descriptor format: capture.py's docstring and README.md).
-"""
+"""Job "capture" (a messages.LaunchJob): run the file's harness / tests / __main__ block and
+record every launch. Result: {"mode", "source", "cases", "total_launches", "errors", "launches":
+[descriptor, ...]} (descriptors: capture.py)."""
 
 from __future__ import annotations
 
 
-def run_capture(job: dict, detect_writes: bool = True):
+def run_capture(job, detect_writes: bool = True):
+    """`job`: a messages.LaunchJob."""
     import capture
     import harness
 
-    path = job["path"]
+    path = job.path
     cap = capture.Capture(file=path, detect_writes=detect_writes)
     sync = None
     if not capture.interpreter_mode():
@@ -21,9 +18,9 @@ def run_capture(job: dict, detect_writes: bool = True):
 
         sync = torch.cuda.synchronize
     with cap:
-        entries, source = harness.entry_points(path, job.get("harness"))
-        cases = harness.run_entries(entries, cap, stop_after=job.get("max_cases"), synchronize=sync)
-    kernel = job.get("kernel")
+        entries, source = harness.entry_points(path, job.harness)
+        cases = harness.run_entries(entries, cap, stop_after=job.max_cases, synchronize=sync)
+    kernel = job.kernel
     if kernel:
         for key in list(cap.order):
             if cap.records[key].descriptor["kernel"] != kernel:
@@ -34,7 +31,7 @@ def run_capture(job: dict, detect_writes: bool = True):
     return cap, summary
 
 
-def handle(job: dict) -> dict:
+def handle(job) -> dict:
     cap, summary = run_capture(job)
     summary["launches"] = cap.descriptors()
     return summary

@@ -538,13 +538,13 @@ def _cache_put(cache_dir, key, result) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def handle(job: dict) -> dict:
+def handle(job) -> dict:
     import triton
     from triton.compiler import make_backend
 
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # 3.9 warns when unset; 1 is the JIT's default
-    if job.get("warmup"):  # pay the one-time costs now, so that the first real compile is quick
-        make_backend(make_target(job.get("target") or "sm_90"))
+    if job.warmup:  # pay the one-time costs now, so that the first real compile is quick
+        make_backend(make_target(job.target))
         for module, name in (("triton.runtime.cache", "triton_key"), ("triton.compiler.compiler", "triton_key")):
             key_fn = getattr(sys.modules.get(module) or __import__(module, fromlist=["_"]), name, None)
             if key_fn:
@@ -555,21 +555,21 @@ def handle(job: dict) -> dict:
         except ImportError:
             pass
         return {"triton_version": triton.__version__}
-    if job.get("disassemble"):
-        return {"sass": disassemble(base64.b64decode(job["disassemble"]))}
-    path = job.get("path")
+    if job.disassemble:
+        return {"sass": disassemble(base64.b64decode(job.disassemble))}
+    path = job.path
     if not isinstance(path, str) or not path:
         raise JobError("job needs 'path'")
-    target = make_target(job.get("target") or "sm_90")
+    target = make_target(job.target)
     backend = make_backend(target)
-    artifacts = tuple(DEFAULT_ARTIFACTS if job.get("artifacts") is None else job["artifacts"])
+    artifacts = tuple(DEFAULT_ARTIFACTS if job.artifacts is None else job.artifacts)
     bad = [a for a in artifacts if a not in ALL_ARTIFACTS]
     if bad:
         raise JobError(f"unknown artifact(s) {bad}; choose from {ALL_ARTIFACTS}")
-    reply = {"triton_version": triton.__version__, "target": job.get("target") or "sm_90", "kernels": [],
+    reply = {"triton_version": triton.__version__, "target": job.target, "kernels": [],
              "error": None}
     try:
-        module, text = load_module(path, job.get("text"), target)
+        module, text = load_module(path, job.text, target)
     except SyntaxError as exc:
         reply["error"] = {"type": "SyntaxError", "message": exc.msg, "line": exc.lineno,
                           "column": max((exc.offset or 1) - 1, 0)}
@@ -580,7 +580,7 @@ def handle(job: dict) -> dict:
         reply["error"] = {"type": type(exc).__name__, "message": f"importing the module failed: {exc}",
                           "line": here[-1].lineno if here else None, "column": 0}
         return reply
-    for spec in job.get("kernels") or []:
+    for spec in job.kernels:
         name = spec.get("name")
         entry = {"name": name, "line": None, "configs": [], "error": None}
         reply["kernels"].append(entry)
@@ -598,7 +598,7 @@ def handle(job: dict) -> dict:
         for cfg in expand_configs(fn, autotune, heuristics, spec.get("configs")):
             try:
                 entry["configs"].append(compile_config(fn, text, path, backend, target, cfg,
-                                                       job.get("cache_dir"), artifacts))
+                                                       job.cache_dir, artifacts))
             except JobError as exc:
                 entry["configs"].append({"label": cfg["label"], "error": {"type": "JobError", "message": str(exc),
                                                                           "line": entry["line"], "column": 0}})
@@ -607,4 +607,7 @@ def handle(job: dict) -> dict:
 
 
 if __name__ == "__main__":  # one job on stdin, one reply on stdout: handy outside the worker protocol
-    print(json.dumps(handle(json.load(sys.stdin))))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import messages
+
+    print(json.dumps(handle(messages.CompileJob.from_json(json.load(sys.stdin)))))

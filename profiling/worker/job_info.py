@@ -35,5 +35,5 @@ def device_info() -> dict:
     return info
 
 
-def handle(job: dict) -> dict:
+def handle(job) -> dict:
     return device_info()

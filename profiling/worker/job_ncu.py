@@ -1,7 +1,5 @@
-"""Job "ncu": profile one captured launch of a kernel with Nsight Compute and parse its CSV.
-
-Job fields: those of "capture" plus kernel (required), key (the launch key from "bench";
-default: the kernel's first launch of the performance case), ncu (path; default: `ncu` on PATH).
+"""Job "ncu" (a messages.LaunchJob): profile one captured launch of a kernel with Nsight Compute
+and parse its CSV. Without a `key` it takes the kernel's first launch of the performance case.
 
 A replay script re-runs the capture in a child process under ncu with profiling off from the
 start (`--profile-from-start off`), warms the launch up (compiles), then brackets one replay with
@@ -22,15 +20,15 @@ SCRIPT = '''
 import json, sys
 sys.path.insert(0, {here!r})
 import torch
-import capture, job_capture, job_bench
-job = json.loads({job!r})
+import capture, job_capture, job_bench, messages
+job = messages.LaunchJob.from_json(json.loads({job!r}))
 cap, summary = job_capture.run_capture(job)
 records = [cap.records[k] for k in cap.order]
-record = cap.records.get(job.get("key") or "")
+record = cap.records.get(job.key or "")
 if record is None:
     perf = [r for r in records if r.descriptor["case"] == 0] or records
     if not perf:
-        sys.exit("tritonlens-ncu: the harness made no launch of kernel " + job["kernel"])
+        sys.exit("tritonlens-ncu: the harness made no launch of kernel " + job.kernel)
     record = perf[0]
 launch = job_bench._prepare(capture, record, seed=0)
 launch()
@@ -48,21 +46,23 @@ def _run(cmd, timeout):
     return proc.returncode, proc.stdout.decode("utf-8", "replace")
 
 
-def handle(job: dict) -> dict:
+def handle(job) -> dict:
+    import messages
     import ncu_csv
 
-    ncu = job.get("ncu") or shutil.which("ncu")
+    ncu = job.ncu or shutil.which("ncu")
     if not ncu:
         raise RuntimeError("ncu (Nsight Compute) is not on PATH of the worker's machine")
-    kernel = job.get("kernel")
+    kernel = job.kernel
     if not kernel:
         raise ValueError("job ncu needs the kernel's name")
-    sub_job = {k: job[k] for k in ("path", "harness", "kernel", "key", "max_cases") if job.get(k) is not None}
+    sub_job = messages.LaunchJob("capture", path=job.path, harness=job.harness, kernel=kernel, key=job.key,
+                                 max_cases=job.max_cases).to_json()
     script = os.path.abspath("tritonlens_ncu_replay.py")
     with open(script, "w", encoding="utf-8") as fh:
         fh.write(SCRIPT.format(here=HERE, job=json.dumps(sub_job)))
     report = os.path.abspath(f"tritonlens_ncu_{os.getpid()}")
-    timeout = float(job.get("ncu_timeout", 300))
+    timeout = float(job.ncu_timeout or 300)
     base = [ncu, "--profile-from-start", "off", "--clock-control", "none", "-k", f"regex:{kernel}", "-c", "1"]
     for section in ncu_csv.SECTIONS:
         base += ["--section", section]
@@ -85,7 +85,7 @@ def handle(job: dict) -> dict:
         raise RuntimeError(f"ncu profiled no launch of {kernel!r}; log: {log[-2000:]}")
     result = parsed[0]
     result["raw_metrics"] = used_extra
-    if job.get("keep_csv"):
+    if job.keep_csv:
         result["csv"] = csv_text
     try:
         os.remove(report + ".ncu-rep")

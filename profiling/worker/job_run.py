@@ -1,15 +1,13 @@
-"""Job "run": execute the file's harness cases (or tests / __main__ block) and report each one.
-
-Same fields as "capture"; no write detection, no descriptors: the cheap "does it run" check.
-Result: {"mode", "source", "cases": [{"index", "label", "ok", "error"?, "seconds"}], "kernels": {name: launches}}
-"""
+"""Job "run" (a messages.LaunchJob): execute the file's harness cases and report each one; no
+write detection, no descriptors: the cheap "does it run" check. Result: capture's summary with
+"kernels": {name: launches} instead of the descriptors."""
 
 from __future__ import annotations
 
 from job_capture import run_capture
 
 
-def handle(job: dict) -> dict:
+def handle(job) -> dict:
     cap, summary = run_capture(job, detect_writes=False)
     kernels: dict[str, int] = {}
     for desc in cap.descriptors():

@@ -9,6 +9,7 @@ timeout, a crash or a cancellation looks like, so every backend reports them ide
 from __future__ import annotations
 
 import collections
+import dataclasses
 import itertools
 import json
 import os
@@ -24,6 +25,12 @@ import time
 import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+try:  # imported as tritonlens.profiling.worker.supervisor
+    from . import messages
+except ImportError:  # a plain file beside messages.py (ssh relay, Ray task)
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    import messages
 # Anything that looks like a credential stays out of the worker: it runs the user's (or an
 # LLM's) code, which must not be able to read the editor's API keys.
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
@@ -101,10 +108,7 @@ def describe_exit(code: int | None) -> str:
     return f"worker exited with status {code}"
 
 
-def _error(job_id, etype: str, message: str, **more) -> dict:
-    err = {"type": etype, "message": message}
-    err.update({k: v for k, v in more.items() if v})
-    return {"id": job_id, "ok": False, "error": err}
+_error = messages.Reply.failure
 
 
 class Supervisor:
@@ -132,12 +136,12 @@ class Supervisor:
         self._stderr_lock = threading.Lock()
         self._tmp: str | None = None
         self._ids = itertools.count(1)
-        self.hello: dict | None = None
+        self.hello: messages.Hello | None = None
         self.spawned = 0
         _live.add(self)
 
     # -- process management -------------------------------------------------------------
-    def _spawn(self, deadline: float) -> dict | None:
+    def _spawn(self, deadline: float) -> messages.Reply | None:
         """Start a worker and wait for its hello; returns an error reply or None."""
         if self.cwd:
             workdir = self.cwd
@@ -173,8 +177,8 @@ class Supervisor:
             return _error(None, "spawn", f"worker failed to start: {describe_exit(code)}",
                           stderr=self.stderr_tail())
         try:
-            self.hello = json.loads(first)["hello"]
-        except (ValueError, KeyError, TypeError):
+            self.hello = messages.Hello.from_json(json.loads(first)["hello"])
+        except (ValueError, KeyError, TypeError):  # MessageError is a ValueError
             self._kill()
             return _error(None, "protocol", f"worker did not greet: {first[:200]!r}", stderr=self.stderr_tail())
         return None
@@ -246,13 +250,19 @@ class Supervisor:
         self.close()
 
     # -- jobs -----------------------------------------------------------------------------
-    def run(self, job: dict, timeout: float | None = None, cancel: threading.Event | None = None) -> dict:
-        """Run one job; always returns a reply dict (never raises for worker failures)."""
+    def run(self, job: messages.Job | dict, timeout: float | None = None,
+            cancel: threading.Event | None = None) -> messages.Reply:
+        """Run one job; always returns a reply (never raises for worker failures)."""
         limit = self.timeout if timeout is None else float(timeout)
         with self._lock:
-            job = dict(job)
-            job.setdefault("id", f"j{next(self._ids)}")
-            job_id = job["id"]
+            if isinstance(job, dict):
+                try:
+                    job = messages.job_from_json(job)
+                except messages.MessageError as exc:
+                    return _error(job.get("id"), "bad_job", str(exc))
+            if job.id is None:
+                job = dataclasses.replace(job, id=f"j{next(self._ids)}")
+            job_id = job.id
             deadline = time.monotonic() + limit
             if cancel is not None and cancel.is_set():
                 return _error(job_id, "cancelled", "cancelled before start")
@@ -260,12 +270,12 @@ class Supervisor:
                 self._kill()
                 err = self._spawn(deadline)
                 if err is not None:
-                    err["id"] = job_id
+                    err.id = job_id
                     return err
             with self._stderr_lock:
                 mark = self._stderr_len
             try:
-                self._proc.stdin.write((json.dumps(job) + "\n").encode())
+                self._proc.stdin.write((json.dumps(job.to_json()) + "\n").encode())
                 self._proc.stdin.flush()
             except (BrokenPipeError, OSError, TypeError, ValueError) as exc:
                 if isinstance(exc, (TypeError, ValueError)):
@@ -279,7 +289,7 @@ class Supervisor:
                 now = time.monotonic()
                 if now >= deadline:
                     self._kill()
-                    return _error(job_id, "timeout", f"job {job.get('kind')!r} exceeded {limit:g} s; worker killed",
+                    return _error(job_id, "timeout", f"job {job.kind!r} exceeded {limit:g} s; worker killed",
                                   stderr=self.stderr_tail())
                 try:
                     line = self._lines.get(timeout=min(0.05, deadline - now))
@@ -287,22 +297,29 @@ class Supervisor:
                     continue
                 if line is None:
                     code = self._kill()
-                    return _error(job_id, "crash", f"{describe_exit(code)} while running job {job.get('kind')!r}",
+                    return _error(job_id, "crash", f"{describe_exit(code)} while running job {job.kind!r}",
                                   stderr=self.stderr_tail(), exit_code=code)
                 try:
-                    reply = json.loads(line)
+                    data = json.loads(line)
                 except ValueError:
                     self._kill()
                     return _error(job_id, "protocol", f"unreadable reply: {line[:200]!r}")
-                if not isinstance(reply, dict) or reply.get("id") != job_id:
+                if not isinstance(data, dict) or data.get("id") != job_id:
                     continue  # a stale reply from an earlier, abandoned job
-                if reply.get("fatal"):
+                try:
+                    reply = messages.Reply.from_json(data)
+                except messages.MessageError as exc:
                     self._kill()
-                if not reply.get("ok"):
+                    return _error(job_id, "protocol", str(exc))
+                if reply.fatal:
+                    self._kill()
+                if not reply.ok:
                     with self._stderr_lock:
                         produced = self._stderr_len - mark
-                    reply.setdefault("error", {}).setdefault(
-                        "stderr", self.stderr_tail(min(4000, max(0, produced))) if produced > 0 else "")
+                    if reply.error is None:
+                        reply.error = messages.WorkerError("exception", "the worker gave no reason")
+                    if reply.error.stderr is None:
+                        reply.error.stderr = self.stderr_tail(min(4000, max(0, produced))) if produced > 0 else ""
                 return reply
 
 
@@ -336,7 +353,7 @@ def materialize(bundle: dict, root: str) -> None:
 
 
 def resolve_paths(job: dict, root: str) -> dict:
-    """Rewrite "@bundle/..." string values of a job to paths under root."""
+    """Rewrite "@bundle/..." string values of a job's JSON to paths under root."""
     out = {}
     for key, value in job.items():
         if isinstance(value, str) and value.startswith(BUNDLE_PREFIX):
@@ -347,7 +364,8 @@ def resolve_paths(job: dict, root: str) -> dict:
 
 def run_bundle_job(bundle: dict, job: dict, timeout: float = 120, python: str | None = None,
                    env: dict | None = None) -> dict:
-    """One job in a fresh folder: what a Ray task runs. The bundle holds worker/ and user files."""
+    """One job in a fresh folder: what a Ray task runs. The bundle holds worker/ and user files;
+    the reply comes back as its JSON (Ray pickles it; the client reads it with Reply.from_json)."""
     root = tempfile.mkdtemp(prefix="tritonlens-bundle-")
     try:
         materialize(bundle, root)
@@ -356,8 +374,8 @@ def run_bundle_job(bundle: dict, job: dict, timeout: float = 120, python: str | 
             reply = sup.run(resolve_paths(job, root))
         finally:
             sup.close()
-        reply.setdefault("host", os.uname().nodename)
-        return reply
+        reply.host = reply.host or os.uname().nodename
+        return reply.to_json()
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -382,7 +400,8 @@ def relay_main(root: str, python: str | None = None) -> int:
     threading.Thread(target=read_stdin, daemon=True).start()
     sup = Supervisor(python=python or sys.executable, worker_dir=os.path.join(root, "worker"))
     try:
-        out.write(json.dumps({"hello": {"relay": 1, "host": os.uname().nodename, "root": root}}) + "\n")
+        hello = messages.RelayHello(relay=1, host=os.uname().nodename, root=root)
+        out.write(json.dumps({"hello": hello.to_json()}) + "\n")
         out.flush()
         while True:
             line = jobs.get()
@@ -400,7 +419,7 @@ def relay_main(root: str, python: str | None = None) -> int:
                     reply = _error(job.get("id"), "bad_job", f"cannot write shipped files: {exc}")
                 else:
                     reply = sup.run(resolve_paths(job, root), timeout=timeout, cancel=gone)
-            out.write(json.dumps(reply) + "\n")
+            out.write(json.dumps(reply.to_json()) + "\n")
             out.flush()
     finally:
         sup.close()

@@ -2,14 +2,9 @@
 
 Standalone on purpose: this folder is copied as plain files to whatever interpreter runs the
 kernels (local project venv, a host reached over ssh, a Ray node), where tritonlens is not
-installed. Only the stdlib here; job modules may import torch and triton.
+installed. Only the stdlib here; job modules may import torch and triton. The messages are
+messages.py's; a job of kind K is run by job_K.py's `handle(job) -> dict` (the result object).
 
-Protocol (version 1)
-  start   worker writes {"hello": {"protocol": 1, "pid", "python", "cwd"}}
-  job     {"id": str, "kind": str, ...}  -> module job_<kind>.py in this folder, handle(job) -> dict
-  reply   {"id", "ok": true, "result": {...}}
-          {"id", "ok": false, "error": {"type", "message", "traceback"}, "fatal"?: true}
-  types   exception | oom | cuda | bad_job   (the supervisor adds timeout | crash | cancelled | spawn)
 A "cuda" error leaves the CUDA context unusable: the worker replies, then exits, so the supervisor
 starts a fresh process for the next job.
 
@@ -26,12 +21,12 @@ import re
 import sys
 import traceback
 
-PROTOCOL = 1
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
-import sandbox  # a sibling file, found through HERE
+import messages  # sibling files, found through HERE
+import sandbox
 
 
 def _open_channel():
@@ -63,44 +58,42 @@ def classify(exc: BaseException) -> str:
     return "exception"
 
 
-def handle_line(line: str) -> tuple[dict, bool]:
+def handle_line(line: str) -> tuple[messages.Reply, bool]:
     """Run one job line; returns (reply, must_exit)."""
     try:
-        job = json.loads(line)
+        data = json.loads(line)
     except ValueError as exc:
-        return {"id": None, "ok": False, "error": {"type": "bad_job", "message": f"not JSON: {exc}"}}, False
-    if not isinstance(job, dict):
-        return {"id": None, "ok": False, "error": {"type": "bad_job", "message": "a job is a JSON object"}}, False
-    job_id = job.get("id")
-    kind = job.get("kind")
-    if not isinstance(kind, str) or not _KIND.match(kind):
-        return {"id": job_id, "ok": False, "error": {"type": "bad_job", "message": f"bad job kind {kind!r}"}}, False
-    if not os.path.exists(os.path.join(HERE, f"job_{kind}.py")):
-        return {"id": job_id, "ok": False,
-                "error": {"type": "bad_job", "message": f"unknown job kind {kind!r}"}}, False
+        return messages.Reply.failure(None, "bad_job", f"not JSON: {exc}"), False
+    job_id = data.get("id") if isinstance(data, dict) else None
     try:
-        module = importlib.import_module(f"job_{kind}")
-        sandbox.allow_for_job([job.get("cache_dir")])
+        job = messages.job_from_json(data)
+    except messages.MessageError as exc:
+        return messages.Reply.failure(job_id if isinstance(job_id, str) else None, "bad_job", str(exc)), False
+    if not _KIND.match(job.kind):
+        return messages.Reply.failure(job.id, "bad_job", f"bad job kind {job.kind!r}"), False
+    if not os.path.exists(os.path.join(HERE, f"job_{job.kind}.py")):
+        return messages.Reply.failure(job.id, "bad_job", f"unknown job kind {job.kind!r}"), False
+    try:
+        module = importlib.import_module(f"job_{job.kind}")
+        sandbox.allow_for_job([job.cache_dir])
         result = module.handle(job)
-        return _with_attempts({"id": job_id, "ok": True, "result": result}), False
+        return _with_attempts(messages.Reply(id=job.id, ok=True, result=result)), False
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         etype = classify(exc)
-        reply = {"id": job_id, "ok": False,
-                 "error": {"type": etype, "message": f"{type(exc).__name__}: {exc}",
-                           "traceback": traceback.format_exc(limit=30)}}
-        if etype == "cuda":
-            reply["fatal"] = True
+        reply = messages.Reply.failure(job.id, etype, f"{type(exc).__name__}: {exc}",
+                                       traceback=traceback.format_exc(limit=30))
+        reply.fatal = etype == "cuda"
         return _with_attempts(reply), etype == "cuda"
 
 
-def _with_attempts(reply: dict) -> dict:
+def _with_attempts(reply: messages.Reply) -> messages.Reply:
     """What the job tried and the sandbox refused travels with the reply, even when the job
     caught the PermissionError and carried on."""
     tried = sandbox.take_attempts()
     if tried:
-        reply["sandbox"] = tried
+        reply.sandbox = tried
     return reply
 
 
@@ -115,17 +108,16 @@ def main() -> int:
         channel.write(json.dumps(obj, default=_json_default) + "\n")
         channel.flush()
 
-    send({"hello": {"protocol": PROTOCOL, "pid": os.getpid(), "python": sys.executable,
-                    "version": sys.version.split()[0], "cwd": os.getcwd()}})
+    send({"hello": messages.Hello(protocol=messages.PROTOCOL, pid=os.getpid(), python=sys.executable,
+                                  version=sys.version.split()[0], cwd=os.getcwd()).to_json()})
     for line in sys.stdin:
         if not line.strip():
             continue
         reply, must_exit = handle_line(line)
         try:
-            send(reply)
+            send(reply.to_json())
         except (TypeError, ValueError) as exc:
-            send({"id": reply.get("id"), "ok": False,
-                  "error": {"type": "exception", "message": f"result is not JSON-serialisable: {exc}"}})
+            send(messages.Reply.failure(reply.id, "exception", f"result is not JSON-serialisable: {exc}").to_json())
         if must_exit:
             sys.stderr.flush()
             os._exit(3)

@@ -29,7 +29,7 @@ def check_schema(result):
 def test_example_end_to_end_interpreter():
     path = os.path.join(EXAMPLES, "vector_add.py")
     seen = []
-    result = profile_file(path, progress=lambda msg, pct: seen.append((msg, pct)))
+    result = profile_file(path, progress=lambda msg, pct: seen.append((msg, pct))).to_json()
     check_schema(result)
     assert result["mode"] == "interpreter" and result["backend"] == "local" and result["ceilings"] is None
     (kernel,) = result["kernels"]
@@ -45,11 +45,11 @@ def test_example_end_to_end_interpreter():
 def test_zero_config_file_and_single_kernel():
     path = os.path.join(DATA, "zero_config.py")
     result = profile_file(path)
-    assert result["source"] == "tests"
-    assert [k["name"] for k in result["kernels"]] == ["scale_inplace_kernel", "copy_rows_kernel"]
-    assert all(k["launches"] and k["error"] is None for k in result["kernels"])
+    assert result.source == "tests"
+    assert [k.name for k in result.kernels] == ["scale_inplace_kernel", "copy_rows_kernel"]
+    assert all(k.launches and k.error is None for k in result.kernels)
     only = profile_file(path, kernel="copy_rows_kernel")
-    assert [k["name"] for k in only["kernels"]] == ["copy_rows_kernel"]
+    assert [k.name for k in only.kernels] == ["copy_rows_kernel"]
     with pytest.raises(ProfileError, match="no kernel 'nope'"):
         profile_file(path, kernel="nope")
     with pytest.raises(ProfileError, match="no such file"):
@@ -60,47 +60,76 @@ def test_zero_config_file_and_single_kernel():
 
 def test_harness_exception_and_unlaunched_kernel(tmp_path):
     result = profile_file(os.path.join(DATA, "broken_harness.py"))
-    assert result["error"] is None
-    failed = [c for c in result["cases"] if not c["ok"]]
-    assert len(failed) == 1 and "harness failure for n=7" in failed[0]["error"]
-    assert result["kernels"][0]["launches"]
+    assert result.error is None
+    failed = [c for c in result.cases if not c.ok]
+    assert len(failed) == 1 and "harness failure for n=7" in failed[0].error
+    assert result.kernels[0].launches
     extra = tmp_path / "two.py"
     extra.write_text(open(os.path.join(DATA, "main_block.py")).read().replace(
         "if __name__", "@triton.jit\ndef unused_kernel(x_ptr):\n    pass\n\n\nif __name__"))
     result = profile_file(str(extra))
-    by = {k["name"]: k for k in result["kernels"]}
-    assert by["negate_kernel"]["error"] is None
-    assert by["unused_kernel"]["error"] == "not launched by the file's __main__ block"
+    by = {k.name: k for k in result.kernels}
+    assert by["negate_kernel"].error is None
+    assert by["unused_kernel"].error == "not launched by the file's __main__ block"
 
 
 def test_timeout_crash_and_cancel_become_errors_then_next_profile_works():
     result = profile_file(os.path.join(DATA, "crashes.py"))
-    assert result["error"]["type"] == "crash" and "SIGSEGV" in result["error"]["message"]
-    assert result["kernels"][0]["error"].startswith("crash:")
+    assert result.error.type == "crash" and "SIGSEGV" in result.error.message
+    assert result.kernels[0].error.startswith("crash:")
     hang = os.path.join(DATA, "hang_kernel.py")
     result = profile_file(hang, timeout=3)
-    assert result["error"]["type"] == "timeout"
+    assert result.error.type == "timeout"
     cancel = threading.Event()
     threading.Timer(1.5, cancel.set).start()
     t0 = time.monotonic()
     result = profile_file(hang, timeout=60, cancel=cancel)
-    assert result["error"]["type"] == "cancelled" and time.monotonic() - t0 < 15
-    assert profile_file(os.path.join(DATA, "zero_config.py"))["error"] is None
+    assert result.error.type == "cancelled" and time.monotonic() - t0 < 15
+    assert profile_file(os.path.join(DATA, "zero_config.py")).error is None
 
 
 def test_concurrent_calls_from_threads():
-    results = {}
+    # Four callers start together on the one shared local worker; each must get the answer for its
+    # own file and kernel, down to the launches its harness made.
+    callers = {
+        "zero_all": ("zero_config.py", None, "tests",
+                     {"scale_inplace_kernel": ([8, 1, 1], {"BLOCK": 128}), "copy_rows_kernel": ([4, 1, 1], {"BLOCK": 64})}),
+        "zero_copy": ("zero_config.py", "copy_rows_kernel", "tests", {"copy_rows_kernel": ([4, 1, 1], {"BLOCK": 64})}),
+        "main": ("main_block.py", None, "main", {"negate_kernel": ([3, 1, 1], {"BLOCK": 128})}),
+        "add": (os.path.join(EXAMPLES, "vector_add.py"), None, "tritonlens_cases", {"add_kernel": (None, {"BLOCK_SIZE": 64})}),
+    }
+    start = threading.Barrier(len(callers))
+    reports, failures, spans = {}, {}, {}
 
-    def work(name, path):
-        results[name] = profile_file(path)
+    def work(name, file, kernel):
+        start.wait()
+        t0 = time.monotonic()
+        try:
+            reports[name] = profile_file(os.path.join(DATA, file), kernel=kernel)
+        except Exception as exc:  # noqa: BLE001 - reported below, per caller
+            failures[name] = exc
+        spans[name] = (t0, time.monotonic())
 
-    threads = [threading.Thread(target=work, args=(n, os.path.join(DATA, f)))
-               for n, f in (("a", "zero_config.py"), ("b", "main_block.py"))]
+    threads = [threading.Thread(target=work, args=(name, file, kernel)) for name, (file, kernel, _, _) in callers.items()]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(120)
-    assert results["a"]["source"] == "tests" and results["b"]["source"] == "main"
+        t.join(300)
+    assert not any(t.is_alive() for t in threads) and not failures, failures
+    first_end = min(end for _, end in spans.values())
+    assert all(t0 < first_end for t0, _ in spans.values())  # every call was in flight at once
+    for name, (file, _kernel, source, want) in callers.items():
+        report = reports[name]
+        assert report.file == os.path.abspath(os.path.join(DATA, file)) and report.error is None, name
+        assert report.source == source, name
+        assert [k.name for k in report.kernels] == list(want), name
+        for k in report.kernels:
+            grid, constexprs = want[k.name]
+            assert k.launches and all(launch.kernel == k.name for launch in k.launches), name
+            perf = k.launches[0]
+            assert perf.constexprs == constexprs, (name, k.name, perf.constexprs)
+            if grid is not None:
+                assert perf.grid == grid, (name, k.name, perf.grid)
 
 
 def test_find_kernels_def_lines():

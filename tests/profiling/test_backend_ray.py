@@ -12,7 +12,7 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 @pytest.fixture(scope="module")
 def ray_backend():
     ray = pytest.importorskip("ray")
-    from tritonlens.profiling.backends import RayBackend
+    from tritonlens.profiling.backend_ray import RayBackend
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     backend = RayBackend(timeout=120)
@@ -29,8 +29,8 @@ def test_jobs_run_as_parallel_ray_tasks(ray_backend):
     replies = ray_backend.run_many(jobs[:2]) + [ray_backend.run(jobs[2], timeout=3)]
     a, b, c = replies
     assert [r["id"] for r in replies] == ["a", "b", "c"]
-    assert a["ok"], a
-    assert a["result"]["mode"] == "interpreter" and a["result"]["launches"][0]["kernel"] == "add_kernel"
-    assert "tritonlens-ray-" in a["result"]["descriptors"][0]["file"]  # ran on the shipped copy
-    assert b["ok"] and {d["kernel"] for d in b["result"]["launches"]} == {"scale_inplace_kernel", "copy_rows_kernel"}
-    assert c["ok"] is False and c["error"]["type"] == "timeout"
+    assert a.ok, a
+    assert a.result["mode"] == "interpreter" and a.result["launches"][0]["kernel"] == "add_kernel"
+    assert "tritonlens-ray-" in a.result["descriptors"][0]["file"]  # ran on the shipped copy
+    assert b.ok and {d["kernel"] for d in b.result["launches"]} == {"scale_inplace_kernel", "copy_rows_kernel"}
+    assert c.ok is False and c.error.type == "timeout"

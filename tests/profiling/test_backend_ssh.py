@@ -9,7 +9,8 @@ import threading
 import time
 
 import pytest
-from tritonlens.profiling.backends import BackendError, SSHBackend
+from tritonlens.profiling.backend_ssh import SSHBackend
+from tritonlens.profiling.backends import BackendError
 
 SSHD = "/usr/sbin/sshd"
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -76,24 +77,24 @@ def test_profile_example_through_ssh(sshd):
     backend = _backend(sshd)
     try:
         reply = backend.run({"kind": "bench", "path": os.path.abspath(os.path.join(EXAMPLES, "vector_add.py"))})
-        assert reply["ok"], reply
-        res = reply["result"]
+        assert reply.ok, reply
+        res = reply.result
         assert res["mode"] == "interpreter" and res["device"]["cuda"] is False
         assert res["launches"][0]["kernel"] == "add_kernel" and res["launches"][0]["time_ms"] is None
         # the remote worker ran on the shipped copy, not on our file
         assert "tritonlens-ssh-" in res["descriptors"][0]["file"]
         # a second job reuses the session; the relay enforces the timeout remotely
         reply = backend.run({"kind": "capture", "path": os.path.join(DATA, "zero_config.py")})
-        assert reply["ok"] and len(reply["result"]["launches"]) == 2
+        assert reply.ok and len(reply.result["launches"]) == 2
         hang = os.path.join(DATA, "hang.py")
         reply = backend.run({"kind": "capture", "path": hang}, timeout=3)
-        assert reply["error"]["type"] == "timeout"
+        assert reply.error.type == "timeout"
         cancel = threading.Event()
         threading.Timer(2.0, cancel.set).start()
         t0 = time.monotonic()
         reply = backend.run({"kind": "capture", "path": hang}, timeout=60, cancel=cancel)
-        assert reply["error"]["type"] == "cancelled" and time.monotonic() - t0 < 20
-        assert backend.run({"kind": "info"})["ok"]  # a fresh relay after the cancel
+        assert reply.error.type == "cancelled" and time.monotonic() - t0 < 20
+        assert backend.run({"kind": "info"}).ok  # a fresh relay after the cancel
     finally:
         backend.close()
 
@@ -102,8 +103,8 @@ def test_unknown_host_key_is_refused(sshd):
     backend = _backend(sshd, known_hosts="empty_known_hosts")
     try:
         reply = backend.run({"kind": "info"})
-        assert reply["ok"] is False and reply["error"]["type"] == "backend"
-        assert "known_hosts" in reply["error"]["message"] and "Refusing" in reply["error"]["message"]
+        assert reply.ok is False and reply.error.type == "backend"
+        assert "known_hosts" in reply.error.message and "Refusing" in reply.error.message
     finally:
         backend.close()
 

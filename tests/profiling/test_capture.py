@@ -110,8 +110,8 @@ def test_autotuned_launch_records_chosen_config():
     # Triton without the interpreter leaves the autotuner looking for a GPU driver.
     with WorkerClient(timeout=120) as client:
         reply = client.run({"kind": "capture", "path": os.path.join(EXAMPLES, "rmsnorm_autotune.py")})
-    assert reply["ok"], reply
-    res = reply["result"]
+    assert reply.ok, reply
+    res = reply.result
     assert res["cases"] and all(c["ok"] for c in res["cases"]), res["cases"]
     first = res["launches"][0]
     assert first["autotuned"] is True
@@ -122,21 +122,21 @@ def test_autotuned_launch_records_chosen_config():
 def test_capture_job_main_block_and_broken_harness():
     with WorkerClient(timeout=60) as client:
         reply = client.run({"kind": "capture", "path": os.path.join(DATA, "main_block.py")})
-        assert reply["ok"], reply
-        res = reply["result"]
+        assert reply.ok, reply
+        res = reply.result
         assert res["source"] == "main" and res["cases"][0]["ok"]
         assert [d["kernel"] for d in res["launches"]] == ["negate_kernel"]
         assert "main block ran" in client.stderr_tail()  # user prints land on stderr, not the protocol
 
         reply = client.run({"kind": "capture", "path": os.path.join(DATA, "broken_harness.py")})
-        assert reply["ok"], reply
-        cases = reply["result"]["cases"]
+        assert reply.ok, reply
+        cases = reply.result["cases"]
         assert cases[0]["ok"] and not cases[1]["ok"]
         assert "harness failure for n=7" in cases[1]["error"]
-        assert len(reply["result"]["launches"]) == 1
+        assert len(reply.result["launches"]) == 1
 
         reply = client.run({"kind": "capture", "path": os.path.join(DATA, "zero_config.py"),
                             "harness": os.path.join(DATA, "nope.py") + "::cases"})
-        assert reply["error"]["type"] == "exception" and "no such file" in reply["error"]["message"]
+        assert reply.error.type == "exception" and "no such file" in reply.error.message
         reply = client.run({"kind": "run", "path": os.path.join(DATA, "zero_config.py")})
-        assert reply["ok"] and reply["result"]["kernels"] == {"scale_inplace_kernel": 1, "copy_rows_kernel": 1}
+        assert reply.ok and reply.result["kernels"] == {"scale_inplace_kernel": 1, "copy_rows_kernel": 1}

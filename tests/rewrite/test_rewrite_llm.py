@@ -53,8 +53,8 @@ def test_llm_rounds_refuse_each_bad_reply_for_its_reason_then_accept_good(llm_se
     result = optimize_file(str(path), proposers=("llm",), rounds=8,
                            llm={"base_url": llm_server.base_url, "model": "scripted-coder",
                                 "api_key_env": "TRITONLENS_TEST_NO_SUCH_KEY", "timeout": 30})
-    reasons = [c["reason"] for c in result["candidates"]]
-    accepted = [c["accepted"] for c in result["candidates"]]
+    reasons = [c.reason for c in result.candidates]
+    accepted = [c.accepted for c in result.candidates]
     assert accepted == [False] * 7 + [True], reasons
     assert reasons[0].startswith("syntax error"), reasons[0]
     assert reasons[1].startswith("compile error") and "fused_add_fast" in reasons[1], reasons[1]
@@ -63,13 +63,13 @@ def test_llm_rounds_refuse_each_bad_reply_for_its_reason_then_accept_good(llm_se
     assert reasons[4].startswith("torch fallback") and "add" in reasons[4], reasons[4]
     assert "torch fallback: calls add()" in reasons[5], reasons[5]
     assert reasons[6].startswith("unusable reply"), reasons[6]
-    assert "speed not measured" in reasons[7] and result["candidates"][7]["speedup"] is None
-    best = result["best"]
-    assert best is not None and "BLOCK_SIZE = 256" in best["source"]
-    assert best["quick_fix_title"].endswith("correct on 3 seeds × 4 shapes; speed not measured")
-    assert "+    BLOCK_SIZE = 256" in best["diff"]
-    assert result["mode"] == "interpreter"
-    assert "8 candidates" not in (result["refusals"] or "") and result["refusals"].startswith("7 candidates refused")
+    assert "speed not measured" in reasons[7] and result.candidates[7].speedup is None
+    best = result.best
+    assert best is not None and "BLOCK_SIZE = 256" in best.source
+    assert best.quick_fix_title.endswith("correct on 3 seeds × 4 shapes; speed not measured")
+    assert "+    BLOCK_SIZE = 256" in best.diff
+    assert result.mode == "interpreter"
+    assert "8 candidates" not in (result.refusals or "") and result.refusals.startswith("7 candidates refused")
 
     # the prompts: the first one carries the kernel, wrapper, diagnostics and device ...
     assert len(llm_server.requests) == 8
@@ -98,9 +98,9 @@ def test_llm_slower_but_correct_is_accepted_on_cpu_without_any_speed_claim(llm_s
     llm_server.script = [fenced(GOOD_WRAPPER.replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 16"))]
     result = optimize_file(str(path), proposers=("llm",), rounds=1,
                            llm={"base_url": llm_server.base_url, "model": "m", "timeout": 30})
-    (cand,) = result["candidates"]
-    assert cand["accepted"] and cand["speedup"] is None and "speed not measured" in cand["reason"]
-    assert "faster" not in cand["quick_fix_title"]
+    (cand,) = result.candidates
+    assert cand.accepted and cand.speedup is None and "speed not measured" in cand.reason
+    assert "faster" not in cand.quick_fix_title
 
 
 def _never_verify(_):
@@ -143,7 +143,12 @@ def test_partial_block_replaces_functions_by_name(fixture_text):
     assert note == "complete file" and "BLOCK_SIZE = 128" in full
 
 
-@pytest.mark.parametrize("reply", ["", "```\nnot python at all (\n```", "```python\nx = 1\n```"])
-def test_unusable_replies(reply, fixture_text):
-    source, note = extract_source(reply, fixture_text("vadd.py"))
-    assert source is None or note.startswith("syntax error") or "no function" in note
+@pytest.mark.parametrize(("reply", "source", "note"), [
+    ("", None, "the reply holds no fenced ```python code block"),
+    ("```cpp\nint main() { return 0; }\n```", None, "the reply holds no fenced ```python code block"),
+    # a block that does not parse goes on to the verifier, which refuses it as a syntax error
+    ("```\nnot python at all (\n```", "not python at all (\n", "syntax error in the reply: line 1: invalid syntax"),
+    ("```python\nx = 1\n```", None, "the code block defines no function"),
+])
+def test_unusable_replies(reply, source, note, fixture_text):
+    assert extract_source(reply, fixture_text("vadd.py")) == (source, note)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from tritonlens.profiling.worker.messages import Evidence
 from tritonlens.rewrite.static_check import screen
-from tritonlens.rewrite.verify import decide, judge_speed
+from tritonlens.rewrite.verify import decide as decide_evidence
+from tritonlens.rewrite.verify import judge_speed
+
+
+def decide(ev: dict, *args):
+    """The evidence as the worker sends it (JSON), read the way the verifier reads it."""
+    return decide_evidence(Evidence.from_json(ev), *args)
 
 
 def _evidence(timing=None, **more):
     checks = [{"seed": s, "case": c, "label": f"case {c}" if c != "ragged" else "ragged", "shapes": "512, 512",
                "ok": True, "reason": None, "rel_err": 1e-7, "max_err": 1e-7, "tol": 1e-5}
               for s in range(3) for c in (0, 1, 2, "ragged")]
-    ev = {"error": None, "checks": checks, "launches": 12, "calls": 12, "ops_added": [],
+    ev = {"id": "0", "error": None, "checks": checks, "launches": 12, "calls": 12, "ops_added": [],
           "ragged_sizes": {"512": 311}, "ragged_note": None, "timing": timing}
     ev.update(more)
     return ev

@@ -4,6 +4,7 @@ save. Kernels run in Triton's interpreter (TRITON_INTERPRET=1, no GPU): results 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from lsprotocol import types
 
 from conftest import REPO
 from lsp_helpers import Doc
+from tritonlens.profiling.worker.reports import KernelProfile
 from tritonlens.server import kernel_results
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -174,11 +176,12 @@ async def test_optimize_offers_verified_rewrites(client, tmp_path):
 async def test_lens_and_diagnostic_text_for_gpu_measurements():
     m = kernel_results.Measurement(
         kernel="matmul_kernel", kernel_hash="x", kernel_line=0, mode="gpu", device={"name": "NVIDIA H100"},
-        entry={"name": "matmul_kernel", "launches": [
-            {"time_ms": 0.41, "tflops": 612.3, "gbps": 150.0, "pct_of_peak": 85.7, "bound": "compute"}]},
+        entry=KernelProfile.from_json({"name": "matmul_kernel", "line": 1, "launches": [
+            {"time_ms": 0.41, "tflops": 612.3, "gbps": 150.0, "pct_of_peak": 85.7, "bound": "compute"}]}),
     )
     assert kernel_results.summary(m) == "0.41 ms · 612 TFLOP/s · 86% of peak · compute-bound"
     assert kernel_results.diagnostic_message(m) == "86% of matmul peak: compute-bound; see hover"
-    m.entry["launches"][0].update(time_ms=0.062, tflops=0.0, gbps=1040.0, pct_of_peak=35.0, bound="memory")
+    m.entry.launches[0] = dataclasses.replace(m.entry.launches[0], time_ms=0.062, tflops=0.0, gbps=1040.0,
+                                              pct_of_peak=35.0, bound="memory")
     assert kernel_results.summary(m) == "0.062 ms · 1.04 TB/s · 35% of peak · memory-bound"
     assert kernel_results.diagnostic_message(m) == "35% of copy bandwidth: memory-bound; see hover"

@@ -1,0 +1,168 @@
+"""What one compiled configuration tells, from its artifacts: resource usage, occupancy, dots,
+pipelining and vectorisation of the loads, per-line instructions and spills, and TL106's what-if
+(would the loads be vectorised if the arguments were divisible by 16?)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from tritonlens.profiling import ptx_facts
+from tritonlens.profiling.compile_worker import (
+    CompileCancelled,
+    CompileError,
+    compile_job,
+)
+from tritonlens.profiling.occupancy import occupancy
+
+
+def kernel_facts(k: dict, path: str, target: str, root: Path) -> dict:
+    out = {"name": k["name"], "line": k.get("line"), "configs": [], "lines": [], "error": k.get("error")}
+    seen = {}
+    for cfg in k.get("configs", []):
+        key = cfg.get("key")
+        if key and key in seen:  # the same specialisation launched twice: one compile, two labels
+            seen[key]["labels"].append(cfg.get("label"))
+            continue
+        facts = _facts(cfg, path, target, root)
+        if key:
+            seen[key] = facts
+        out["configs"].append(facts)
+    first = next((c for c in out["configs"] if not c.get("error")), None)
+    if first:
+        out["lines"] = first["lines"]
+    return out
+
+
+def _facts(cfg: dict, path: str, target: str, root: Path) -> dict:
+    """FACTS = the CLI's per-config fields plus detail: {"label", "labels", "constexprs", "num_warps",
+    "num_stages", "registers", "spill_bytes", "stack_bytes", "shared_bytes", "occupancy" (percent),
+    "blocks_per_sm", "warps_per_sm", "limiter", "mma", "dots", "pipelined", "pipeline", "vectorized",
+    "loads", "lines", "error", "signature", "specialization", "key", "cached", "compile_s"}."""
+    f = {"label": cfg.get("label"), "labels": [cfg.get("label")], "constexprs": cfg.get("constexprs", {}),
+         "num_warps": cfg.get("num_warps"), "num_stages": cfg.get("num_stages"), "registers": None,
+         "spill_bytes": None, "stack_bytes": None, "shared_bytes": None, "occupancy": None,
+         "blocks_per_sm": None, "warps_per_sm": None, "limiter": None, "mma": None, "dots": [],
+         "pipelined": None, "pipeline": None, "vectorized": None, "loads": [], "lines": [],
+         "error": cfg.get("error"), "signature": cfg.get("signature"), "specialization": cfg.get("specialization"),
+         "key": cfg.get("key"), "cached": cfg.get("cached"), "compile_s": cfg.get("compile_s"),
+         "args": cfg.get("args")}
+    if cfg.get("error") or "registers" not in cfg:
+        return f
+    arts = cfg.get("artifacts") or {}
+    # A cached artifact may name another file holding the same kernel source.
+    path = ptx_facts.source_path_in(arts.get("ptx") or arts.get("ttgir") or "", path)
+    if f["key"]:
+        for stage, text in arts.items():
+            p = root / "ir" / f["key"][:2] / f["key"] / stage
+            if not p.exists():
+                write_text(p, text)
+    f["registers"] = cfg["registers"]
+    f["stack_bytes"] = cfg.get("stack_bytes", 0)
+    # What cuFuncGetAttribute(LOCAL_SIZE_BYTES) reports on the GPU (Triton's n_spills × 4): the
+    # per-thread local memory, which for a Triton kernel is its spill stack.
+    f["spill_bytes"] = max(cfg.get("stack_bytes", 0), cfg.get("local_bytes", 0))
+    f["shared_bytes"] = cfg.get("shared_bytes", 0)
+    occ = occupancy(target, cfg["registers"], f["shared_bytes"], cfg.get("num_warps") or 4)
+    f.update(occupancy=occ.occupancy, blocks_per_sm=occ.blocks_per_sm, warps_per_sm=occ.warps_per_sm,
+             limiter=occ.limiter)
+    if "ttgir" in arts:
+        dl = ptx_facts.dots(arts["ttgir"], path)
+        f["dots"] = [d.as_dict() for d in dl]
+        f["mma"] = ptx_facts.mma_summary(dl)
+    if "ptx" in arts:
+        loads = ptx_facts.global_loads(arts["ptx"], path)
+        f["pipeline"] = ptx_facts.pipelining(loads)
+        f["pipelined"] = None if f["pipeline"] is None else f["pipeline"] != "none"
+        f["vectorized"] = ptx_facts.vectorized(loads)
+        f["loads"] = [{"line": ln, "widest": s["widest"], "narrowest": s["narrowest"],
+                       "instructions": s["instructions"], "kinds": sorted(s["kinds"])}
+                      for ln, s in sorted(loads.items())]
+    # Instructions per line from the PTX (.loc); spill traffic per line from the SASS, which exists
+    # only when ptxas spilled.
+    counts = ptx_facts.ptx_line_stats(arts["ptx"], path) if "ptx" in arts else {}
+    spills = {}
+    if "sass" in arts:
+        phantoms = ptx_facts.inline_asm_phantoms(arts["ptx"], path) if "ptx" in arts else None
+        spills = {ln: s["spill_bytes"] for ln, s in ptx_facts.sass_line_stats(arts["sass"], path, phantoms).items()}
+    f["lines"] = [{"line": ln, "instructions": counts.get(ln, 0), "spill_bytes": spills.get(ln, 0)}
+                  for ln in sorted(set(counts) | {ln for ln, b in spills.items() if b})]
+    return f
+
+
+# -- TL106's evidence ------------------------------------------------------------------------------
+
+
+def _whatif_args(cfg: dict, facts: dict) -> tuple[dict, list[str]] | None:
+    spec = facts.get("specialization") or {}
+    sig = facts.get("signature") or {}
+    args = dict(cfg.get("args") or {})
+    changed = []
+    for name, flag in spec.items():
+        a = args.get(name)
+        if flag != "" or a is None:
+            continue
+        if a.get("kind") in ("tensor", "pointer") and sig.get(name, "").startswith("*"):
+            args[name] = {**a, "data_ptr": 0}
+            changed.append(name)
+        elif a.get("kind") == "int" and sig.get(name, "").startswith(("i", "u")):
+            v = int(a["value"])
+            args[name] = {**a, "value": max(16, -(-v // 16) * 16)}
+            changed.append(name)
+    return (args, changed) if changed else None
+
+
+def add_vector_whatifs(result, job, python, cancel, timeout, root) -> None:
+    requests, where = [], []
+    for kspec, kfacts in zip(job.kernels, result["kernels"]):
+        by_label = {c.get("label"): c for c in kspec["configs"]}
+        for facts in kfacts["configs"]:
+            narrow = [ld for ld in facts.get("loads") or [] if ld["widest"] <= 4 and "tma" not in ld["kinds"]]
+            if facts.get("error") or not narrow or facts.get("source") == "static":
+                continue  # static: the integers are plain by assumption, not evidence of a missed specialisation
+            cfg = by_label.get(facts["label"])
+            if cfg is None:
+                # autotune-expanded labels: match the launch they came from
+                cfg = next((c for c in kspec["configs"] if facts["label"].startswith(c.get("label", "\0"))), None)
+            if cfg is None:
+                continue
+            w = _whatif_args({**cfg, "args": {**(cfg.get("args") or {}), **_constexpr_args(facts)}}, facts)
+            if not w:
+                continue
+            args, changed = w
+            requests.append({"name": kfacts["name"], "configs": [
+                {"label": facts["label"] + " (what-if: divisible by 16)", "args": args,
+                 "options": {"num_warps": facts["num_warps"], "num_stages": facts["num_stages"]}}]})
+            where.append((facts, changed, [ld["line"] for ld in narrow]))
+    if not requests:
+        return
+    job = dataclasses.replace(job, kernels=requests, artifacts=["ptx"])
+    try:
+        reply = compile_job(job, python, cancel, timeout)
+    except CompileCancelled:
+        raise
+    except CompileError:
+        return  # the evidence is optional; the main facts stand
+    for (facts, changed, lines), k in zip(where, reply.get("kernels", [])):
+        cfg = (k.get("configs") or [None])[0]
+        if not cfg or cfg.get("error") or "ptx" not in (cfg.get("artifacts") or {}):
+            continue
+        ptx = cfg["artifacts"]["ptx"]
+        loads = ptx_facts.global_loads(ptx, ptx_facts.source_path_in(ptx, result["path"]))
+        better = [{"line": ln, "bytes": facts_w, "could_be": loads[ln]["widest"]}
+                  for ln, facts_w in ((ld["line"], ld["widest"]) for ld in facts["loads"] if ld["line"] in lines)
+                  if ln in loads and loads[ln]["widest"] > facts_w]
+        if better:
+            facts["vector_whatif"] = {"arguments": changed, "lines": better}
+
+
+def _constexpr_args(facts: dict) -> dict:
+    return {k: {"kind": "constexpr", "value": v} for k, v in (facts.get("constexprs") or {}).items()}
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,346 @@
+"""The worker protocol's messages, each JSON shape described once, here (the reports built from
+them are reports.py's, on the same machinery).
+
+One JSON line each way: the worker greets with `Hello`, then reads one job per line (`LaunchJob`,
+`VerifyJob`, `CompileJob`, or a bare `Job` such as {"kind": "info"}) and answers each with a
+`Reply` whose `result` is the job kind's result object (`BenchResult` for "bench").
+
+Standard library only: this folder is shipped as plain files to remote interpreters (ssh, Ray),
+where tritonlens is not installed. Reading and writing: json_message.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+try:  # imported as tritonlens.profiling.worker.messages
+    from .json_message import NONE, OPT_STR, Message, MessageError, json_field
+except ImportError:  # a plain file in the worker folder
+    from json_message import NONE, OPT_STR, Message, MessageError, json_field
+
+PROTOCOL = 1
+
+
+# -- the protocol's envelope ---------------------------------------------------------------------
+@dataclass
+class Hello(Message):
+    """The worker's first line: {"hello": {...}}."""
+
+    protocol: int = json_field(int)
+    pid: int = json_field(int)
+    python: str = json_field(str, "")
+    version: str = json_field(str, "")
+    cwd: str = json_field(str, "")
+
+
+@dataclass
+class RelayHello(Message):
+    """The first line of the relay an ssh session runs: {"hello": {...}}."""
+
+    relay: int = json_field(int)
+    host: str = json_field(str, "")
+    root: str = json_field(str, "")
+
+
+ERROR_TYPES = {
+    # raised in the worker
+    "exception": "the job raised", "oom": "out of memory", "bad_job": "not a job this worker runs",
+    "cuda": "the CUDA context is unusable: the reply is fatal, the worker exits",
+    # decided by the supervisor or the backend; the next job gets a fresh worker
+    "timeout": "the job ran past its limit", "crash": "the worker died (message: exit status or signal)",
+    "cancelled": "the caller cancelled", "spawn": "no worker could start",
+    "protocol": "the worker wrote something that is not a reply", "backend": "the remote side failed",
+}
+
+
+@dataclass
+class WorkerError(Message):
+    drop_none: ClassVar[bool] = True
+    type: str = json_field(str)  # one of ERROR_TYPES
+    message: str = json_field(str, "")
+    traceback: str | None = json_field(OPT_STR, None)
+    stderr: str | None = json_field(OPT_STR, None)  # the worker's stderr while the job ran (tail)
+    exit_code: int | None = json_field((int, NONE), None)
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
+
+
+@dataclass
+class Reply(Message):
+    """One answer per job; `result` is the job kind's result object (a JSON object)."""
+
+    drop_none: ClassVar[bool] = True
+
+    id: str | None = json_field(OPT_STR)
+    ok: bool = json_field(bool)
+    result: dict | None = json_field((dict, NONE), None)
+    error: WorkerError | None = json_field(of=WorkerError, default=None)
+    fatal: bool = json_field(bool, False)
+    sandbox: list | None = json_field((list, NONE), None)  # what the job tried and the sandbox refused
+    host: str | None = json_field(OPT_STR, None)  # remote backends: where it ran
+    retried: dict | None = json_field((dict, NONE), None)  # ssh: the first attempt's lost connection
+
+    @classmethod
+    def failure(cls, job_id, etype: str, message: str, **more) -> Reply:
+        return cls(id=job_id, ok=False, error=WorkerError(etype, message, **{k: v for k, v in more.items() if v}))
+
+
+# -- jobs -----------------------------------------------------------------------------------------
+@dataclass
+class Job(Message):
+    """What every job carries. The relay also reads "timeout" and "files" ({relative path: text})
+    off a job; any top-level string starting with "@bundle/" names a shipped file."""
+
+    drop_none: ClassVar[bool] = True
+    keep_more: ClassVar[bool] = True
+
+    kind: str = json_field(str)
+    id: str | None = json_field(OPT_STR, None)
+    cache_dir: str | None = json_field(OPT_STR, None)  # a folder the sandbox lets the job write
+    more: dict = field(default_factory=dict)  # the fields of a kind with no type here
+
+
+@dataclass
+class LaunchJob(Job):
+    """Kinds "capture", "run", "bench" and "ncu": run the file's harness and look at its launches.
+
+    Harness order: `harness`, the file's `tritonlens_cases()`, its argument-less `test_*`
+    functions, its `__main__` block. Without a GPU the worker runs Triton's interpreter."""
+
+    path: str = json_field(str, "")
+    harness: str | None = json_field(OPT_STR, None)  # "file.py::function"
+    kernel: str | None = json_field(OPT_STR, None)  # one kernel's launches only
+    max_cases: int | None = json_field((int, NONE), None)
+    # bench
+    skip: list | None = json_field((list, NONE), None)  # ["<source_hash>:<key>"]: cached, not timed
+    max_launches: int | None = json_field((int, NONE), None)  # per kernel, zero-config only (3)
+    compare_bare: bool | None = json_field((bool, NONE), None)  # also time a bare do_bench(launch)
+    refresh_ceilings: bool | None = json_field((bool, NONE), None)
+    # ncu
+    key: str | None = json_field(OPT_STR, None)  # the launch to replay under Nsight Compute
+    keep_csv: bool | None = json_field((bool, NONE), None)
+    ncu: str | None = json_field(OPT_STR, None)  # the ncu binary
+    ncu_timeout: float | None = json_field((int, float, NONE), None)
+
+
+@dataclass
+class VerifyCandidate(Message):
+    id: str = json_field(str)
+    source: str = json_field(str)
+
+
+@dataclass
+class VerifyJob(Job):
+    """Kind "verify": the original and candidate rewrites side by side (action "check"), or one
+    quick check and one timing each (action "tune")."""
+
+    action: str = json_field(str, "check")
+    name: str = json_field(str, "kernels")  # module stem: files are written as <cwd>/<tag>/<name>.py
+    original: str = json_field(str, "")
+    path: str | None = json_field(OPT_STR, None)
+    origin_dir: str | None = json_field(OPT_STR, None)  # on sys.path, when it exists there, for sibling imports
+    harness: str | None = json_field(OPT_STR, None)  # else the original's tritonlens_cases()
+    candidates: list = json_field(of=VerifyCandidate, many=True, factory=list)
+    seeds: int = json_field(int, 3)
+    ragged: bool = json_field(bool, True)
+    max_checks: int | None = json_field((int, NONE), None)
+    timing: dict | None = json_field((dict, NONE), None)  # {"rounds": 7, "rep_ms": 40}; GPU only
+    tune: dict | None = json_field((dict, NONE), None)  # {"rep_ms": 25}
+    baseline: bool = json_field(bool, True)  # also time the original (check, GPU)
+
+
+@dataclass
+class CompileJob(Job):
+    """Kind "compile": cross-compile a file's kernels for a GPU that need not be present.
+
+    kernels: [{"name", "configs": [{"label", "args": {param: ARG}, "options": {...}}]}], where
+    ARG is {"kind": "tensor", "dtype", "data_ptr" | "align"} | {"kind": "int" | "float" | "bool" |
+    "constexpr" | "dtype", "value"} | {"kind": "none"}; a parameter left out takes its default,
+    then an autotune config's or a heuristic's value. `warmup` imports Triton and nothing else;
+    `disassemble` (a base64 cubin) answers {"sass"}."""
+
+    path: str | None = json_field(OPT_STR, None)
+    text: str | None = json_field(OPT_STR, None)
+    target: str = json_field(str, "sm_90")  # "sm_NN[a]"
+    kernels: list = json_field(list, factory=list)
+    artifacts: list | None = json_field((list, NONE), None)  # ttir ttgir llir ptx sass sass? cubin
+    warmup: bool = json_field(bool, False)
+    disassemble: str | None = json_field(OPT_STR, None)
+
+
+def job_from_json(data: Any) -> Job:
+    if not isinstance(data, dict):
+        raise MessageError("job: expected a JSON object")
+    kind = data.get("kind")
+    cls = {"verify": VerifyJob, "compile": CompileJob}.get(kind, LaunchJob if kind in LAUNCH_KINDS else Job)
+    return cls.from_json(data, f"{kind} job" if isinstance(kind, str) else "job")
+
+
+LAUNCH_KINDS = ("capture", "run", "bench", "ncu")
+
+
+# -- results and reports -------------------------------------------------------------------------
+@dataclass
+class Case(Message):
+    index: int = json_field(int)
+    label: str = json_field(str, "")
+    ok: bool = json_field(bool, True)
+    error: str | None = json_field(OPT_STR, None)
+
+
+@dataclass
+class LaunchArg(Message):
+    """One argument of a captured launch. kind: tensor | scalar (`type` int/float/bool) |
+    constexpr | none | other (`repr`; not replayable) | missing."""
+
+    keep_more: ClassVar[bool] = True
+    name: str = json_field(str)
+    kind: str = json_field(str)
+    dtype: str | None = json_field(OPT_STR, None)
+    storage_dtype: str | None = json_field(OPT_STR, None)  # a triton.reinterpret-ed tensor's own dtype
+    shape: list | None = json_field((list, NONE), None)
+    strides: list | None = json_field((list, NONE), None)
+    storage_offset: int = json_field(int, 0)
+    alias_of: str | None = json_field(OPT_STR, None)  # the earlier argument sharing this tensor's storage
+    written: bool = json_field(bool, False)
+    type: str | None = json_field(OPT_STR, None)
+    value: Any = json_field(object, None)
+    more: dict = field(default_factory=dict)  # device, repr
+
+
+@dataclass
+class LaunchDescriptor(Message):
+    """One distinct launch signature a capture saw (repeats only bump `count`); launches the
+    autotuner makes while it benchmarks are not recorded, its chosen config's is (`autotuned`).
+
+    `key` hashes the signature (kernel, layouts, scalar values, constexprs, grid, options);
+    `source_hash` the kernel's source. `written` names the tensors whose contents changed across
+    the first launch (compared on a copy) or that the source stores to (`written_by` says which);
+    `bytes` is the minimum traffic: tensors read (not written, or also loaded) and written. `case`
+    is the harness case that first made it (0: the performance case). num_warps / num_stages come
+    from the compiled kernel on a GPU, from the launch options or Triton's defaults otherwise."""
+
+    keep_more: ClassVar[bool] = True
+    kernel: str = json_field(str)
+    key: str = json_field(str, "")
+    source_hash: str = json_field(str, "")
+    case: int = json_field(int, 0)
+    count: int = json_field(int, 1)
+    autotuned: bool = json_field(bool, False)
+    grid: list = json_field(list, factory=list)
+    num_warps: int | None = json_field((int, NONE), None)
+    num_stages: int | None = json_field((int, NONE), None)
+    constexprs: dict = json_field(dict, factory=dict)
+    options: dict = json_field(dict, factory=dict)  # launch keyword options as the caller passed them
+    args: list = json_field(of=LaunchArg, many=True, factory=list)
+    more: dict = field(default_factory=dict)  # file, qualname, def_line, mode, written, written_by, bytes
+
+
+@dataclass
+class CaptureResult(Message):
+    """The "capture" job's result."""
+
+    mode: str = json_field(str)  # gpu | interpreter
+    source: str | None = json_field(OPT_STR, None)  # tritonlens_cases | harness | tests | main
+    cases: list = json_field(of=Case, many=True, factory=list)
+    launches: list = json_field(of=LaunchDescriptor, many=True, factory=list)
+    total_launches: int = json_field(int, 0)
+    errors: list = json_field(list, factory=list)
+
+
+@dataclass
+class LaunchProfile(Message):
+    """One timed (or replayed) launch. Timings are null in the interpreter, never made up."""
+
+    keep_more: ClassVar[bool] = True
+    kernel: str = json_field(str, "")
+    key: str | None = json_field(OPT_STR, None)  # the launch signature's hash
+    source_hash: str | None = json_field(OPT_STR, None)
+    grid: list | None = json_field((list, NONE), None)
+    num_warps: int | None = json_field((int, NONE), None)
+    num_stages: int | None = json_field((int, NONE), None)
+    constexprs: dict | None = json_field((dict, NONE), None)
+    time_ms: float | None = json_field((int, float, NONE), None)
+    gbps: float | None = json_field((int, float, NONE), None)
+    tflops: float | None = json_field((int, float, NONE), None)
+    pct_of_peak: float | None = json_field((int, float, NONE), None)
+    bound: str | None = json_field(OPT_STR, None)  # memory | compute | latency | underutilized
+    registers: int | None = json_field((int, NONE), None)
+    spills: int | None = json_field((int, NONE), None)
+    shared_bytes: int | None = json_field((int, NONE), None)
+    ncu: dict | None = json_field((dict, NONE), None)  # the ncu job's result, or {"error": ...}
+    cached: bool = json_field(bool, False)  # the client had this launch's result; not timed again
+    error: str | None = json_field(OPT_STR, None)
+    more: dict = field(default_factory=dict)  # signature, flops, flops_source, bytes, timing details...
+
+
+@dataclass
+class BenchResult(Message):
+    """The "bench" job's result."""
+
+    keep_more: ClassVar[bool] = True
+    mode: str = json_field(str)  # gpu | interpreter
+    source: str | None = json_field(OPT_STR, None)  # tritonlens_cases | harness | tests | main
+    cases: list = json_field(of=Case, many=True, factory=list)
+    device: dict | None = json_field((dict, NONE), None)  # the "info" job's result
+    ceilings: dict | None = json_field((dict, NONE), None)  # null in the interpreter
+    launches: list = json_field(of=LaunchProfile, many=True, factory=list)
+    more: dict = field(default_factory=dict)  # descriptors, total_launches, errors
+
+
+@dataclass
+class Check(Message):
+    """One run of a candidate against the original on one seed and case (or the ragged shape)."""
+
+    keep_more: ClassVar[bool] = True
+    seed: int = json_field(int)
+    case: int | str = json_field((int, str))  # a case index, or "ragged"
+    label: str = json_field(str, "")
+    shapes: str = json_field(str, "")
+    ok: bool = json_field(bool, False)
+    reason: str | None = json_field(OPT_STR, None)
+    rel_err: float | None = json_field((int, float, NONE), None)
+    max_err: float | None = json_field((int, float, NONE), None)
+    tol: float | None = json_field((int, float, NONE), None)
+    run_diff: float | None = json_field((int, float, NONE), None)  # GPU: two runs on the same inputs
+    more: dict = field(default_factory=dict)
+
+
+@dataclass
+class CandidateError(Message):
+    stage: str = json_field(str)  # import | run | timing
+    type: str = json_field(str)  # syntax | compile | exception
+    message: str = json_field(str, "")
+    traceback: str = json_field(str, "")
+
+
+@dataclass
+class Evidence(Message):
+    """What the "verify" job saw of one candidate; tritonlens.rewrite.verify decides what it means."""
+
+    keep_more: ClassVar[bool] = True
+    id: str = json_field(str)
+    error: CandidateError | None = json_field(of=CandidateError, default=None)
+    checks: list = json_field(of=Check, many=True, factory=list)
+    launches: int = json_field(int, 0)  # Triton launches of the candidate's own kernels, all checks
+    calls: int = json_field(int, 0)
+    ops_added: list = json_field(list, factory=list)  # aten ops the candidate ran outside kernels, the original not
+    stability: str = json_field(str, "")
+    ragged_sizes: dict | None = json_field((dict, NONE), None)
+    ragged_note: str | None = json_field(OPT_STR, None)
+    timing: dict | None = json_field((dict, NONE), None)  # {"orig_ms": [...], "cand_ms": [...]}
+    more: dict = field(default_factory=dict)  # seconds, extra
+
+
+@dataclass
+class VerifyResult(Message):
+    """The "verify" job's result."""
+
+    mode: str = json_field(str)  # gpu | interpreter
+    device: str = json_field(str, "")
+    cases: int = json_field(int, 1)
+    seeds: int = json_field(int, 1)
+    candidates: list = json_field(of=Evidence, many=True, factory=list)
+    baseline_ms: float | None = json_field((int, float, NONE), None)

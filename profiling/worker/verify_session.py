@@ -1,0 +1,202 @@
+"""A verify session: the original and each candidate loaded as modules (`Side`), the cases, and the
+original's reference outputs per (seed, case), kept for the worker's life."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import traceback
+
+import torch
+
+import harness
+from verify_inputs import (
+    clone_tree,
+    describe_shapes,
+    flatten,
+    outputs_diff,
+    outputs_of,
+    ragged_map,
+    regenerate,
+)
+from verify_tracking import GPU, OpRecorder, Tracker, guard_violations, poison_
+
+class Side:
+    """One module (original or candidate) loaded from text, with its harness entry points."""
+
+    def __init__(self, tag: str, name: str, text: str, workdir: str):
+        folder = os.path.join(workdir, tag)
+        os.makedirs(folder, exist_ok=True)
+        self.path = os.path.realpath(os.path.join(folder, f"{name}.py"))
+        with open(self.path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        self.module = harness.load_module(self.path, name=f"tritonlens_verify_{tag}_{name}")
+        self.uses_dot = ".dot(" in text
+
+    def resolve(self, fn, original: Side):
+        """This side's counterpart of the original harness function `fn`, looked up by name."""
+        if self is original:
+            return fn
+        if getattr(fn, "__module__", None) != original.module.__name__:
+            return None  # defined in an external harness: it calls the original module directly
+        target = getattr(self.module, getattr(fn, "__name__", ""), None)
+        return target if callable(target) else None
+
+
+def run_call(tracker: Tracker, side: Side, fn, args, kwargs, poison_args=(), config_index=None):
+    """Call fn on (args, kwargs) (already private copies); returns (ret, launches, ops)."""
+    before = tracker.launches.get(side.path, 0)
+    tracker.ops = set()
+    tracker.kernel_error = False
+    tracker.force_config = config_index
+    for t in poison_args:
+        poison_(t)
+    recorder = OpRecorder(tracker) if OpRecorder is not None else contextlib.nullcontext()
+    tracker.poison = True
+    tracker.record_ops = True
+    try:
+        with recorder:
+            ret = fn(*args, **kwargs)
+            if GPU:
+                torch.cuda.synchronize()
+    finally:
+        tracker.poison = False
+        tracker.record_ops = False
+        tracker.force_config = None  # timing lets the autotuner choose
+    tracker.violations = guard_violations()
+    return ret, tracker.launches.get(side.path, 0) - before, set(tracker.ops)
+
+
+def arg_tensors(args, kwargs) -> list:
+    return [t for _, t in flatten((args, kwargs), [])]
+
+
+def candidate_error(stage: str, exc: BaseException, in_kernel: bool = False) -> dict:
+    text = str(exc)
+    kind = type(exc).__name__
+    if "CUDA error" in text or kind in ("AcceleratorError", "CudaError"):
+        raise exc  # the context is gone: let the worker classify it and restart
+    compile_like = in_kernel or "Compil" in kind or "compil" in text[:200].lower()
+    return {"stage": stage, "type": "compile" if (stage == "run" and compile_like) else ("syntax" if isinstance(exc, SyntaxError) else "exception"),
+            "message": f"{kind}: {text}"[:2000], "traceback": traceback.format_exc(limit=12)[-4000:]}
+
+
+class Session:
+    def __init__(self, job):  # a messages.VerifyJob
+        self.job = job
+        self.workdir = os.path.realpath(os.getcwd())
+        self.name = job.name or "kernel"
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"bad module name {self.name!r}")
+        origin = job.origin_dir
+        if origin and os.path.isdir(origin) and origin not in sys.path:
+            sys.path.append(origin)  # after our folders: sibling imports only
+        self.tracker = Tracker()
+        self.tag = hashlib.sha1(job.original.encode()).hexdigest()[:10]
+        self.original = Side(f"orig_{self.tag}", self.name, job.original, self.workdir)
+        sys.modules[self.name] = self.original.module  # an external harness imports it by name
+        self.cases = self._cases()
+        self.seeds = list(range(int(job.seeds)))
+        self.ragged = None
+        self.ragged_note = None
+        self.ref_cache: dict = {}
+        self.poisonable: dict = {}
+
+    def _cases(self):
+        spec = self.job.harness
+        if spec:
+            hfile, sep, func = spec.rpartition("::")
+            if not sep:
+                raise harness.HarnessError(f"harness must be FILE.py::FUNCTION, got {spec!r}")
+            module = harness.load_module(hfile)
+            factory = getattr(module, func, None)
+            where = spec
+        else:
+            factory = getattr(self.original.module, "tritonlens_cases", None)
+            where = "tritonlens_cases"
+        if not callable(factory):
+            raise harness.HarnessError(
+                "the verifier needs explicit cases: define tritonlens_cases() in the file "
+                "(yielding (fn, args) pairs) or pass --harness FILE.py::FUNC")
+        cases = [harness._normalise_case(c, f"{where} case {i}") for i, c in enumerate(factory())]
+        if not cases:
+            raise harness.HarnessError(f"{where}() produced no cases")
+        return cases
+
+    # one check's inputs, deterministic in (seed, case)
+    def inputs(self, seed: int, case) -> tuple:
+        fn, args, kwargs = self.cases[0 if case == "ragged" else case]
+        gen = torch.Generator().manual_seed(1000003 * (seed + 1) + (997 if case == "ragged" else case))
+        mapping = self.ragged if case == "ragged" else None
+        return fn, regenerate(args, gen, mapping), regenerate(kwargs, gen, mapping)
+
+    def plan(self) -> list:
+        order = [(self.seeds[0], 0)]
+        if self.job.ragged:
+            self.ragged = ragged_map(self.cases[0][1], self.cases[0][2])
+            order.append((self.seeds[0], "ragged"))
+        order += [(self.seeds[0], i) for i in range(1, len(self.cases))]
+        for seed in self.seeds[1:]:
+            order += [(seed, i) for i in range(len(self.cases))]
+            if self.ragged is not None:
+                order.append((seed, "ragged"))
+        limit = self.job.max_checks
+        return order[:limit] if limit else order
+
+    def reference(self, seed, case, check_no):
+        """Run the original on this check's inputs (cached per worker process)."""
+        key = (seed, case)
+        if key in self.ref_cache:
+            return self.ref_cache[key]
+        fn, args, kwargs = self.inputs(seed, case)
+        pristine = clone_tree((args, kwargs))
+        written = self._poisonable(case, fn, args, kwargs)
+        run_args, run_kwargs = clone_tree((args, kwargs))
+        poison = [t for i, t in enumerate(arg_tensors(run_args, run_kwargs)) if i in written]
+        try:
+            ret, launches, ops = run_call(self.tracker, self.original, fn, run_args, run_kwargs, poison,
+                                          config_index=check_no)
+        except Exception as exc:
+            if case == "ragged":
+                self.ref_cache[key] = None
+                self.ragged_note = f"the original rejects the ragged shape ({type(exc).__name__}: {exc}); skipped"
+                return None
+            raise
+        outs = outputs_of(ret, run_args, run_kwargs)
+        run_diff = 0.0
+        if GPU:
+            a2, k2 = clone_tree((args, kwargs))
+            p2 = [t for i, t in enumerate(arg_tensors(a2, k2)) if i in written]
+            ret2, _, _ = run_call(self.tracker, self.original, fn, a2, k2, p2, config_index=check_no)
+            run_diff = outputs_diff(outs, outputs_of(ret2, a2, k2), self.original.uses_dot)
+        entry = {"fn": fn, "inputs": pristine, "outs": outs, "launches": launches, "ops": ops,
+                 "written": written, "run_diff": run_diff, "shapes": describe_shapes(args, kwargs)}
+        self.ref_cache[key] = entry
+        return entry
+
+    def _poisonable(self, case, fn, args, kwargs) -> set:
+        """Indices of tensor arguments the original overwrites completely (safe to fill with NaN)."""
+        key = "ragged" if case == "ragged" else case
+        if key in self.poisonable:
+            return self.poisonable[key]
+        found: set = set()
+        try:
+            a1, k1 = clone_tree((args, kwargs))
+            before = [t.clone() for t in arg_tensors(a1, k1)]
+            run_call(self.tracker, self.original, fn, a1, k1)
+            after = arg_tensors(a1, k1)
+            changed = [i for i, (b, a) in enumerate(zip(before, after))
+                       if (b.dtype.is_floating_point and not torch.equal(b.nan_to_num(), a.nan_to_num()))]
+            for i in changed:
+                a2, k2 = clone_tree((args, kwargs))
+                tensors = arg_tensors(a2, k2)
+                ret, _, _ = run_call(self.tracker, self.original, fn, a2, k2, [tensors[i]])
+                if not any(t.dtype.is_floating_point and bool(torch.isnan(t).any())
+                           for _, t in outputs_of(ret, a2, k2)):
+                    found.add(i)
+        except Exception:
+            found = set()
+        self.poisonable[key] = found
+        return found
