@@ -28,7 +28,7 @@ import sys
 import threading
 from pathlib import Path
 
-from tritonlens.profiling import ptx_facts
+from tritonlens.profiling import ir_line_map
 from tritonlens.profiling.compile_worker import (
     STATS,
     CompileCancelled,
@@ -263,7 +263,7 @@ def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text:
             ptx = ir_text(result, kernel, "ptx", config)[0]
         except CompileError:
             ptx = None
-    lmap = ptx_facts.line_map(stage, ir, result["path"], ptx)
+    lmap = ir_line_map.line_map(stage, ir, result["path"], ptx)
     marked = [i for i, ln in enumerate(lmap) if source_line is not None and ln == source_line]
     return {"text": ir, "marked_lines": marked, "language": LANGUAGES[stage], "line_map": lmap,
             "config": facts.get("label")}

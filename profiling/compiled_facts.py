@@ -8,7 +8,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from tritonlens.profiling import ptx_facts
+from tritonlens.profiling import ir_line_map, ptx_facts
 from tritonlens.profiling.compile_worker import (
     CompileCancelled,
     CompileError,
@@ -52,7 +52,7 @@ def _facts(cfg: dict, path: str, target: str, root: Path) -> dict:
         return f
     arts = cfg.get("artifacts") or {}
     # A cached artifact may name another file holding the same kernel source.
-    path = ptx_facts.source_path_in(arts.get("ptx") or arts.get("ttgir") or "", path)
+    path = ir_line_map.source_path_in(arts.get("ptx") or arts.get("ttgir") or "", path)
     if f["key"]:
         for stage, text in arts.items():
             p = root / "ir" / f["key"][:2] / f["key"] / stage
@@ -84,7 +84,7 @@ def _facts(cfg: dict, path: str, target: str, root: Path) -> dict:
     counts = ptx_facts.ptx_line_stats(arts["ptx"], path) if "ptx" in arts else {}
     spills = {}
     if "sass" in arts:
-        phantoms = ptx_facts.inline_asm_phantoms(arts["ptx"], path) if "ptx" in arts else None
+        phantoms = ir_line_map.inline_asm_phantoms(arts["ptx"], path) if "ptx" in arts else None
         spills = {ln: s["spill_bytes"] for ln, s in ptx_facts.sass_line_stats(arts["sass"], path, phantoms).items()}
     f["lines"] = [{"line": ln, "instructions": counts.get(ln, 0), "spill_bytes": spills.get(ln, 0)}
                   for ln in sorted(set(counts) | {ln for ln, b in spills.items() if b})]
@@ -149,7 +149,7 @@ def add_vector_whatifs(result, job, python, cancel, timeout, root) -> None:
         if not cfg or cfg.get("error") or "ptx" not in (cfg.get("artifacts") or {}):
             continue
         ptx = cfg["artifacts"]["ptx"]
-        loads = ptx_facts.global_loads(ptx, ptx_facts.source_path_in(ptx, result["path"]))
+        loads = ptx_facts.global_loads(ptx, ir_line_map.source_path_in(ptx, result["path"]))
         better = [{"line": ln, "bytes": facts_w, "could_be": loads[ln]["widest"]}
                   for ln, facts_w in ((ld["line"], ld["widest"]) for ld in facts["loads"] if ld["line"] in lines)
                   if ln in loads and loads[ln]["widest"] > facts_w]

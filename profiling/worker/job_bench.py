@@ -61,22 +61,24 @@ def compile_stats(kernel) -> dict:
     return stats
 
 
-def _prepare(capture, record, seed):
-    values = capture.build_args(record, seed=seed)
+def _prepare(record, seed):
+    import replay
+
+    values = replay.build_args(record, seed=seed)
     written = set(record.descriptor["written"])
     for name in written:  # clone: the pristine inputs stay for the next replay
         if hasattr(values[name], "clone"):
             values[name] = values[name].clone()
-    return capture.launch_fn(record, values)
+    return replay.launch_fn(record, values)
 
 
-def bench_gpu(capture, record, l2_bytes: int | None, compare_bare: bool) -> dict:
+def bench_gpu(record, l2_bytes: int | None, compare_bare: bool) -> dict:
     import torch
     from triton.testing import do_bench, do_bench_cudagraph
 
     import timing
 
-    launch = _prepare(capture, record, seed=0)
+    launch = _prepare(record, seed=0)
     kernel = launch()
     torch.cuda.synchronize()
     out = compile_stats(kernel)
@@ -95,7 +97,7 @@ def bench_gpu(capture, record, l2_bytes: int | None, compare_bare: bool) -> dict
         target = 2 * (l2_bytes or 50 << 20)
         sets = max(1, min(MAX_ROTATION_SETS, math.ceil(target / max(nbytes, 1)),
                           ROTATION_BUDGET_BYTES // max(nbytes, 1)))
-        fns = [launch] + [_prepare(capture, record, seed=i) for i in range(1, sets)]
+        fns = [launch] + [_prepare(record, seed=i) for i in range(1, sets)]
         for fn in fns:
             fn()
         counter = [0]
@@ -119,6 +121,7 @@ def handle(job) -> dict:
     import capture
     import ceilings as ceilings_mod
     import job_info
+    import replay
     import roofline
     from job_capture import run_capture
 
@@ -147,7 +150,7 @@ def handle(job) -> dict:
                                  else "unknown" if _uses_dot(record) else "none: no tl.dot")
         try:
             if gpu:
-                stats = bench_gpu(capture, record, device.get("l2_bytes"), bool(job.compare_bare))
+                stats = bench_gpu(record, device.get("l2_bytes"), bool(job.compare_bare))
                 entry.update(stats)
                 t = entry["time_ms"]
                 nbytes = d["bytes"]["read"] + d["bytes"]["written"]
@@ -157,7 +160,7 @@ def handle(job) -> dict:
                 entry.update(roofline.classify(t, entry["gbps"], entry["tflops"], ceil, programs,
                                                device.get("sm_count"), roofline.dot_ceiling_key(d)))
             else:
-                capture.replay(record, seed=1)
+                replay.replay(record, seed=1)
                 entry["replayed"] = True
         except Exception as exc:
             if "CUDA error" in str(exc) or type(exc).__name__ == "AcceleratorError":

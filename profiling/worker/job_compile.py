@@ -3,24 +3,12 @@
 Standalone (stdlib + triton; torch only if the user's module imports it): shipped as a plain file to
 whatever interpreter runs the worker.
 
-Job
-  {"kind": "compile", "path": str, "text": str | None, "target": "sm_90",
-   "kernels": [{"name": str, "configs": [CONFIG, ...]}], "cache_dir": str | None,
-   "artifacts": ["ptx", "sass" | "sass?", "ttgir", "ttir", "llir", "cubin"] (default: ptx, sass, ttgir)}
-  {"kind": "compile", "warmup": true}            import triton and the backend, nothing else
-  {"kind": "compile", "disassemble": base64 cubin} → {"sass": nvdisasm -gi output}
-  CONFIG = {"label": str, "args": {param: ARG}, "options": {"num_warps": 8, "num_stages": 3, ...}}
-  ARG    = {"kind": "tensor", "dtype": "float16", "data_ptr": int}   (or "align": 16 instead of data_ptr)
-         | {"kind": "int" | "float" | "bool" | "constexpr", "value": v} | {"kind": "none"}
-         | {"kind": "dtype", "value": "float16"}                         (a tl.dtype argument)
-  A parameter left out takes its default, then the values an autotune config or a heuristic gives:
-  an autotuned kernel whose config does not fix the tuned names expands into one config per
-  autotune config.
-Reply
-  {"triton_version", "target", "kernels": [{"name", "line", "configs": [RESULT, ...]}], "error"}
-  RESULT = {"label", "key", "constexprs", "signature", "specialization", "options", "num_warps",
-            "num_stages", "shared_bytes", "registers", "stack_bytes", "local_bytes", "artifacts",
-            "cached", "compile_s", "error"}
+The job is a messages.CompileJob; the reply, per kernel, one result per configuration (label, key,
+constexprs, signature, specialization, options, warps, stages, shared/registers/stack/local bytes,
+artifacts, cached, compile_s, error): messages.CompileReport.
+
+Importing the user's module without a GPU: compile_loading.py; its arguments and configurations:
+compile_configs.py.
 
 The signature is built by Triton's own binder (`create_function_from_signature` + `_pack_args`, the
 code `JITFunction.run` uses), fed stand-in tensors that carry the real dtype and data_ptr, so pointer
@@ -31,10 +19,8 @@ would on the GPU.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import json
-import linecache
 import os
 import re
 import shutil
@@ -43,301 +29,18 @@ import sys
 import tempfile
 import time
 import traceback
-import types
+
+from compile_configs import build_args, expand_configs, specialise
+from compile_loading import JobError, def_line, load_module, unwrap_kernel
 
 DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
 # "cubin" comes back base64-encoded; "sass?" means: SASS only when the kernel spills (nvdisasm costs
 # 0.5-1 s, and per-line spill traffic is all the facts need it for).
 ALL_ARTIFACTS = ("ttir", "ttgir", "llir", "ptx", "sass", "sass?", "cubin")
-MAX_CONFIGS = 8  # per kernel: each compile costs 0.4-3 s
 # Bump when what a cached entry holds changes.
 CACHE_FORMAT = 1
 
 COMPILE_CALLS = 0  # triton.compile invocations in this process (tests prove cache hits with it)
-
-
-class JobError(Exception):
-    """Bad input: the message is for the user."""
-
-
-# --------------------------------------------------------------------------------------------
-# Importing the user's module without running its __main__ and without a GPU
-
-
-class _StandInDriver:
-    """Answers the driver calls a module makes at import time (`DEVICE = driver.active.
-    get_active_torch_device()`) on a machine with no GPU; anything else is a clear error."""
-
-    def __init__(self, target):
-        self._target = target
-
-    def get_current_target(self):
-        return self._target
-
-    def get_active_torch_device(self):
-        import torch
-
-        return torch.device("cpu")
-
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
-
-    def is_active(self):
-        return True
-
-    def __getattr__(self, name):
-        raise RuntimeError(f"no GPU driver here: triton.runtime.driver.active.{name} is not available "
-                           "while tritonlens cross-compiles")
-
-
-def _may_have_gpu() -> bool:
-    return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd") or os.path.exists("/dev/dxg")
-
-
-@contextlib.contextmanager
-def _compile_mode(target):
-    """Kernels must come out as JITFunctions (not the interpreter's), whatever the module asks."""
-    import importlib
-
-    saved_env = os.environ.get("TRITON_INTERPRET")
-    os.environ["TRITON_INTERPRET"] = "0"  # beats the examples' os.environ.setdefault(...)
-    cfg = importlib.import_module("triton.runtime.driver").driver  # the DriverConfig
-    saved_active = getattr(cfg, "_active", None)
-    stand_in = False
-    if saved_active is None:
-        if not _may_have_gpu():
-            # Probing would import torch (2 s) only to learn what the missing device files say.
-            cfg.set_active(_StandInDriver(target))
-            stand_in = True
-        else:
-            try:
-                cfg.active  # noqa: B018 - raises where no GPU driver is active
-            except Exception:  # noqa: BLE001 - any failure means: no usable driver
-                cfg.set_active(_StandInDriver(target))
-                stand_in = True
-    try:
-        yield
-    finally:
-        if saved_env is None:
-            os.environ.pop("TRITON_INTERPRET", None)
-        else:
-            os.environ["TRITON_INTERPRET"] = saved_env
-        if stand_in:
-            cfg._active = saved_active
-
-
-def load_module(path: str, text: str | None, target):
-    """Execute the file as a fresh module named not "__main__" (so its __main__ block stays
-    unrun). `text` (an unsaved editor buffer) replaces the file's content: linecache serves it to
-    inspect.getsource, which the JIT reads the kernel's source from."""
-    path = os.path.abspath(path)
-    if text is None:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    digest = hashlib.sha1((path + "\0" + text).encode()).hexdigest()[:16]
-    name = f"_tritonlens_compile_{digest}"
-    if name in sys.modules:
-        return sys.modules[name], text
-    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
-    module = types.ModuleType(name)
-    module.__file__ = path
-    sys.modules[name] = module
-    folder = os.path.dirname(path)
-    added = folder not in sys.path
-    if added:
-        sys.path.insert(0, folder)
-    try:
-        code = compile(text, path, "exec")
-        with _compile_mode(target):
-            exec(code, module.__dict__)  # noqa: S102 - the user's module, in the worker only
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    finally:
-        if added and folder in sys.path:
-            sys.path.remove(folder)
-    return module, text
-
-
-def unwrap_kernel(obj):
-    """(JITFunction, autotune configs or None, heuristics {name: fn}) behind a module attribute."""
-    from triton.runtime.jit import JITFunction
-
-    configs, heuristics = None, {}
-    for _ in range(8):
-        if isinstance(obj, JITFunction):
-            return obj, configs, heuristics
-        kind = type(obj).__name__
-        if kind == "Autotuner":
-            configs = list(obj.configs)
-        elif kind == "Heuristics":
-            heuristics.update(obj.values)
-        elif kind == "InterpretedFunction":
-            raise JobError("the kernel was created in interpreter mode (TRITON_INTERPRET=1 set by the module "
-                           "itself); cross-compiling needs a @triton.jit JITFunction")
-        if not hasattr(obj, "fn"):
-            break
-        obj = obj.fn
-    raise JobError(f"{type(obj).__name__} is not a @triton.jit kernel")
-
-
-def def_line(fn) -> int:
-    """1-based line of the kernel's `def` (decorators skipped)."""
-    lines, first = _source_lines(fn)
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith(("def ", "async def ")):
-            return first + i
-    return first
-
-
-def _source_lines(fn):
-    import inspect
-
-    try:
-        return inspect.getsourcelines(fn.fn)
-    except (OSError, TypeError):
-        return [], fn.fn.__code__.co_firstlineno
-
-
-# --------------------------------------------------------------------------------------------
-# Arguments → what Triton's own binder specialises on
-
-
-class _Tensor:
-    """Stands in for a torch tensor: the binder reads only `dtype` and `data_ptr()`."""
-
-    def __init__(self, dtype, data_ptr: int):
-        self.dtype = dtype
-        self._ptr = data_ptr
-
-    def data_ptr(self):
-        return self._ptr
-
-
-_DTYPE_ALIASES = {
-    "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
-    "float64": "fp64", "double": "fp64", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
-    "uint8": "uint8", "bool": "int1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
-    "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2fnuz": "fp8e5b16", "uint16": "uint16", "uint32": "uint32",
-    "uint64": "uint64", "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64", "i8": "int8",
-    "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "i1": "int1", "int1": "int1",
-}
-
-
-def tl_dtype(name: str):
-    import triton.language as tl
-
-    key = str(name).removeprefix("torch.").removeprefix("tl.").removeprefix("triton.language.")
-    canon = _DTYPE_ALIASES.get(key, key)
-    try:
-        return tl.dtype(canon)
-    except Exception as exc:
-        raise JobError(f"unknown dtype {name!r}") from exc
-
-
-def make_arg(desc, pname: str):
-    if not isinstance(desc, dict) or "kind" not in desc:
-        raise JobError(f"argument {pname!r}: expected {{'kind': ...}}, got {desc!r}")
-    kind = desc["kind"]
-    if kind in ("tensor", "pointer"):
-        if "data_ptr" in desc:
-            ptr = int(desc["data_ptr"])
-        else:
-            ptr = 0 if int(desc.get("align", 16)) % 16 == 0 else int(desc.get("align", 16))
-        return _Tensor(tl_dtype(desc.get("dtype", "float32")), ptr)
-    if kind == "int":
-        return int(desc["value"])
-    if kind == "float":
-        return float(desc["value"])
-    if kind == "bool":
-        return bool(desc["value"])
-    if kind == "constexpr":
-        return desc.get("value")
-    if kind == "dtype":
-        return tl_dtype(desc["value"])
-    if kind == "none":
-        return None
-    raise JobError(f"argument {pname!r}: unknown kind {kind!r}")
-
-
-def specialise(fn, backend, args: dict, options: dict):
-    """Exactly JITFunction.run's path from call arguments to (options, signature, constexprs, attrs)."""
-    from triton import knobs
-    from triton.runtime.jit import create_function_from_signature
-
-    kwargs = dict(options)
-    kwargs["debug"] = kwargs.get("debug", fn.debug) or knobs.runtime.debug
-    if hasattr(knobs.compilation, "instrumentation_mode"):
-        kwargs["instrumentation_mode"] = knobs.compilation.instrumentation_mode
-    if hasattr(knobs.compilation, "fpsan_homomorphic_casts"):
-        kwargs["fpsan_homomorphic_casts"] = knobs.compilation.fpsan_homomorphic_casts
-    kwargs.update(args)
-    binder = create_function_from_signature(fn.signature, fn.params, backend)
-    bound_args, specialization, opts = binder(**kwargs)
-    return fn._pack_args(backend, kwargs, bound_args, specialization, opts)
-
-
-# --------------------------------------------------------------------------------------------
-# Configurations
-
-
-def expand_configs(fn, autotune, heuristics, configs):
-    """Fill each config's missing parameters from defaults, autotune configs and heuristics."""
-    pnames = [p.name for p in fn.params]
-    out = []
-    for cfg in configs or [{}]:
-        args = dict(cfg.get("args") or {})
-        opts = dict(cfg.get("options") or {})
-        label = cfg.get("label") or "configuration"
-        variants = [(label, {}, {})]
-        tuned = [c for c in (autotune or [])]
-        if tuned and cfg.get("autotuned"):
-            # A captured launch shows only the config the autotuner picked (in the interpreter: the
-            # first): compile every config the GPU would try instead.
-            for c in tuned:
-                for k in c.kwargs:
-                    args.pop(k, None)
-        if tuned and not all(k in args for c in tuned for k in c.kwargs):
-            variants = []
-            for i, c in enumerate(tuned):
-                extra = {k: {"kind": "constexpr", "value": v} for k, v in c.kwargs.items()}
-                copts = {k: v for k, v in c.all_kwargs().items() if k not in c.kwargs}
-                variants.append((f"{label}, autotune config #{i + 1} ({_config_str(c)})", extra, copts))
-        for vlabel, extra, copts in variants:
-            a = {**args, **extra}
-            o = {**opts, **copts}  # an autotuned launch cannot pass num_warps itself: the config's win
-            out.append({"label": vlabel, "args": a, "options": o, "heuristics": heuristics, "pnames": pnames})
-    return out[:MAX_CONFIGS]
-
-
-def _config_str(c) -> str:
-    parts = [f"{k}={v}" for k, v in c.kwargs.items()]
-    for k in ("num_warps", "num_stages"):
-        v = getattr(c, k, None)
-        if v is not None:
-            parts.append(f"{k}={v}")
-    return ", ".join(parts)
-
-
-def build_args(fn, cfg) -> dict:
-    values = {}
-    for p in fn.params:
-        if p.name in cfg["args"]:
-            values[p.name] = make_arg(cfg["args"][p.name], p.name)
-    # Heuristics see the other arguments by name, as Heuristics.run gives them.
-    for name, heur in (cfg.get("heuristics") or {}).items():
-        if name not in values:
-            try:
-                values[name] = heur(dict(values))
-            except Exception as exc:
-                raise JobError(f"heuristic for {name!r} failed: {type(exc).__name__}: {exc}") from exc
-    missing = [p.name for p in fn.params if p.name not in values and not p.has_default]
-    if missing:
-        raise JobError("no value for " + ", ".join(repr(m) for m in missing))
-    return values
 
 
 # --------------------------------------------------------------------------------------------
@@ -607,7 +310,6 @@ def handle(job) -> dict:
 
 
 if __name__ == "__main__":  # one job on stdin, one reply on stdout: handy outside the worker protocol
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import messages
+    import messages  # a sibling: the script's folder is on sys.path
 
     print(json.dumps(handle(messages.CompileJob.from_json(json.load(sys.stdin)))))

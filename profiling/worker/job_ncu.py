@@ -20,7 +20,7 @@ SCRIPT = '''
 import json, sys
 sys.path.insert(0, {here!r})
 import torch
-import capture, job_capture, job_bench, messages
+import job_capture, job_bench, messages
 job = messages.LaunchJob.from_json(json.loads({job!r}))
 cap, summary = job_capture.run_capture(job)
 records = [cap.records[k] for k in cap.order]
@@ -30,7 +30,7 @@ if record is None:
     if not perf:
         sys.exit("tritonlens-ncu: the harness made no launch of kernel " + job.kernel)
     record = perf[0]
-launch = job_bench._prepare(capture, record, seed=0)
+launch = job_bench._prepare(record, seed=0)
 launch()
 torch.cuda.synchronize()
 torch.cuda.profiler.start()

@@ -64,7 +64,7 @@ def test_zero_config_capture_fields(wmods):
 
 
 def test_replay_uses_fresh_data_and_clones_written_buffers(wmods):
-    capture, _ = wmods
+    capture = load_worker_module("replay")
     cap, _, _ = _capture(wmods, os.path.join(DATA, "zero_config.py"))
     records = {r.descriptor["kernel"]: r for r in cap.records.values()}
 
