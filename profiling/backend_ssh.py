@@ -1,4 +1,4 @@
-"""The ssh backend: jobs run by a relay (worker/supervisor.py's relay_main) in one ssh session."""
+"""The ssh backend: jobs run by a relay (worker/relay.py) in one ssh session."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ for rel, text in bundle.items():
     with open(dest, "w", encoding="utf-8") as fh:
         fh.write(text)
 sys.path.insert(0, os.path.join(root, "worker"))
-import supervisor
-sys.exit(supervisor.relay_main(root, python=sys.executable))
+import relay
+sys.exit(relay.relay_main(root, python=sys.executable))
 '''
 
 
@@ -55,7 +55,7 @@ def parse_ssh_url(url: str) -> dict:
 
 
 class SSHBackend(Backend):
-    """Jobs run by a relay (worker/supervisor.py relay_main) in one ssh session on the host.
+    """Jobs run by a relay (worker/relay.py) in one ssh session on the host.
 
     Authentication and host settings come from the user's ssh config, agent and keys (asyncssh
     reads ~/.ssh/config, SSH_AUTH_SOCK and ~/.ssh/id_* by default). Host keys are checked against

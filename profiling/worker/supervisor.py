@@ -1,8 +1,8 @@
 """Supervisor of worker processes: spawn, time out, kill, restart. Standard library only.
 
 It runs on the client's machine (imported as tritonlens.profiling.worker.supervisor through
-tritonlens.profiling.client) AND, copied as a plain file, on remote hosts: `relay_main` is what an
-ssh session runs, `run_bundle_job` is what a Ray task runs. Either way the same code decides what a
+tritonlens.profiling.client) AND, copied as a plain file, on remote hosts: behind ssh (relay.py)
+and in a Ray task (tritonlens.profiling.ray_task). Either way the same code decides what a
 timeout, a crash or a cancellation looks like, so every backend reports them identically.
 """
 
@@ -28,9 +28,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 try:  # imported as tritonlens.profiling.worker.supervisor
     from . import messages
 except ImportError:  # a plain file beside messages.py (ssh relay, Ray task)
-    if HERE not in sys.path:
-        sys.path.insert(0, HERE)
-    import messages
+    sys.path.insert(0, HERE)
+    try:
+        import messages
+    finally:
+        sys.path.remove(HERE)
 # Anything that looks like a credential stays out of the worker: it runs the user's (or an
 # LLM's) code, which must not be able to read the editor's API keys.
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
@@ -336,20 +338,8 @@ import atexit
 atexit.register(_shutdown_all)
 
 
-# -- remote entry points ------------------------------------------------------------------
+# Job values naming a shipped file: the remote side resolves them into its copy of the bundle.
 BUNDLE_PREFIX = "@bundle/"
-
-
-def materialize(bundle: dict, root: str) -> None:
-    """Write {relative path: text} under root (refusing paths that escape it)."""
-    root_abs = os.path.realpath(root)
-    for rel, text in bundle.items():
-        dest = os.path.realpath(os.path.join(root_abs, rel))
-        if not dest.startswith(root_abs + os.sep):
-            raise ValueError(f"bundle path escapes its folder: {rel!r}")
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        with open(dest, "w", encoding="utf-8") as fh:
-            fh.write(text)
 
 
 def resolve_paths(job: dict, root: str) -> dict:
@@ -360,68 +350,3 @@ def resolve_paths(job: dict, root: str) -> dict:
             value = os.path.join(root, value[len(BUNDLE_PREFIX):])
         out[key] = value
     return out
-
-
-def run_bundle_job(bundle: dict, job: dict, timeout: float = 120, python: str | None = None,
-                   env: dict | None = None) -> dict:
-    """One job in a fresh folder: what a Ray task runs. The bundle holds worker/ and user files;
-    the reply comes back as its JSON (Ray pickles it; the client reads it with Reply.from_json)."""
-    root = tempfile.mkdtemp(prefix="tritonlens-bundle-")
-    try:
-        materialize(bundle, root)
-        sup = Supervisor(python=python, env=env, timeout=timeout, worker_dir=os.path.join(root, "worker"))
-        try:
-            reply = sup.run(resolve_paths(job, root))
-        finally:
-            sup.close()
-        reply.host = reply.host or os.uname().nodename
-        return reply.to_json()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def relay_main(root: str, python: str | None = None) -> int:
-    """Serve jobs read from stdin with a local Supervisor (what an ssh session runs).
-
-    Each job may carry "timeout". When stdin closes (the client went away or cancelled), the
-    running job's worker is killed and the relay exits, so nothing outlives the connection.
-    """
-    out = sys.stdout
-    jobs: queue.Queue = queue.Queue()
-    gone = threading.Event()
-
-    def read_stdin() -> None:
-        for line in sys.stdin:
-            if line.strip():
-                jobs.put(line)
-        gone.set()
-        jobs.put(None)
-
-    threading.Thread(target=read_stdin, daemon=True).start()
-    sup = Supervisor(python=python or sys.executable, worker_dir=os.path.join(root, "worker"))
-    try:
-        hello = messages.RelayHello(relay=1, host=os.uname().nodename, root=root)
-        out.write(json.dumps({"hello": hello.to_json()}) + "\n")
-        out.flush()
-        while True:
-            line = jobs.get()
-            if line is None:
-                break
-            try:
-                job = json.loads(line)
-            except ValueError as exc:
-                reply = _error(None, "bad_job", f"not JSON: {exc}")
-            else:
-                timeout = float(job.pop("timeout", sup.timeout) or sup.timeout)
-                try:
-                    materialize(job.pop("files", None) or {}, root)  # this job's user files
-                except (OSError, ValueError) as exc:
-                    reply = _error(job.get("id"), "bad_job", f"cannot write shipped files: {exc}")
-                else:
-                    reply = sup.run(resolve_paths(job, root), timeout=timeout, cancel=gone)
-            out.write(json.dumps(reply.to_json()) + "\n")
-            out.flush()
-    finally:
-        sup.close()
-        shutil.rmtree(root, ignore_errors=True)
-    return 0
