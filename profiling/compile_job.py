@@ -48,7 +48,11 @@ from tritonlens.profiling.compiled_facts import (
     write_text,
 )
 from tritonlens.profiling.occupancy import limits_for
-from tritonlens.profiling.worker.messages import CaptureResult, CompileJob
+from tritonlens.profiling.worker.messages import (
+    CaptureResult,
+    CompileJob,
+    CompileResult,
+)
 
 __all__ = ["STATS", "CompileCancelled", "CompileError", "cache_root", "compile_file", "findings_from", "ir_text",
            "show_ir", "shutdown", "triton_version", "warm_up"]
@@ -140,13 +144,12 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     job = CompileJob("compile", path=path, text=text, target=target, artifacts=list(ARTIFACTS),
                      cache_dir=str(root / "configs"),
                      kernels=[{"name": name, "configs": cfgs} for name, cfgs in configs.items()])
-    reply = compile_job(job, python, cancel, timeout) if job.kernels else {
-        "triton_version": version, "kernels": [], "error": None}
+    reply = compile_job(job, python, cancel, timeout) if job.kernels else CompileResult(target=target)
 
-    result = {"path": path, "target": target, "triton_version": reply.get("triton_version", version),
-              "kernels": [], "error": reply.get("error"), "cached": False, "source": source,
+    result = {"path": path, "target": target, "triton_version": reply.triton_version or version,
+              "kernels": [], "error": reply.error, "cached": False, "source": source,
               "capture_errors": [str(e)[:500] for e in capture_errors][:5]}
-    for k in reply.get("kernels", []):
+    for k in reply.kernels:
         result["kernels"].append(kernel_facts(k, path, target, root))
     _mark_sources(result, job, static_info, capture_errors, "configs" if source == "configs" else "captured")
     add_vector_whatifs(result, job, python, cancel, timeout, root)

@@ -11,6 +11,7 @@ import threading
 from tritonlens.profiling.worker.messages import (
     CaptureResult,
     CompileJob,
+    CompileResult,
     Job,
     LaunchDescriptor,
     LaunchJob,
@@ -97,9 +98,13 @@ def run(client, job: Job, cancel, timeout: float) -> dict:
                        f"{err.traceback or err.stderr or ''}".rstrip())
 
 
-def compile_job(job: CompileJob, python: str | None, cancel, timeout: float) -> dict:
+def compile_job(job: CompileJob, python: str | None, cancel, timeout: float) -> CompileResult:
     STATS["worker_jobs"] += 1
-    return run(client_for(python), job, cancel, timeout)
+    result = run(client_for(python), job, cancel, timeout)
+    try:
+        return CompileResult.from_json(result)
+    except MessageError as exc:
+        raise CompileError(f"the compile job's result is malformed: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,12 +15,13 @@ from tritonlens.profiling.compile_worker import (
     compile_job,
 )
 from tritonlens.profiling.occupancy import occupancy
+from tritonlens.profiling.worker.messages import CompiledKernel
 
 
-def kernel_facts(k: dict, path: str, target: str, root: Path) -> dict:
-    out = {"name": k["name"], "line": k.get("line"), "configs": [], "lines": [], "error": k.get("error")}
+def kernel_facts(k: CompiledKernel, path: str, target: str, root: Path) -> dict:
+    out = {"name": k.name, "line": k.line, "configs": [], "lines": [], "error": k.error}
     seen = {}
-    for cfg in k.get("configs", []):
+    for cfg in k.configs:
         key = cfg.get("key")
         if key and key in seen:  # the same specialisation launched twice: one compile, two labels
             seen[key]["labels"].append(cfg.get("label"))
@@ -144,8 +145,8 @@ def add_vector_whatifs(result, job, python, cancel, timeout, root) -> None:
         raise
     except CompileError:
         return  # the evidence is optional; the main facts stand
-    for (facts, changed, lines), k in zip(where, reply.get("kernels", [])):
-        cfg = (k.get("configs") or [None])[0]
+    for (facts, changed, lines), k in zip(where, reply.kernels):
+        cfg = (k.configs or [None])[0]
         if not cfg or cfg.get("error") or "ptx" not in (cfg.get("artifacts") or {}):
             continue
         ptx = cfg["artifacts"]["ptx"]

@@ -3,9 +3,7 @@
 Standalone (stdlib + triton; torch only if the user's module imports it): shipped as a plain file to
 whatever interpreter runs the worker.
 
-The job is a messages.CompileJob; the reply, per kernel, one result per configuration (label, key,
-constexprs, signature, specialization, options, warps, stages, shared/registers/stack/local bytes,
-artifacts, cached, compile_s, error): messages.CompileReport.
+The job is a messages.CompileJob, the result a messages.CompileResult.
 
 Importing the user's module without a GPU: compile_loading.py; its arguments and configurations:
 compile_configs.py.

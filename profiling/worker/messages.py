@@ -344,3 +344,27 @@ class VerifyResult(Message):
     seeds: int = json_field(int, 1)
     candidates: list = json_field(of=Evidence, many=True, factory=list)
     baseline_ms: float | None = json_field((int, float, NONE), None)
+
+
+@dataclass
+class CompiledKernel(Message):
+    """One kernel of a compile job. Each of its configurations' results is a JSON object: label,
+    key, constexprs, signature, specialization, options, num_warps, num_stages, shared_bytes,
+    registers, stack_bytes, local_bytes, artifacts ({stage: text}), cached, compile_s, error."""
+
+    name: str = json_field(str)
+    line: int | None = json_field((int, NONE), None)
+    configs: list = json_field(list, factory=list)
+    error: dict | None = json_field((dict, NONE), None)  # {"type", "message"}: nothing compiled
+
+
+@dataclass
+class CompileResult(Message):
+    """The "compile" job's result."""
+
+    keep_more: ClassVar[bool] = True
+    target: str = json_field(str, "sm_90")
+    triton_version: str | None = json_field(OPT_STR, None)
+    kernels: list = json_field(of=CompiledKernel, many=True, factory=list)
+    error: dict | None = json_field((dict, NONE), None)  # {"type", "message", "line", ...}: the module failed
+    more: dict = field(default_factory=dict)  # compile_calls

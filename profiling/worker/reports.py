@@ -1,5 +1,5 @@
-"""The reports built from the worker's replies: what `tritonlens profile|compile|optimize --format
-json` print and what the language server keeps and shows. Their JSON shapes are described here
+"""The reports built from the worker's replies: what `tritonlens profile|optimize --format json`
+print and what the language server keeps and shows. Their JSON shapes are described here
 only; the reading and writing is messages.py's (`from_json` / `to_json`).
 
 Standard library only, beside messages.py: the worker folder travels as plain files.
@@ -8,7 +8,7 @@ Standard library only, beside messages.py: the worker folder travels as plain fi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 try:  # imported as tritonlens.profiling.worker.reports
     from .json_message import NONE, OPT_STR, Message, json_field
@@ -76,27 +76,3 @@ class OptimizeReport(Message):
     best: CandidateReport | None = json_field(of=CandidateReport, default=None)
     refusals: str | None = json_field(OPT_STR, None)
     notes: list = json_field(list, factory=list)
-
-
-@dataclass
-class CompiledKernel(Message):
-    """One kernel of a compile: its configurations' results (labels, keys, resource usage,
-    artifacts, facts) stay JSON objects, read by the compile findings."""
-
-    keep_more: ClassVar[bool] = True
-    name: str = json_field(str)
-    line: int | None = json_field((int, NONE), None)
-    configs: list = json_field(list, factory=list)
-    more: dict = field(default_factory=dict)
-
-
-@dataclass
-class CompileReport(Message):
-    """The "compile" job's result and `tritonlens compile --format json`."""
-
-    keep_more: ClassVar[bool] = True
-    target: str = json_field(str, "sm_90")
-    triton_version: str | None = json_field(OPT_STR, None)
-    kernels: list = json_field(of=CompiledKernel, many=True, factory=list)
-    error: Any = json_field(object, None)
-    more: dict = field(default_factory=dict)

@@ -28,7 +28,7 @@ def test_jobs_run_as_parallel_ray_tasks(ray_backend):
             {"id": "c", "kind": "capture", "path": os.path.join(DATA, "hang.py")}]
     replies = ray_backend.run_many(jobs[:2]) + [ray_backend.run(jobs[2], timeout=3)]
     a, b, c = replies
-    assert [r["id"] for r in replies] == ["a", "b", "c"]
+    assert [r.id for r in replies] == ["a", "b", "c"]
     assert a.ok, a
     assert a.result["mode"] == "interpreter" and a.result["launches"][0]["kernel"] == "add_kernel"
     assert "tritonlens-ray-" in a.result["descriptors"][0]["file"]  # ran on the shipped copy
