@@ -8,6 +8,7 @@ import logging
 import shlex
 import threading
 import time
+from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 from tritonlens.profiling.backends import (
@@ -41,7 +42,17 @@ sys.exit(relay.relay_main(root, python=sys.executable))
 '''
 
 
-def parse_ssh_url(url: str) -> dict:
+@dataclass(frozen=True)
+class SSHTarget:
+    """ssh://[user@]host[:port][?python=PATH]; what the URL leaves out, ~/.ssh/config decides."""
+
+    host: str
+    port: int | None = None
+    username: str | None = None
+    python: str | None = None
+
+
+def parse_ssh_url(url: str) -> SSHTarget:
     parts = urlsplit(url)
     if parts.scheme != "ssh" or not parts.hostname:
         raise BackendError(f"not an ssh URL: {url!r} (expected ssh://[user@]host[:port])")
@@ -50,8 +61,7 @@ def parse_ssh_url(url: str) -> dict:
     except ValueError as exc:
         raise BackendError(f"bad port in {url!r}") from exc
     query = parse_qs(parts.query)
-    return {"host": parts.hostname, "port": port, "username": parts.username,
-            "python": (query.get("python") or [None])[0]}
+    return SSHTarget(parts.hostname, port, parts.username, (query.get("python") or [None])[0])
 
 
 class SSHBackend(Backend):
@@ -68,8 +78,8 @@ class SSHBackend(Backend):
                  known_hosts=(), client_keys=None, config=None, connect_timeout: float = 20):
         info = parse_ssh_url(url)
         self.url = url
-        self.host, self.port, self.username = info["host"], info["port"], info["username"]
-        self.python = python or info["python"] or "python3"
+        self.host, self.port, self.username = info.host, info.port, info.username
+        self.python = python or info.python or "python3"
         self.timeout = float(timeout)
         self.known_hosts = known_hosts  # () = asyncssh's default (~/.ssh/known_hosts)
         self.client_keys = client_keys

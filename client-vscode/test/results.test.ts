@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { deviceOf, failureOf, readIr, summarize } from '../src/results';
 
-// The shapes tritonlens.server.profile / optimize / showIr answer with (server/profiling_bridge.py).
+// The shapes tritonlens.server.profile / optimize / showIr answer with (server/worker_jobs.py).
 const launch = { kernel: 'add_kernel', grid: [4, 1, 1], time_ms: null, gbps: null, tflops: null, pct_of_peak: null, bound: null };
 const interpreterProfile = {
   ok: true,
