@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 from . import gpus
-from .findings import apply_edits, fix_edits
-from .source import may_hold_kernels
+from .prefilter import may_hold_kernels
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", ".mypy_cache"}
 MAX_FIX_PASSES = 5
@@ -103,6 +102,8 @@ def run_check(args: argparse.Namespace) -> int:
             analyzer = Analyzer()
         result = analyzer.analyze(text, path=str(path), select=select, ignore=ignore, target=args.gpu)
         if args.fix:
+            from .findings import apply_edits, fix_edits
+
             fixed = text
             for _ in range(MAX_FIX_PASSES):
                 edits = fix_edits(result.findings, unsafe=args.unsafe_fixes)

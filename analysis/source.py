@@ -12,12 +12,6 @@ import tree_sitter
 from .findings import Position, Range
 
 
-def may_hold_kernels(text: str) -> bool:
-    """Whether `text` can define a Triton kernel at all: decorating one needs a name imported from
-    triton, so a file that never says "triton" has none, and its analysis finds nothing."""
-    return "triton" in text
-
-
 @lru_cache(maxsize=1)
 def _language() -> tree_sitter.Language:
     import tree_sitter_python  # its import costs more than the rest of an empty `tritonlens check`

@@ -13,7 +13,7 @@ from functools import cached_property
 from lsprotocol import types
 from pygls.uris import to_fs_path
 from tritonlens.analysis.findings import Position, Range
-from tritonlens.analysis.source import may_hold_kernels  # noqa: F401  (features ask this module)
+from tritonlens.analysis.prefilter import may_hold_kernels  # noqa: F401  (features ask this module)
 
 UTF8 = types.PositionEncodingKind.Utf8
 UTF16 = types.PositionEncodingKind.Utf16

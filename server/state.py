@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from tritonlens.analysis.engine import Analyzer
-from tritonlens.analysis.source import may_hold_kernels
+from tritonlens.analysis.prefilter import may_hold_kernels
 
 from .documents import DocumentState, Snapshot
 
