@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from tritonlens.analysis import tlapi
 from tritonlens.analysis.findings import Position, Range
 from tritonlens.analysis.values import fmt
-from tritonlens.profiling.worker.reports import OptimizeReport
 
 from . import estimates_view, kernel_results, markup
 from .analyzed import analyzed, module_of
@@ -20,6 +20,9 @@ from .config import Settings
 from .diagnostics import findings_for, kernel_hash
 from .hover_names import api_hover_text, variable_hover_text
 from .kernel_results import KernelResultStore
+
+if TYPE_CHECKING:
+    from tritonlens.profiling.worker.reports import OptimizeReport
 
 log = logging.getLogger(__name__)
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from tritonlens.profiling.worker.messages import LaunchProfile
-from tritonlens.profiling.worker.reports import (
-    CandidateReport,
-    KernelProfile,
-    OptimizeReport,
-)
+if TYPE_CHECKING:  # the reports arrive with the engines, which load on first use
+    from tritonlens.profiling.worker.messages import LaunchProfile
+    from tritonlens.profiling.worker.reports import (
+        CandidateReport,
+        KernelProfile,
+        OptimizeReport,
+    )
+
 
 
 @dataclass

@@ -10,16 +10,19 @@ import asyncio
 import logging
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pygls.uris import to_fs_path
 from tritonlens.analysis.findings import Finding, Severity
-from tritonlens.profiling.worker.reports import OptimizeReport, ProfileReport
 
 from . import code_lens, engines, kernel_results
 from .diagnostics import AnchoredFinding, kernel_hash
 from .documents import snapshot_of
 from .engines import EngineUnavailable
 from .progress import Cancelled, Progress
+
+if TYPE_CHECKING:  # the reports arrive with the engines, which load on first use
+    from tritonlens.profiling.worker.reports import OptimizeReport, ProfileReport
 
 log = logging.getLogger(__name__)
 
