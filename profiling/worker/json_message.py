@@ -92,6 +92,7 @@ def _read(fld, value, at: str):
         return of.from_json(value, at)
     kinds = meta.get("kinds", object)
     if not isinstance(value, kinds):
-        want = " or ".join(k.__name__ for k in (kinds if isinstance(kinds, tuple) else (kinds,)))
+        names = ("null" if k is NONE else k.__name__ for k in (kinds if isinstance(kinds, tuple) else (kinds,)))
+        want = " or ".join(names)
         raise MessageError(f"{at}: expected {want}, got {type(value).__name__}")
     return value
