@@ -61,6 +61,12 @@ class CandidateReport(Message):
     source: str | None = json_field(OPT_STR, None)  # the rewritten file, when accepted
     more: dict = field(default_factory=dict)  # description, mode, checks, seeds, shapes, evidence, meta...
 
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if out["source"] is None:  # refused: no "source" key at all, as clients test for it
+            del out["source"]
+        return out
+
 
 @dataclass
 class OptimizeReport(Message):
