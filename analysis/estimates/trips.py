@@ -1,27 +1,19 @@
 """Loop trip counts: `range` bounds evaluated in a configuration, runtime sizes the caller gives
-included (the same scope the rules evaluate constexpr expressions in)."""
+included (the shape engine's run of that configuration, which the rules read too)."""
 
 from __future__ import annotations
 
-import types
-
 from ..model import Config, Kernel, Module, TlCall
-from ..values import cdiv, evaluate
+from ..shapes import infer_kernel
+from ..values import cdiv
 
 
 class TripEvaluator:
     """Integers of a kernel's loop bounds in one configuration."""
 
-    def __init__(self, kernel: Kernel, module: Module | None, config: Config | None):
-        from ..findings import Severity
-        from ..rules.base import (  # late: rules import the estimates
-            KernelContext,
-            RuleInfo,
-        )
-
-        mod = module if module is not None else types.SimpleNamespace(constants={}, src=kernel.src)
-        self.ctx = KernelContext(mod, kernel, RuleInfo("TL000", "estimate", Severity.INFO, "estimate"))
-        self.scope = self.ctx.scope(config)
+    def __init__(self, kernel: Kernel, module: Module, config: Config | None):
+        self.shapes = infer_kernel(module, kernel)
+        self.config = config
         self.src = kernel.src
         self._ints: dict = {}
 
@@ -30,8 +22,8 @@ class TripEvaluator:
             return None
         if node in self._ints:
             return self._ints[node]
-        vals = evaluate(node, self.src, self.scope)
-        out = vals[0] if len(vals) == 1 and isinstance(vals[0], int) and not isinstance(vals[0], bool) else None
+        v = self.shapes.constant_at(node, self.config)
+        out = v if isinstance(v, int) and not isinstance(v, bool) else None
         self._ints[node] = out
         return out
 
@@ -79,7 +71,7 @@ class TripEvaluator:
         return None
 
 
-def trip_evaluator(kernel: Kernel, module: Module | None, config: Config | None) -> TripEvaluator:
+def trip_evaluator(kernel: Kernel, module: Module, config: Config | None) -> TripEvaluator:
     """One evaluator per kernel, module and configuration, shared by the estimates and the rules
     (TL009, TL013 ask in the same configurations)."""
     held = kernel.__dict__.get("_tl_trip_evals")

@@ -1,19 +1,21 @@
 """What every rule module provides and what it gets to look at.
 
 A rule module defines `RULE = RuleInfo(...)` and `check(ctx: KernelContext) -> Iterable[Finding]`.
-The context answers the questions rules share: what values a name can take in each
-configuration, what an expression depends on, where a value came from.
+The context answers the questions rules share: what value an expression has in each
+configuration (the shape engine's, which interprets the kernel per configuration), what an
+expression depends on, where a value came from.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
-from ..findings import Applicability, Finding, Fix, Related, Severity, TextEdit, Range
+from ..findings import Applicability, Finding, Fix, Range, Related, Severity, TextEdit
 from ..model import Config, Kernel, Module, TlCall
+from ..shapes import NOT_RUN, KernelShapes, infer_kernel
 from ..source import captures
-from ..values import UNKNOWN, Scope, Value, evaluate, fmt
+from ..values import LITERAL_TYPES, UNKNOWN, fmt, literal
 
 DOCS_URL_BASE = "https://github.com/tritonlens/tritonlens/blob/main/docs/rules/"
 
@@ -50,51 +52,28 @@ class KernelContext:
         self.rule = rule
         self.target = target  # the GPU the user targets ("H100", "sm_80", …); None = the default
         self.src = kernel.src or module.src  # a cached kernel keeps the text it was built from
+        self._shapes: KernelShapes | None = None
 
     # -- values -------------------------------------------------------------------------------
 
-    def scope(self, config: Config | None) -> Scope:
-        k, src = self.kernel, self.src
-        scope = Scope(lookup=lambda n: None)
-
-        def lookup(name: str):
-            if config is not None and name in config.values:
-                return [config.values[name]]
-            if config is not None and name in config.scalars:
-                return [config.scalars[name]]
-            p = k.param(name)
-            if p is not None:
-                return [Value(UNKNOWN)]
-            defs = k.assignments.get(name)
-            if defs:
-                if len(defs) != 1 or defs[0].value is None or defs[0].augmented:
-                    return [Value(UNKNOWN)]
-                scope.seen.add(name)
-                scope.depth += 1
-                try:
-                    return [Value(v) for v in evaluate(defs[0].value, src, scope)]
-                finally:
-                    scope.seen.discard(name)
-                    scope.depth -= 1
-            if name in self.module.constants:
-                scope.seen.add(name)
-                try:
-                    return [Value(v) for v in evaluate(self.module.constants[name][-1], src, scope)]
-                finally:
-                    scope.seen.discard(name)
-            return None
-
-        scope.lookup = lookup
-        return scope
+    @property
+    def shapes(self) -> KernelShapes:
+        """The shape engine's runs of this kernel (made once per kernel and configuration)."""
+        if self._shapes is None:
+            self._shapes = infer_kernel(self.module, self.kernel)
+        return self._shapes
 
     def values(self, node, config: Config | None) -> list[Any]:
-        return evaluate(node, self.src, self.scope(config))
-
-    def each_value(self, node) -> Iterable[tuple[Config, Any]]:
-        """(config, value) for every configuration and every value the expression can take there."""
-        for config in self.kernel.configs or [None]:
-            for v in self.values(node, config):
-                yield config, v
+        """The value of expression `node` in `config` (None: in no particular configuration), as
+        the shape engine evaluates the kernel there: [value], [UNKNOWN] when it is not known
+        statically, and [] when `config` does not execute the node (a branch a constexpr rules
+        out), since Triton never compiles that code in that configuration."""
+        if node is None:
+            return [UNKNOWN]
+        if config is None and node.type in LITERAL_TYPES:
+            return [literal(node, self.src)]  # no symbolic run for the common `tl.program_id(0)`
+        v = self.shapes.constant_at(node, config)
+        return [] if v is NOT_RUN else [v]
 
     def origin_of(self, node, config: Config | None) -> tuple[str, Range | None]:
         """Where the value of `node` comes from in `config`: the constexpr it names, if any."""

@@ -18,6 +18,7 @@ known is None and is never reported as a conflict.
 
 from .abstract import (
     NONE_ABS,
+    NOT_RUN,
     UNKNOWN_ABS,
     Abs,
     ShapeConflict,
@@ -38,7 +39,7 @@ from .kernel import (
 )
 
 __all__ = [
-    "DTYPE_NAMES", "NONE_ABS", "UNKNOWN_ABS", "Abs", "Interpreter", "KernelShapes", "Problem", "RunResult",
+    "DTYPE_NAMES", "NONE_ABS", "NOT_RUN", "UNKNOWN_ABS", "Abs", "Interpreter", "KernelShapes", "Problem", "RunResult",
     "ShapeConflict", "Sym", "assignment_targets", "broadcast", "const", "describe", "element_bytes",
     "infer_kernel", "jit_functions", "join", "normalize_dtype", "promote", "shape_text",
 ]

@@ -100,6 +100,28 @@ UNKNOWN_ABS = Abs(kind="unknown")
 NONE_ABS = Abs(shape=(), kind="none", value=None, weak=True)
 
 
+class _NotRun:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "not run"
+
+
+NOT_RUN: Any = _NotRun()  # the value of an expression a configuration does not execute
+
+
+def known_scalar(a: Abs) -> bool:
+    """A scalar whose Python value is known: a constexpr or literal (weak), or a runtime argument
+    whose number the configuration gives (not weak: it only feeds values, never shapes or branches)."""
+    return (a.shape == () and a.kind in ("tensor", "none") and a.value is not UNKNOWN
+            and not isinstance(a.value, Sym))
+
+
+def shape_dim(a: Abs):
+    """A value as a block dimension: only a constexpr or literal can be one (an int or a Sym)."""
+    return dim_of(a.value) if a.weak else None
+
+
 def _fmt_dim(d) -> str:
     return "?" if d is None else str(d)
 
@@ -217,6 +239,16 @@ def _sym_arith(op: str, x, y):
         return f"({s})" if any(c in s for c in "+-*/ ") else s
 
     return Sym(f"{wrap(x)}{op}{wrap(y)}")
+
+
+def scalar_value(op: str, a: Abs, b: Abs):
+    """The value of `a op b`: constant arithmetic on two constexprs (symbols included), or on two
+    scalars whose numbers are known (a runtime size with a constexpr: `K // BLOCK_K`)."""
+    if a.weak and b.weak:
+        return value_op(op, a.value, b.value)
+    if known_scalar(a) and known_scalar(b):
+        return value_op(op, a.value, b.value)
+    return UNKNOWN
 
 
 def value_op(op: str, x, y):

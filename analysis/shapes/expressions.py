@@ -17,6 +17,8 @@ from .abstract import (
     broadcast,
     const,
     join,
+    known_scalar,
+    scalar_value,
     shape_text,
     value_op,
 )
@@ -180,7 +182,7 @@ class Expressions:
         dt = promote(a, b, div_or_mod=op in ("/", "%"))
         if op == "/" and (is_int(dt) or dt == "int1"):
             dt = "fp32"  # true division of integers
-        v = value_op(op, a.value, b.value) if a.weak and b.weak else UNKNOWN
+        v = scalar_value(op, a, b)
         if a.weak and b.weak and v is not UNKNOWN and not isinstance(v, Sym):
             dt = literal_dtype(v) or dt
         return Abs(shape, dt, value=v, weak=a.weak and b.weak)
@@ -211,7 +213,7 @@ class Expressions:
                          f"dimension {c.index} is {c.left} on the left and {c.right} on the right",
                          (a.shape, b.shape), (kids[0], kids[1]))
             shape = None
-        v = value_op(op, a.value, b.value) if a.weak and b.weak else UNKNOWN
+        v = scalar_value(op, a, b)
         return Abs(shape, "int1", value=v, weak=a.weak and b.weak)
 
     def e_conditional(self, n, env):
@@ -289,16 +291,16 @@ class Expressions:
                 return self.jit_call(name, n, args, kwargs, env)
             if name in ("min", "max") and args and not kwargs:
                 vals = [self.expr(a, env) for a in args]
-                if all(v.weak and isinstance(v.value, (int, float)) for v in vals):
-                    return const((min if name == "min" else max)(v.value for v in vals))
+                if all(known_scalar(v) and isinstance(v.value, (int, float)) for v in vals):
+                    return _scalar((min if name == "min" else max)(v.value for v in vals), vals)
                 if len(vals) > 1 and all(v.kind == "tensor" for v in vals):
                     # Triton's code generator calls tl.minimum / tl.maximum for these builtins.
                     return self.elementwise(n, vals, list(args))
                 return UNKNOWN_ABS
             if name == "int" and len(args) == 1:
                 v = self.expr(args[0], env)
-                if v.weak and isinstance(v.value, (int, float)):
-                    return const(int(v.value))
+                if known_scalar(v) and isinstance(v.value, (int, float)):
+                    return _scalar(int(v.value), [v])
                 return UNKNOWN_ABS
         self._eval_args(args, kwargs, env)
         return UNKNOWN_ABS
@@ -344,7 +346,7 @@ class Expressions:
                 v = UNKNOWN_ABS
             i += 1
             if ann is not None and "constexpr" in src.text_of(ann):
-                consts[pname] = v.value if v.value is not UNKNOWN else Sym(pname)
+                consts[pname] = v.value if v.weak and v.value is not UNKNOWN else Sym(pname)
             else:
                 env2[pname] = v
         sub = type(self)(self.module, src, consts, None, jit_functions=self.jit, depth=self.depth + 1, memo=self.memo)
@@ -358,6 +360,14 @@ class Expressions:
                 out = join(out, r)
         self.memo[key] = out
         return out
+
+
+def _scalar(v, operands) -> Abs:
+    """The result of a builtin on known scalars: a constexpr when every operand is one, else a
+    runtime value that is known (it feeds values, not shapes)."""
+    if all(o.weak for o in operands):
+        return const(v)
+    return Abs((), None, value=v)
 
 
 DISPATCH = {

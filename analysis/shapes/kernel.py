@@ -1,19 +1,22 @@
 """The shape engine's entry point: every run of one kernel, and the questions asked of them.
 
-A kernel is interpreted once per distinct set of constexpr values among its configurations
-(`kernel.configs`: launch sites × autotune configs; constexprs without a value stay symbolic, so
-`tl.arange(0, BLOCK)` is `[BLOCK] int32`), and once fully symbolically when the editor asks.
-Rules (TL016–TL018), estimates, hover and inlay hints all read these runs.
+A kernel is interpreted once per distinct set of constexpr values (and known runtime sizes) among
+its configurations (`kernel.configs`: launch sites × autotune configs; constexprs without a value
+stay symbolic, so `tl.arange(0, BLOCK)` is `[BLOCK] int32`), and once fully symbolically when the
+editor asks. The rules, estimates, hover and inlay hints all read these runs: shapes and dtypes,
+and the value of a constexpr expression in a configuration (`constant_at`), so that one evaluator
+decides what `BLOCK // 2` is and whether the code that reads it runs.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+from typing import Any
 
 from ..model import Config, Kernel, Module, is_kernel_definition, top_level_definitions
 from ..values import UNKNOWN
-from .abstract import Abs, Sym
+from .abstract import NOT_RUN, Abs, Sym, known_scalar
 from .dtypes import normalize_dtype
 from .interpreter import Interpreter, RunResult
 
@@ -53,29 +56,42 @@ class KernelShapes:
 
     def _run_for(self, config: Config | None) -> RunResult:
         consts = _consts_for(self.kernel, config)
-        key = tuple(sorted((n, repr(v)) for n, v in consts.items()))
+        scalars = _scalars_for(self.kernel, config)
+        key = (tuple(sorted((n, repr(v)) for n, v in consts.items())),
+               tuple(sorted((n, repr(v)) for n, v in scalars.items())))
         run = self._runs.get(key)
         if run is None:
             with _LOCK:
                 run = self._runs.get(key)
                 if run is None:
-                    run = self._runs[key] = self._interpret(consts)
+                    run = self._runs[key] = self._interpret(consts, scalars)
         label = config.label if config is not None else "symbolic"
         return run if run.config is config and run.label == label else run.relabel(config, label)
 
-    def _interpret(self, consts: dict) -> RunResult:
+    def _interpret(self, consts: dict, scalars: dict) -> RunResult:
         src = self.kernel.src or self.module.src
         run = RunResult(None, "")
         it = Interpreter(self.module, src, consts, run, arg_dtypes=self._arg_dtypes, jit_functions=self._jit)
         body = self.kernel.node.child_by_field_name("body")
         if body is not None:
-            it.body(body, _param_env(self.kernel, consts, self._arg_dtypes))
+            it.body(body, _param_env(self.kernel, consts, scalars, self._arg_dtypes))
         return run
 
     def value_at(self, node, config: Config | None = None) -> Abs | None:
         """The abstract value of expression `node` in `config` (None: symbolic); None when the
         engine did not evaluate it (a branch not taken, a construct it does not model)."""
         return self.run_for(config).at(node)
+
+    def constant_at(self, node, config: Config | None = None) -> Any:
+        """The Python value of expression `node` in `config` (None: symbolic): a constexpr's, a
+        literal's, a runtime argument's the configuration knows (`scalars`), or arithmetic on
+        them. UNKNOWN when it is not one value there, NOT_RUN when `config` does not execute
+        the node (a branch not taken): Triton never compiles it in that configuration."""
+        run = self.run_for(config)
+        a = run.at(node)
+        if a is None:
+            return UNKNOWN if run.executes(node) else NOT_RUN
+        return a.value if known_scalar(a) else UNKNOWN
 
     def shape_of(self, node, config: Config | None = None) -> tuple | None:
         """The block shape of `node` in `config` (None: symbolic), dimensions as ints, Syms or
@@ -113,15 +129,30 @@ def jit_functions(module: Module) -> dict:
     return out
 
 
-def _param_env(kernel: Kernel, consts: dict, arg_dtypes: dict) -> dict:
+def _param_env(kernel: Kernel, consts: dict, scalars: dict, arg_dtypes: dict) -> dict:
     env = {}
     for p in kernel.params:
         if p.is_constexpr or p.name in consts:
             continue
         dt = normalize_dtype(arg_dtypes.get(p.name)) if arg_dtypes.get(p.name) else None
-        # A kernel argument is a scalar or a pointer: a 0-d value either way.
-        env[p.name] = Abs((), dt)
+        # A kernel argument is a scalar or a pointer: a 0-d value either way. A runtime value the
+        # configuration knows is carried, but not weak: it decides no branch and gives no shape.
+        v = scalars.get(p.name, UNKNOWN)
+        env[p.name] = Abs((), dt, value=v)
     return env
+
+
+def _scalars_for(kernel: Kernel, config: Config | None) -> dict:
+    """The runtime (non-constexpr) arguments whose numbers `config` knows: sizes a launch writes
+    as literals, or that the estimates are given."""
+    if config is None or not config.scalars:
+        return {}
+    out = {}
+    for p in kernel.params:
+        s = config.scalars.get(p.name)
+        if not p.is_constexpr and s is not None and isinstance(s.value, (bool, int, float)):
+            out[p.name] = s.value
+    return out
 
 
 def _consts_for(kernel: Kernel, config: Config | None) -> dict:

@@ -15,6 +15,8 @@ from .abstract import (
     broadcast,
     const,
     dim_of,
+    known_scalar,
+    shape_dim,
     shape_text,
     value_op,
 )
@@ -64,7 +66,7 @@ class TlCalls:
             s, e = arg(0, "start"), arg(1, "end")
             if s is None or e is None:
                 return UNKNOWN_ABS
-            if s.value is UNKNOWN or e.value is UNKNOWN:
+            if s.value is UNKNOWN or e.value is UNKNOWN or not (s.weak and e.weak):
                 return Abs((None,), "int32")
             return Abs((dim_of(value_op("-", e.value, s.value)),), "int32")
         if short in ("zeros", "full", "empty"):
@@ -82,8 +84,9 @@ class TlCalls:
         if short in ("cdiv", "next_power_of_2"):
             if short == "cdiv" and len(vals) >= 2:
                 a, b = vals[0], vals[1]
-                if a.weak and b.weak and isinstance(a.value, int) and isinstance(b.value, int) and b.value:
-                    return const(-(-a.value // b.value))
+                if known_scalar(a) and known_scalar(b) and isinstance(a.value, int) and isinstance(b.value, int) and b.value:
+                    v = -(-a.value // b.value)
+                    return const(v) if a.weak and b.weak else Abs((), promote(a, b), value=v)
                 return Abs((), promote(a, b) if a.kind == b.kind == "tensor" else None)
             if short == "next_power_of_2" and vals and vals[0].weak and isinstance(vals[0].value, int):
                 v = vals[0].value
@@ -194,7 +197,7 @@ class TlCalls:
         if a is None:
             return None
         if a.kind == "tuple":
-            return tuple(dim_of(i.value) for i in a.items)
+            return tuple(shape_dim(i) for i in a.items)
         if a.kind == "tensor" and a.weak:
             d = dim_of(a.value)
             return (d,) if a.value is not UNKNOWN else None

@@ -11,6 +11,7 @@ from .abstract import (
     ShapeConflict,
     broadcast,
     dim_of,
+    shape_dim,
     shape_text,
     value_op,
 )
@@ -113,13 +114,13 @@ class TlLayout:
             return Abs(off.shape, dt)
         if short == "histogram":
             nb = arg(1, "num_bins")
-            return Abs((dim_of(nb.value),) if nb is not None else None, "int32")
+            return Abs((shape_dim(nb),) if nb is not None else None, "int32")
         if short == "gather":
             idx, src = arg(1, "index"), arg(0, "src")
             return Abs(idx.shape if idx is not None else None, src.dtype if src is not None else None)
         if short == "constexpr" and vals:
             v = vals[0]
-            return Abs((), v.dtype, value=v.value, weak=True)
+            return Abs((), v.dtype, value=v.value if v.weak else UNKNOWN, weak=True)
         if short == "static_range" or short == "range":
             return UNKNOWN_ABS
         return UNKNOWN_ABS
@@ -130,7 +131,7 @@ class TlLayout:
         if len(vals) == 1 and vals[0].kind == "tuple":
             return self._shape_arg(vals[0])
         if vals and all(v.kind == "tensor" for v in vals):
-            return tuple(dim_of(v.value) for v in vals)
+            return tuple(shape_dim(v) for v in vals)
         return None
 
     def _int_list(self, vals, kw: Abs | None):
