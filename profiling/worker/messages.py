@@ -56,6 +56,8 @@ ERROR_TYPES = {
 
 @dataclass
 class WorkerError(Message):
+    """Why a job has no result: `type` says what the client can do about it."""
+
     drop_none: ClassVar[bool] = True
     type: str = json_field(str)  # one of ERROR_TYPES
     message: str = json_field(str, "")
@@ -137,7 +139,7 @@ class VerifyJob(Job):
     quick check and one timing each (action "tune")."""
 
     action: str = json_field(str, "check")
-    name: str = json_field(str, "kernels")  # module stem: files are written as <cwd>/<tag>/<name>.py
+    name: str = json_field(str, "kernel")  # module stem: files are written as <cwd>/<tag>/<name>.py
     original: str = json_field(str, "")
     path: str | None = json_field(OPT_STR, None)
     origin_dir: str | None = json_field(OPT_STR, None)  # on sys.path, when it exists there, for sibling imports
@@ -170,6 +172,9 @@ class CompileJob(Job):
     disassemble: str | None = json_field(OPT_STR, None)
 
 
+LAUNCH_KINDS = ("capture", "run", "bench", "ncu")
+
+
 def job_from_json(data: Any) -> Job:
     if not isinstance(data, dict):
         raise MessageError("job: expected a JSON object")
@@ -178,10 +183,7 @@ def job_from_json(data: Any) -> Job:
     return cls.from_json(data, f"{kind} job" if isinstance(kind, str) else "job")
 
 
-LAUNCH_KINDS = ("capture", "run", "bench", "ncu")
-
-
-# -- results and reports -------------------------------------------------------------------------
+# -- job results ---------------------------------------------------------------------------------
 @dataclass
 class Case(Message):
     index: int = json_field(int)
