@@ -34,3 +34,15 @@ def test_dropped_when_the_kernel_changes():
     changed = Analyzer().analyze(TEXT.replace("x * 2", "x * 3")).module
     assert a.placed(changed) is None
     assert a.placed(Analyzer().analyze(TEXT.replace("scale_kernel", "other_kernel")).module) is None
+
+
+def test_lines_named_in_the_message_move_with_it():
+    k = Analyzer().analyze(TEXT).module.kernel("scale_kernel")
+    line = k.range.start.line + 2
+    f = Finding(code="TL102", severity=Severity.WARNING, message=f"registers spill at line {line + 1}",
+                range=Range.of(line, 4, line, 20), kernel=k.name, data={"source_line": line + 1})
+    placed = AnchoredFinding(f, k.name, kernel_hash(k.text), k.range.start.line).placed(
+        Analyzer().analyze("# one\n# two\n" + TEXT).module)
+    assert placed.message == f"registers spill at line {line + 3}"
+    assert placed.data == {"source_line": line + 3}
+    assert placed.range == Range.of(line + 2, 4, line + 2, 20)
