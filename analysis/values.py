@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .findings import Range
 
@@ -53,6 +54,7 @@ _BINOPS: dict[str, Callable[[Any, Any], Any]] = {
     "/": operator.truediv, "%": operator.mod, "<<": operator.lshift, ">>": operator.rshift,
     "**": operator.pow, "&": operator.and_, "|": operator.or_, "^": operator.xor,
 }
+_UNOPS: dict[str, Callable[[Any], Any]] = {"-": operator.neg, "+": operator.pos, "~": operator.invert}
 _CMPOPS: dict[str, Callable[[Any, Any], Any]] = {
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
     "==": operator.eq, "!=": operator.ne,
@@ -85,14 +87,7 @@ def _combine(values_a, values_b, fn):
     out = []
     for a in values_a:
         for b in values_b:
-            if a is UNKNOWN or b is UNKNOWN:
-                out.append(UNKNOWN)
-                continue
-            try:
-                r = fn(a, b)
-            except Exception:
-                r = UNKNOWN
-            out.append(r)
+            out.append(UNKNOWN if a is UNKNOWN or b is UNKNOWN else fn(a, b))
     return _dedupe(out)
 
 
@@ -139,6 +134,32 @@ def binary(op: str, a, b) -> Any:
     return UNKNOWN if fn is None else _safe(fn, a, b)
 
 
+def unary(op: str, v) -> Any:
+    """`op v` on a known Python value (`-`, `+`, `~`); UNKNOWN when undefined (`~1.5`)."""
+    fn = _UNOPS.get(op)
+    return UNKNOWN if fn is None or v is UNKNOWN else _safe(fn, v)
+
+
+def constants_scope(constants: dict, src) -> Scope:
+    """The module's constants (name → the right-hand sides assigned to it, in order) as a scope:
+    the last assignment counts, and a constant may be built from others (`BLOCK = 2 * BASE`)."""
+    scope = Scope(lookup=lambda name: None)
+
+    def lookup(name: str) -> list[Value] | None:
+        if name not in constants:
+            return None
+        scope.seen.add(name)
+        scope.depth += 1
+        try:
+            return [Value(v) for v in evaluate(constants[name][-1], src, scope)]
+        finally:
+            scope.seen.discard(name)
+            scope.depth -= 1
+
+    scope.lookup = lookup
+    return scope
+
+
 def evaluate(node, src, scope: Scope) -> list[Any]:
     """Every value `node` can take (raw Python values, UNKNOWN where unknowable)."""
     if node is None or scope.depth > 24:
@@ -161,11 +182,9 @@ def evaluate(node, src, scope: Scope) -> list[Any]:
         return _dedupe([v.value for v in found])
     if t == "unary_operator":
         op = src.text_of(node.child_by_field_name("operator"))
-        vals = evaluate(node.child_by_field_name("argument"), src, scope)
-        fn = {"-": operator.neg, "+": operator.pos, "~": operator.invert}.get(op)
-        if fn is None:
+        if op not in _UNOPS:
             return [UNKNOWN]
-        return _dedupe([UNKNOWN if v is UNKNOWN else _safe(fn, v) for v in vals])
+        return _dedupe([unary(op, v) for v in evaluate(node.child_by_field_name("argument"), src, scope)])
     if t == "binary_operator":
         op = src.text_of(node.child_by_field_name("operator"))
         if op not in _BINOPS:
@@ -222,7 +241,7 @@ def evaluate(node, src, scope: Scope) -> list[Any]:
 def _safe(fn, *args):
     try:
         return fn(*args)
-    except Exception:
+    except Exception:  # noqa: BLE001 - folding the user's arithmetic: whatever it raises, the value is unknown
         return UNKNOWN
 
 

@@ -7,7 +7,7 @@ the caller's arguments and constexprs.
 from __future__ import annotations
 
 from ..source import dotted_name
-from ..values import UNKNOWN, Scope, evaluate, literal
+from ..values import UNKNOWN, constants_scope, evaluate, literal, unary
 from .abstract import (
     NONE_ABS,
     UNKNOWN_ABS,
@@ -64,10 +64,21 @@ class Expressions:
         if tl is not None:
             return self.tl_attr(tl)
         if name in self.module.constants:
-            vals = evaluate(self.module.constants[name][-1], self.module.src, Scope(lambda _n: None))
-            if len(vals) == 1 and vals[0] is not UNKNOWN:
-                return const(vals[0])
+            return self.module_constant(name)
         return UNKNOWN_ABS
+
+    def module_constant(self, name: str) -> Abs:
+        """A module-level constant as a constexpr: host Python, evaluated by the value layer
+        once per module (`BLOCK = 2 * BASE` included)."""
+        memo = self.module.__dict__.get("_tritonlens_constants")
+        if memo is None:
+            memo = self.module.__dict__["_tritonlens_constants"] = {}
+        a = memo.get(name)
+        if a is None:
+            vals = evaluate(self.module.constants[name][-1], self.module.src,
+                            constants_scope(self.module.constants, self.module.src))
+            a = memo[name] = const(vals[0]) if len(vals) == 1 and vals[0] is not UNKNOWN else UNKNOWN_ABS
+        return a
 
     def tl_attr(self, name: str) -> Abs:
         short = name.split(".")[-1]
@@ -136,7 +147,7 @@ class Expressions:
             return UNKNOWN_ABS
         v = UNKNOWN
         if a.value is not UNKNOWN and isinstance(a.value, (int, float)) and not isinstance(a.value, bool):
-            v = {"-": lambda x: -x, "+": lambda x: x, "~": lambda x: ~x if isinstance(x, int) else UNKNOWN}[op](a.value)
+            v = unary(op, a.value)
         elif isinstance(a.value, Sym) and op == "-":
             v = Sym(f"-{a.value}")
         return Abs(a.shape, a.dtype, value=v, weak=a.weak)

@@ -6,7 +6,7 @@ tl_layout.py.
 
 from __future__ import annotations
 
-from ..values import UNKNOWN
+from ..values import UNKNOWN, cdiv, next_power_of_2
 from .abstract import (
     NONE_ABS,
     UNKNOWN_ABS,
@@ -85,12 +85,11 @@ class TlCalls:
             if short == "cdiv" and len(vals) >= 2:
                 a, b = vals[0], vals[1]
                 if known_scalar(a) and known_scalar(b) and isinstance(a.value, int) and isinstance(b.value, int) and b.value:
-                    v = -(-a.value // b.value)
+                    v = cdiv(a.value, b.value)
                     return const(v) if a.weak and b.weak else Abs((), promote(a, b), value=v)
                 return Abs((), promote(a, b) if a.kind == b.kind == "tensor" else None)
             if short == "next_power_of_2" and vals and vals[0].weak and isinstance(vals[0].value, int):
-                v = vals[0].value
-                return const(1 if v <= 1 else 1 << (v - 1).bit_length())
+                return const(next_power_of_2(vals[0].value))
             return UNKNOWN_ABS
         if short == "load":
             return self._load(n, arg, argnode)
