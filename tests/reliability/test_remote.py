@@ -48,8 +48,8 @@ def test_unknown_and_changed_host_keys_are_refused(sshd, tmp_path):
         backend = _backend(sshd, known_hosts=known)
         try:
             reply = backend.run({"kind": "info"})
-            assert reply["ok"] is False and reply["error"]["type"] == "backend", reply
-            assert "Refusing to connect" in reply["error"]["message"], reply
+            assert reply.ok is False and reply.error.type == "backend", reply
+            assert "Refusing to connect" in reply.error.message, reply
         finally:
             backend.close()
 
@@ -76,7 +76,7 @@ def test_dropped_connection_mid_job_is_retried_once(sshd):
     backend = _backend(sshd)
     sshd_pid = _sshd_pid(sshd)
     try:
-        assert backend.run({"kind": "info"})["ok"]
+        assert backend.run({"kind": "info"}).ok
         sessions = set(_session_pids(sshd_pid))
         assert sessions, "no ssh session to cut"
 
@@ -88,10 +88,10 @@ def test_dropped_connection_mid_job_is_retried_once(sshd):
         threading.Thread(target=cut, daemon=True).start()
         t0 = time.monotonic()
         reply = backend.run({"kind": "bench", "path": str(DATA / "slow_ok.py")}, timeout=60)
-        assert reply["ok"], reply
-        assert "connection closed" in reply["retried"]["after"], reply
+        assert reply.ok, reply
+        assert "connection closed" in reply.retried["after"], reply
         assert time.monotonic() - t0 > 6  # it really ran twice
-        assert reply["result"]["launches"][0]["kernel"] == "fill_kernel"
+        assert reply.result["launches"][0]["kernel"] == "fill_kernel"
     finally:
         backend.close()
 
@@ -116,18 +116,18 @@ def test_no_secret_in_any_log(sshd, tmp_path, monkeypatch):
 
         backend = _backend(sshd)
         try:
-            assert backend.run({"kind": "info"})["ok"]
+            assert backend.run({"kind": "info"}).ok
             reply = backend.run({"kind": "bench", "path": str(REPO / "examples" / "vector_add.py")})
-            assert reply["ok"], reply
+            assert reply.ok, reply
         finally:
             backend.close()
         # the local path logs too: the server's profile entry point with its worker's stderr
         from tritonlens.profiling.client import WorkerClient
 
         with WorkerClient(timeout=120, on_stderr=stderr_seen.append) as worker:
-            assert worker.run({"kind": "info"})["ok"]
+            assert worker.run({"kind": "info"}).ok
         report = profile_file(str(REPO / "examples" / "vector_add.py"))
-        assert not report.get("error"), report
+        assert report.error is None, report
         server_log = tmp_path / "server.log"
         proc = subprocess.run([sys.executable, "-m", "tritonlens", "serve", "--log-file", str(server_log),
                                "--log-level", "DEBUG"], check=False, input=b"", capture_output=True, timeout=60,

@@ -29,8 +29,8 @@ def test_worker_contains_escape_attempts(tmp_path, monkeypatch):
     try:
         with WorkerClient(timeout=120) as worker:
             reply = worker.run({"kind": "run", "path": str(src)})
-            assert reply["ok"], reply
-            workdir = Path(worker.hello["cwd"])
+            assert reply.ok, reply
+            workdir = Path(worker.hello.cwd)
             assert workdir.name.startswith("tritonlens-worker-")
             attempts = json.loads((workdir / "attempts.json").read_text())
             limits = worker.limits
@@ -44,8 +44,8 @@ def test_worker_contains_escape_attempts(tmp_path, monkeypatch):
         assert attempts[what].startswith("refused: tritonlens worker sandbox"), (what, attempts[what])
     assert not attempts["loopback"].startswith("refused"), attempts  # loopback stays open
     # every refusal is reported with the job's reply, even though the code caught it
-    kinds = sorted(a["kind"] for a in reply["sandbox"])
-    assert kinds == ["network", "process", "process", "process", "write"], reply["sandbox"]
+    kinds = sorted(a["kind"] for a in reply.sandbox)
+    assert kinds == ["network", "process", "process", "process", "write"], reply.sandbox
     # resource limits: open files, CPU time, and address space on a host without a GPU
     assert limits["nofile"] and limits["cpu"]
     if not any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/nvidia0")):
