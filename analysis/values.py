@@ -67,7 +67,6 @@ _CALLS: dict[str, Callable[..., Any]] = {
     "min": min,
     "int": int,
     "abs": abs,
-    "len": len,
 }
 
 
@@ -132,6 +131,15 @@ def binary(op: str, a, b) -> Any:
     arithmetic is defined (UNKNOWN when undefined, failing or too large, e.g. `2 ** 100000`)."""
     fn = _CMPOPS.get(op) or (_bounded_pow if op == "**" else _BINOPS.get(op))
     return UNKNOWN if fn is None else _safe(fn, a, b)
+
+
+def call(name: str, args: list) -> Any:
+    """A call of a builtin or Triton helper we can fold (`cdiv`, `next_power_of_2`, `min`, `max`,
+    `int`, `abs`; `name` is the dotted name's last part) on known values; UNKNOWN otherwise."""
+    impl = _CALLS.get(name)
+    if impl is None or not args or any(v is UNKNOWN for v in args):
+        return UNKNOWN
+    return _safe(impl, *args)
 
 
 def unary(op: str, v) -> Any:
@@ -220,21 +228,13 @@ def evaluate(node, src, scope: Scope) -> list[Any]:
         args = [a for a in args_node.named_children if a.type not in ("keyword_argument", "comment")]
         if any(a.type in ("list_splat", "dictionary_splat") for a in args):
             return [UNKNOWN]
-        if short == "len":
-            return [UNKNOWN]
         results = [[]]
         for a in args:
             vals = evaluate(a, src, scope)
             results = [r + [v] for r in results for v in vals]
             if len(results) > MAX_VALUES:
                 return [UNKNOWN]
-        out = []
-        for r in results:
-            if any(v is UNKNOWN for v in r) or not r:
-                out.append(UNKNOWN)
-            else:
-                out.append(_safe(impl, *r))
-        return _dedupe(out)
+        return _dedupe([call(short, r) for r in results])
     return [UNKNOWN]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..launches import wrapper_scope
 from ..model import Config, Kernel, Launch, Module
 from ..source import dotted_name, walk
-from ..values import UNKNOWN, Scope, Value, cdiv, evaluate, next_power_of_2
+from ..values import UNKNOWN, Scope, Value, binary, call, evaluate
 from .pointers import unwrap
 
 
@@ -94,24 +94,13 @@ def _eval_grid(node, src, scope, meta_name, meta):
         right = _eval_grid(node.child_by_field_name("right"), src, scope, meta_name, meta)
         if left is UNKNOWN or right is UNKNOWN:
             return UNKNOWN
-        try:
-            return {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-                    "//": lambda a, b: a // b, "%": lambda a, b: a % b}[op](left, right)
-        except (KeyError, ZeroDivisionError, TypeError):
-            return UNKNOWN
+        return binary(op, left, right)
     if t == "call":
         name = (dotted_name(node.child_by_field_name("function"), src) or "").rsplit(".", 1)[-1]
         args_node = node.child_by_field_name("arguments")
         args = [a for a in (args_node.named_children if args_node else []) if a.type != "comment"]
         if name in ("cdiv", "min", "max", "next_power_of_2", "int") and args and all(a.type != "keyword_argument" for a in args):
-            vals = [_eval_grid(a, src, scope, meta_name, meta) for a in args]
-            if any(v is UNKNOWN for v in vals):
-                return UNKNOWN
-            try:
-                return {"cdiv": cdiv, "min": min, "max": max, "int": int,
-                        "next_power_of_2": next_power_of_2}[name](*vals)
-            except (TypeError, ValueError, ZeroDivisionError, OverflowError):
-                return UNKNOWN
+            return call(name, [_eval_grid(a, src, scope, meta_name, meta) for a in args])
         vals = evaluate(node, src, scope)
         return vals[0] if len(vals) == 1 else UNKNOWN
     vals = evaluate(node, src, scope)

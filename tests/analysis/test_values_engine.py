@@ -8,7 +8,7 @@ from tritonlens.analysis.engine import Analyzer
 from tritonlens.analysis.findings import Severity
 from tritonlens.analysis.rules.base import KernelContext, RuleInfo
 from tritonlens.analysis.shapes import NOT_RUN, infer_kernel
-from tritonlens.analysis.values import UNKNOWN, constants_scope, evaluate, unary
+from tritonlens.analysis.values import UNKNOWN, call, constants_scope, evaluate, unary
 
 KERNEL = '''
 import triton
@@ -117,3 +117,13 @@ def test_unary_folding_shared():
     result, _ = _kernel(KERNEL, "k")
     constants, src = result.module.constants, result.module.src
     assert evaluate(constants["NEG"][-1], src, constants_scope(constants, src)) == [4]
+
+
+def test_host_grid_folds_with_the_value_layer():
+    from tritonlens.analysis.estimates.grid import grid_programs
+
+    text = KERNEL.replace("k[(1,)](x, 1024, 96, BLOCK=32", "k[(triton.cdiv(4096, 1 << 6) * 2,)](x, 1024, 96, BLOCK=32")
+    result, k = _kernel(text, "k")
+    assert grid_programs(k, result.module, k.configs[0]) == 128
+    assert (call("cdiv", [10, 4]), call("max", [3, 7])) == (3, 7)
+    assert call("len", [[1]]) is UNKNOWN and call("cdiv", [1, 0]) is UNKNOWN and call("min", []) is UNKNOWN
