@@ -52,7 +52,7 @@ class Message:
             names.add(fld.name)
             at = f"{where}.{fld.name}"
             if fld.name not in data or (data[fld.name] is None and fld.default is not MISSING
-                                         and fld.default is not None):
+                                         and not _nullable(fld)):  # null: the default
                 if fld.default is MISSING and fld.default_factory is MISSING:
                     raise MessageError(f"{at}: missing")
                 continue
@@ -76,11 +76,15 @@ class Message:
         return out
 
 
+def _nullable(fld) -> bool:
+    kinds = fld.metadata.get("kinds", object)
+    return fld.default is None or kinds is object or (isinstance(kinds, tuple) and NONE in kinds)
+
+
 def _read(fld, value, at: str):
     meta = fld.metadata
     if value is None:
-        kinds = meta.get("kinds", object)
-        if fld.default is None or kinds is object or (isinstance(kinds, tuple) and NONE in kinds):
+        if _nullable(fld):
             return None
         raise MessageError(f"{at}: must not be null")
     of = meta.get("of")

@@ -228,7 +228,7 @@ class LaunchDescriptor(Message):
     kernel: str = json_field(str)
     key: str = json_field(str, "")
     source_hash: str = json_field(str, "")
-    case: int = json_field(int, 0)
+    case: int | None = json_field((int, NONE), 0)  # null: launched outside any harness entry
     count: int = json_field(int, 1)
     autotuned: bool = json_field(bool, False)
     grid: list = json_field(list, factory=list)
