@@ -34,7 +34,7 @@ the literal that gave the value; when the extent was a literal inside the kernel
 from __future__ import annotations
 
 from ..findings import Applicability, Range, Related, Severity, TextEdit
-from ..values import UNKNOWN, fmt, is_power_of_two, next_power_of_2
+from ..values import UNKNOWN, fmt, is_power_of_two, literal, next_power_of_2
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -84,7 +84,7 @@ def _fix(ctx, call, end_node, origin_range, extent, target):
     mask the loads and stores that use the arange's variable, since the block now overhangs."""
     src = ctx.src
     if end_node.type == "integer" and (start := call.arg(0, "start")) is not None and start.type == "integer":
-        edits = [TextEdit(src.range(end_node), str(int(src.text_of(start), 0) + target))]
+        edits = [TextEdit(src.range(end_node), str(literal(start, src) + target))]
         var = _assigned_name(call)
         if var:
             for mem in ctx.kernel.calls_named("load", "store"):
