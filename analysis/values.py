@@ -1,8 +1,12 @@
-"""Constant evaluation over tree-sitter expressions.
+"""The value layer: Python constants of tree-sitter expressions and the arithmetic on them.
 
-An expression may take several values (a name assigned in both branches of an `if`, a
-conditional expression): evaluation returns every value it can take. `UNKNOWN` stands for a
-value we cannot know statically; rules must not guess it.
+Two evaluators share it. `evaluate` folds host Python, the code around a kernel: launch
+arguments, wrapper assignments, grids, module constants, decorator and autotune literals. An
+expression there may take several values (a wrapper name assigned in both branches of an `if`, a
+conditional expression): it returns every value it can take. Expressions inside a kernel are the
+shape engine's (analysis/shapes), which interprets the kernel per configuration and folds its
+constants with `literal`, `binary`, `unary` and `call` from here. `UNKNOWN` stands for a value we
+cannot know statically; rules must not guess it.
 """
 
 from __future__ import annotations
