@@ -6,7 +6,8 @@ a block of a fixed shape (dimensions are constexpr expressions) with one element
 runs each kernel body once per resolved configuration and once fully symbolically, and records the
 value of each assignment target and of each expression it evaluated, the branches a configuration
 does not take, and the shape conflicts the compiler would refuse (broadcasts, masks, stored values,
-`tl.dot` operands). Rules TL016–TL018, the estimates, hover and inlay hints all read it.
+`tl.dot` operands). Every rule that needs the value of a constexpr expression in a configuration
+(KernelShapes.constant_at), TL016–TL018, the estimates, hover and inlay hints all read it.
 
 Modules: abstract (values, broadcasting, joins), dtypes (names, promotion, sizes), interpreter
 (statements), expressions (Python syntax, @jit helpers), tl_calls and tl_layout (`tl.*`
