@@ -10,7 +10,7 @@ from typing import Any
 from .kernel_types import MAX_CONFIGS, Config, Kernel, Launch, Module
 from .kernel_body import split_arguments
 from .source import Source, captures
-from .values import UNKNOWN, Scope, Value, evaluate
+from .values import UNKNOWN, Scope, Value, constants_scope, evaluate
 
 _LAUNCH = "(call function: (subscript value: (identifier) @k)) @launch"
 
@@ -62,6 +62,7 @@ def wrapper_scope(module: Module, launch: Launch) -> Scope:
                             assigns.setdefault(src.text_of(item), []).append((n, value))
 
     scope = Scope(lookup=lambda name: None)
+    constants = constants_scope(module.constants, src)
     # Is an assignment directly in the wrapper's body (assignment → statement → body block)?
     # Every assignment here lies inside that block, so its grandparent is the wrapper exactly when
     # its parent's parent is the block: asked once per statement, not per name looked up.
@@ -97,17 +98,7 @@ def wrapper_scope(module: Module, launch: Launch) -> Scope:
                 scope.seen.discard(name)
                 scope.depth -= 1
             return out
-        if name in module.constants:
-            out = []
-            scope.seen.add(name)
-            try:
-                for right in module.constants[name][-1:]:
-                    line = right.start_point[0] + 1
-                    out.extend(Value(v, f"the module constant at line {line}", src.range(right.parent)) for v in evaluate(right, src, scope))
-            finally:
-                scope.seen.discard(name)
-            return out
-        return None
+        return constants.lookup(name)
 
     scope.lookup = lookup
     return scope

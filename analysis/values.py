@@ -154,16 +154,19 @@ def unary(op: str, v) -> Any:
 
 def constants_scope(constants: dict, src) -> Scope:
     """The module's constants (name → the right-hand sides assigned to it, in order) as a scope:
-    the last assignment counts, and a constant may be built from others (`BLOCK = 2 * BASE`)."""
+    the last assignment counts, and a constant may be built from others (`BLOCK = 2 * BASE`),
+    never from a function's locals."""
     scope = Scope(lookup=lambda name: None)
 
     def lookup(name: str) -> list[Value] | None:
         if name not in constants:
             return None
+        right = constants[name][-1]
+        where = f"the module constant at line {right.start_point[0] + 1}"
         scope.seen.add(name)
         scope.depth += 1
         try:
-            return [Value(v) for v in evaluate(constants[name][-1], src, scope)]
+            return [Value(v, where, src.range(right.parent)) for v in evaluate(right, src, scope)]
         finally:
             scope.seen.discard(name)
             scope.depth -= 1

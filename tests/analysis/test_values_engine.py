@@ -127,3 +127,27 @@ def test_host_grid_folds_with_the_value_layer():
     assert grid_programs(k, result.module, k.configs[0]) == 128
     assert (call("cdiv", [10, 4]), call("max", [3, 7])) == (3, 7)
     assert call("len", [[1]]) is UNKNOWN and call("cdiv", [1, 0]) is UNKNOWN and call("min", []) is UNKNOWN
+
+
+def test_launch_reads_module_constants_as_python_does():
+    text = '''
+import triton
+import triton.language as tl
+
+BLOCK = 64
+ROWS = BLOCK * 2
+
+
+@triton.jit
+def rows(x_ptr, R: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, R), 0.0)
+
+
+def run(x):
+    BLOCK = 16  # a local: ROWS was computed from the module's BLOCK at import
+    rows[(1,)](x, R=ROWS)
+'''
+    _, k = _kernel(text, "rows")
+    (config,) = k.configs
+    assert config.values["R"].value == 128
+    assert config.values["R"].origin.startswith("the module constant at line 6")
