@@ -133,7 +133,7 @@ def _optimize_section(report: OptimizeReport) -> str:
 
 
 def call_card(module, k, call, findings, settings, snap) -> str:
-    src_text = module.src.text_of(call.node)
+    src_text = (k.src or module.src).text_of(call.node)  # a cached model's nodes index its own text
     if len(src_text) > 160:
         src_text = src_text[:157] + "..."
     parts = [f"### `tl.{call.name}` in `{k.name}`", f"```python\n{src_text}\n```"]

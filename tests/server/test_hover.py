@@ -50,3 +50,19 @@ async def test_no_card_elsewhere(client, tmp_path):
     await doc.diagnostics()
     pos = position_of(doc.text, "out = torch.empty_like", doc.encoding)
     assert await doc.hover(pos.line, pos.character + 1) is None
+
+
+async def test_memory_access_card_after_an_edit_above(client, tmp_path):
+    """A kernel whose text and lines did not change keeps its cached model, whose nodes point into
+    the text it was built from: the card must quote the call from that text, not from the edited
+    document at the same byte offsets (the docstring above grew by a few words)."""
+    doc = Doc(client, copy(tmp_path, "scale.py")).open()
+    await doc.diagnostics()
+    doc.replace(doc.text.replace("A kernel launched", "A small elementwise kernel, launched", 1))
+    await doc.diagnostics()
+    pos = position_of(doc.text, "tl.load(", doc.encoding)
+    h = await doc.hover(pos.line, pos.character + 4)
+    assert h is not None
+    md = h.contents.value
+    assert "`tl.load` in `scale_kernel`" in md
+    assert "x = tl.load" not in md and "tl.load(x_ptr + offs, mask=offs < n)" in md
