@@ -25,6 +25,7 @@ from tritonlens.profiling.worker.messages import (
     LaunchJob,
     LaunchProfile,
     MessageError,
+    NcuResult,
     Reply,
     WorkerError,
 )
@@ -99,6 +100,15 @@ def _report(progress, message: str, percent: int | None) -> None:
 def _failed(reply: Reply) -> WorkerError:
     err = reply.error or WorkerError("unknown", "the worker gave no reason")
     return WorkerError(err.type, err.message, stderr=err.stderr[-2000:] if err.stderr else None)
+
+
+def _ncu_result(reply: Reply) -> NcuResult:
+    if not reply.ok:
+        return NcuResult(error=_failed(reply))
+    try:
+        return NcuResult.from_json(reply.result)
+    except MessageError as exc:
+        return NcuResult(error=WorkerError("protocol", f"the ncu job's result is malformed: {exc}"))
 
 
 def _bench_result(reply: Reply) -> BenchResult | WorkerError:
@@ -196,7 +206,7 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
             job = LaunchJob("ncu", id=uuid.uuid4().hex[:8], path=path, harness=harness, kernel=name, key=entry.key,
                             keep_csv=bool((options or {}).get("keep_csv")))
             reply = runner.run(job, timeout=max(timeout, 300), cancel=cancel)
-            entry.ncu = reply.result if reply.ok else {"error": _failed(reply).to_json()}
+            entry.ncu = _ncu_result(reply)
 
     for name, entries in launches_by_kernel.items():
         for entry in entries:

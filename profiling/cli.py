@@ -77,15 +77,14 @@ def format_text(report: ProfileReport) -> str:
             if launch.error:
                 lines.append(f"  launch {launch.more.get('signature', '')}: {launch.error}")
             n = launch.ncu
-            if n and "error" not in n:
-                occ = n.get("occupancy") or {}
-                stalls = ", ".join(f"{s['reason']} {s['cycles_per_issue']:.1f}" for s in n.get("stalls", [])[:3])
-                lines.append(f"  ncu: DRAM {_fmt(n['sol'].get('dram_pct'))}%  SM {_fmt(n['sol'].get('sm_pct'))}%  "
-                             f"occupancy {_fmt(occ.get('achieved_pct'))}% (limit: {occ.get('limiter')})  "
-                             f"regs {_fmt(n.get('registers_per_thread'), '{:.0f}')}  "
-                             f"tensor pipe {_fmt(n.get('tensor_pipe_pct'))}%  stalls: {stalls or '-'}")
+            if n and n.error is None:
+                stalls = ", ".join(f"{s.reason} {s.cycles_per_issue:.1f}" for s in n.stalls[:3])
+                lines.append(f"  ncu: DRAM {_fmt(n.sol.dram_pct)}%  SM {_fmt(n.sol.sm_pct)}%  "
+                             f"occupancy {_fmt(n.occupancy.achieved_pct)}% (limit: {n.occupancy.limiter})  "
+                             f"regs {_fmt(n.registers_per_thread, '{:.0f}')}  "
+                             f"tensor pipe {_fmt(n.tensor_pipe_pct)}%  stalls: {stalls or '-'}")
             elif n:
-                lines.append(f"  ncu: {n['error'].get('type')}: {n['error'].get('message')}")
+                lines.append(f"  ncu: {n.error.type}: {n.error.message}")
     return "\n".join(lines)
 
 

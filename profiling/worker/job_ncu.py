@@ -1,4 +1,4 @@
-"""Job "ncu" (a messages.LaunchJob): profile one captured launch of a kernel with Nsight Compute
+"""Job "ncu" (a messages.LaunchJob, answered with an ncu_result.NcuResult): profile one captured launch of a kernel with Nsight Compute
 and parse its CSV. Without a `key` it takes the kernel's first launch of the performance case.
 
 A replay script re-runs the capture in a child process under ncu with profiling off from the
@@ -84,11 +84,11 @@ def handle(job) -> dict:
     if not parsed:
         raise RuntimeError(f"ncu profiled no launch of {kernel!r}; log: {log[-2000:]}")
     result = parsed[0]
-    result["raw_metrics"] = used_extra
+    result.raw_metrics = used_extra
     if job.keep_csv:
-        result["csv"] = csv_text
+        result.csv = csv_text
     try:
         os.remove(report + ".ncu-rep")
     except OSError:
         pass
-    return result
+    return result.to_json()

@@ -16,8 +16,14 @@ from typing import Any, ClassVar
 
 try:  # imported as tritonlens.profiling.worker.messages
     from .json_message import NONE, OPT_STR, Message, MessageError, json_field
+    from .ncu_result import NcuResult
+    from .worker_error import ERROR_TYPES, WorkerError
 except ImportError:  # a plain file in the worker folder
     from json_message import NONE, OPT_STR, Message, MessageError, json_field
+    from ncu_result import NcuResult
+    from worker_error import ERROR_TYPES, WorkerError
+
+__all__ = ["ERROR_TYPES", "MessageError", "NcuResult", "WorkerError"]  # re-exported: the protocol's names
 
 PROTOCOL = 1
 
@@ -41,32 +47,6 @@ class RelayHello(Message):
     relay: int = json_field(int)
     host: str = json_field(str, "")
     root: str = json_field(str, "")
-
-
-ERROR_TYPES = {
-    # raised in the worker
-    "exception": "the job raised", "oom": "out of memory", "bad_job": "not a job this worker runs",
-    "cuda": "the CUDA context is unusable: the reply is fatal, the worker exits",
-    # decided by the supervisor or the backend; the next job gets a fresh worker
-    "timeout": "the job ran past its limit", "crash": "the worker died (message: exit status or signal)",
-    "cancelled": "the caller cancelled", "spawn": "no worker could start",
-    "protocol": "the worker wrote something that is not a reply", "backend": "the remote side failed",
-}
-
-
-@dataclass
-class WorkerError(Message):
-    """Why a job has no result: `type` says what the client can do about it."""
-
-    drop_none: ClassVar[bool] = True
-    type: str = json_field(str)  # one of ERROR_TYPES
-    message: str = json_field(str, "")
-    traceback: str | None = json_field(OPT_STR, None)
-    stderr: str | None = json_field(OPT_STR, None)  # the worker's stderr while the job ran (tail)
-    exit_code: int | None = json_field((int, NONE), None)
-
-    def __str__(self) -> str:
-        return f"{self.type}: {self.message}"
 
 
 @dataclass
@@ -272,7 +252,7 @@ class LaunchProfile(Message):
     registers: int | None = json_field((int, NONE), None)
     spills: int | None = json_field((int, NONE), None)
     shared_bytes: int | None = json_field((int, NONE), None)
-    ncu: dict | None = json_field((dict, NONE), None)  # the ncu job's result, or {"error": ...}
+    ncu: NcuResult | None = json_field(of=NcuResult, default=None)
     cached: bool = json_field(bool, False)  # the client had this launch's result; not timed again
     error: str | None = json_field(OPT_STR, None)
     more: dict = field(default_factory=dict)  # signature, flops, flops_source, bytes, timing details...

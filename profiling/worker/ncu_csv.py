@@ -13,6 +13,11 @@ import csv
 import io
 import re
 
+try:  # imported as tritonlens.profiling.worker.ncu_csv
+    from .ncu_result import NcuOccupancy, NcuResult, NcuRule, NcuSpeedOfLight, NcuStall
+except ImportError:  # a plain file in the worker folder
+    from ncu_result import NcuOccupancy, NcuResult, NcuRule, NcuSpeedOfLight, NcuStall
+
 _TIME_SCALE_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3,
                   "s": 1e6, "second": 1e6}
 _SOL = {
@@ -66,7 +71,7 @@ def _rows(text: str) -> list[dict]:
     raise NcuCsvError("no ncu CSV header (\"Kernel Name\" ... \"Metric Name\") in the output")
 
 
-def parse(text: str) -> list[dict]:
+def parse(text: str) -> list[NcuResult]:
     """One summary per profiled kernel launch (in order of appearance)."""
     launches: dict[tuple, dict] = {}
     for row in _rows(text):
@@ -83,13 +88,13 @@ def parse(text: str) -> list[dict]:
                 row.get("Metric Unit") or "", row.get("Metric Value") or "")
         rule = (row.get("Rule Name") or "").strip()
         if rule:
-            item["rules"].append({"name": rule, "type": row.get("Rule Type") or "",
-                                  "description": (row.get("Rule Description") or "").strip(),
-                                  "speedup_pct": number(row.get("Estimated Speedup"))})
+            item["rules"].append(NcuRule(rule, row.get("Rule Type") or "",
+                                         (row.get("Rule Description") or "").strip(),
+                                         number(row.get("Estimated Speedup"))))
     return [_summarise(item) for item in launches.values()]
 
 
-def _summarise(item: dict) -> dict:
+def _summarise(item: dict) -> NcuResult:
     by_name: dict[str, tuple[str, str]] = {}
     for (_section, name), value in item["metrics"].items():
         by_name.setdefault(name, value)
@@ -97,25 +102,16 @@ def _summarise(item: dict) -> dict:
     def val(name):
         return number(by_name[name][1]) if name in by_name else None
 
-    out = {"kernel": item["kernel"], "block": item.get("block"), "grid": item.get("grid")}
-    duration = by_name.get("Duration")
-    out["duration_us"] = None
+    duration, duration_us = by_name.get("Duration"), None
     if duration:
         scale = _TIME_SCALE_US.get(duration[0].strip().lower())
         v = number(duration[1])
-        out["duration_us"] = None if v is None or scale is None else round(v * scale, 3)
-    out["sol"] = {key: val(name) for name, key in _SOL.items()}
+        duration_us = None if v is None or scale is None else round(v * scale, 3)
     limits = {label: val(name) for name, label in _LIMITS.items() if val(name) is not None}
     # every limit that caps blocks per SM at the minimum (ties are common: registers and warps)
     low = min(limits.values()) if limits else None
     limiter = " / ".join(label for label, v in limits.items() if v == low) if limits else None
-    out["occupancy"] = {
-        "achieved_pct": val("Achieved Occupancy"),
-        "theoretical_pct": val("Theoretical Occupancy"),
-        "limiter": limiter,
-        "block_limits": limits,
-    }
-    out["registers_per_thread"] = val("Registers Per Thread")
+
     def in_bytes(name):
         # each metric has its own unit ("byte/block", "Kbyte/block": ncu's K is 1000)
         if name not in by_name or number(by_name[name][1]) is None:
@@ -124,20 +120,23 @@ def _summarise(item: dict) -> dict:
         return number(by_name[name][1]) * {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "kib": 1024}.get(unit, 1)
 
     static, dynamic = in_bytes("Static Shared Memory Per Block"), in_bytes("Dynamic Shared Memory Per Block")
-    out["shared_bytes_per_block"] = (None if static is None and dynamic is None
-                                     else int(round((static or 0) + (dynamic or 0))))
-    out["waves_per_sm"] = val("Waves Per SM")
     stalls = []
     tensor = None
     for name, (_unit, text) in by_name.items():
         m = _STALL.match(name)
         if m and number(text) is not None:
-            stalls.append({"reason": m.group(1), "cycles_per_issue": number(text)})
+            stalls.append(NcuStall(m.group(1), number(text)))
         elif _TENSOR.match(name) and number(text) is not None:
             tensor = max(tensor or 0.0, number(text))
-    stalls.sort(key=lambda s: -s["cycles_per_issue"])
-    out["stalls"] = [s for s in stalls if s["reason"] != "selected"][:5]
-    out["warp_cycles_per_issued"] = val("Warp Cycles Per Issued Instruction")
-    out["tensor_pipe_pct"] = tensor
-    out["rules"] = [r for r in item["rules"] if r["type"] in ("OPT", "WRN", "ERR")][:8]
-    return out
+    stalls.sort(key=lambda s: -s.cycles_per_issue)
+    return NcuResult(
+        kernel=item["kernel"], block=item.get("block"), grid=item.get("grid"), duration_us=duration_us,
+        sol=NcuSpeedOfLight(**{key: val(name) for name, key in _SOL.items()}),
+        occupancy=NcuOccupancy(val("Achieved Occupancy"), val("Theoretical Occupancy"), limiter, limits),
+        registers_per_thread=val("Registers Per Thread"),
+        shared_bytes_per_block=None if static is None and dynamic is None else int(round((static or 0) + (dynamic or 0))),
+        waves_per_sm=val("Waves Per SM"),
+        stalls=[s for s in stalls if s.reason != "selected"][:5],
+        warp_cycles_per_issued=val("Warp Cycles Per Issued Instruction"),
+        tensor_pipe_pct=tensor,
+        rules=[r for r in item["rules"] if r.type in ("OPT", "WRN", "ERR")][:8])
