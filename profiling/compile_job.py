@@ -83,7 +83,7 @@ def cache_root() -> Path:
 def compile_file(path, text: str | None = None, kernel: str | None = None, target: str = "sm_90",
                  python: str | None = None, cancel: threading.Event | None = None,
                  configs: dict[str, list[dict]] | None = None, use_cache: bool = True,
-                 timeout: float = 600, max_cases: int | None = None) -> dict:
+                 timeout: float = 600, max_cases: int | None = None, static=None) -> dict:
     """Cross-compile the file's kernels for `target`; returns
     {"path", "target", "triton_version", "kernels": [KERNEL], "error", "cached", "source"} with
     KERNEL = {"name", "line", "configs": [FACTS], "lines": [{"line", "instructions", "spill_bytes"}],
@@ -92,6 +92,8 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     configs: {kernel name: [CONFIG]} (job_compile's format) instead of capturing launches.
     cancel: a threading.Event; setting it kills the worker and raises CompileCancelled.
     max_cases: capture only the first N harness cases (the first is the performance shape).
+    static: `static_configs.static_configs` of the file's model, when the caller has one (the
+    server, from the analysis it already ran); else the fallback analyses `text` cold.
     """
     path = os.path.abspath(str(path))
     if text is None:
@@ -134,7 +136,7 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
         capture_errors = list(captured.errors) + [case.error for case in captured.cases if case.error]
         # Kernels no captured launch reached: configurations from literal launch sites and
         # autotune configs, with conservative stand-ins for the arguments nobody captured.
-        extra, static_info = _static_fallback(text, kernel, set(configs), capture_errors)
+        extra, static_info = _static_fallback(text, kernel, set(configs), capture_errors, static)
         configs.update(extra)
         if extra and configs.keys() == extra.keys():
             source = "static model"
@@ -158,11 +160,16 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     return result
 
 
-def _static_fallback(text: str, kernel: str | None, captured: set[str], errors: list) -> tuple[dict, dict]:
-    from tritonlens.profiling.static_configs import static_configs
+def _static_fallback(text: str, kernel: str | None, captured: set[str], errors: list, static) -> tuple[dict, dict]:
+    from tritonlens.profiling.static_configs import static_configs_of_text
 
+    wanted = {kernel} if kernel else None
+    if static is not None:
+        configs, info = static
+        keep = [n for n in info if n not in captured and (wanted is None or n in wanted)]
+        return {n: configs[n] for n in keep if n in configs}, {n: info[n] for n in keep}
     try:
-        return static_configs(text, {kernel} if kernel else None, skip=captured)
+        return static_configs_of_text(text, wanted, skip=captured)
     except Exception as exc:  # noqa: BLE001 - the fallback must never cost the captured facts
         errors.append(f"static configurations failed: {type(exc).__name__}: {exc}")
         return {}, {}

@@ -91,15 +91,22 @@ def _constexpr_ok(v) -> bool:
     return v is None or isinstance(v, (bool, int, float, str))
 
 
-def static_configs(text: str, kernels: set[str] | None = None, skip: set[str] = frozenset()) \
-        -> tuple[dict[str, list[dict]], dict[str, dict]]:
-    """({kernel: [CONFIG]}, {kernel: {"line", "note"}}) for the file's kernels in `kernels` (all when
-    None) but not in `skip`. A kernel only ever called from another kernel (a helper) is left out;
-    one with no resolvable configuration gets a note saying why instead of configs."""
+StaticConfigs = tuple[dict[str, list[dict]], dict[str, dict]]
+
+
+def static_configs_of_text(text: str, kernels: set[str] | None = None, skip: set[str] = frozenset()) \
+        -> StaticConfigs:
+    """`static_configs` of a file no one has analysed yet (the CLI): a cold analysis of the whole file."""
     module = Analyzer().analyze(text).module
-    if module is None:
-        return {}, {}
-    src = module.src
+    return static_configs(module, kernels, skip) if module is not None else ({}, {})
+
+
+def static_configs(module, kernels: set[str] | None = None, skip: set[str] = frozenset()) -> StaticConfigs:
+    """({kernel: [CONFIG]}, {kernel: {"line", "note"}}) for the kernels of `module` (the analysis'
+    model of the file) in `kernels` (all when None) but not in `skip`. A kernel only ever called from
+    another kernel (a helper) is left out; one with no resolvable configuration gets a note saying
+    why instead of configs. Resolving configurations fills caches on the model: call it on the
+    thread that owns `module` (the language server's analysis thread)."""
     out: dict[str, list[dict]] = {}
     info: dict[str, dict] = {}
     for k in module.kernels:
@@ -108,6 +115,7 @@ def static_configs(text: str, kernels: set[str] | None = None, skip: set[str] = 
         if not k.launches and not k.autotuned and _is_helper(module, k):
             continue
         line = k.name_range.start.line + 1
+        src = k.src or module.src  # a cached model's nodes index the text it was built from
         pointers = _pointer_params(k)
         hint = ElementSizes(k, module).half_hint
         dtype = hint[0] if hint else "float32"

@@ -216,10 +216,13 @@ class CompileOnSave(LanguageFeature):
         try:
             async with Progress(ls, f"tritonlens: compiling {names} for {settings.compile_target}") as p:
                 p.on_cancel(cancel.set)
+                # The configurations of kernels no captured launch reaches, from the model the
+                # analysis already holds for this text (a cold analysis would compete with typing).
+                static = await ls.analysis.run(_static_configs, module)
                 try:
                     result = await asyncio.to_thread(api.compile_file, snap.path, text=snap.text,
                                                      target=settings.compile_target, python=settings.python or None,
-                                                     cancel=cancel)
+                                                     cancel=cancel, static=static)
                 except api.CompileCancelled as exc:
                     raise Cancelled(str(exc)) from exc
         except Cancelled:
@@ -290,3 +293,13 @@ def _selected(findings, settings, text: str):
         if table and is_suppressed(f, table):
             continue
         yield f
+
+
+def _static_configs(module):
+    from tritonlens.profiling.static_configs import static_configs
+
+    try:
+        return static_configs(module)
+    except Exception:  # noqa: BLE001 - compile_file then falls back to analysing the text itself
+        log.exception("static configurations of the analysed model failed")
+        return None
