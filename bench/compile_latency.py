@@ -59,11 +59,11 @@ def main() -> int:
             t0 = time.perf_counter()
             result = compile_job.compile_file(MM, configs={"matmul_kernel": [config]})
             times.append(time.perf_counter() - t0)
-        c = result["kernels"][0]["configs"][0]
-        assert c["error"] is None, c["error"]
+        c = result.kernels[0].configs[0]
+        assert c.error is None, c.error
         rows.append({"measure": name, "config": config["label"], "seconds": round(statistics.median(times), 4),
-                     "min_s": round(min(times), 4), "runs": repeat, "cached": result["cached"],
-                     "worker_compile_s": c.get("compile_s"), "registers": c["registers"]})
+                     "min_s": round(min(times), 4), "runs": repeat, "cached": result.cached,
+                     "worker_compile_s": c.compile_s, "registers": c.registers})
 
     measure("cold, worker not started", mm_config(128, 128, 64, 8, 3))
     compile_job.shutdown()

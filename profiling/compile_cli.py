@@ -6,6 +6,7 @@ import json
 import sys
 
 from tritonlens.profiling.occupancy import TARGET_LIMITS
+from tritonlens.profiling.worker.compile_report import CompileReport
 
 # The CLI's JSON contract: exactly these keys, in this order.
 CONFIG_KEYS = ("constexprs", "num_warps", "num_stages", "registers", "spill_bytes", "shared_bytes", "occupancy",
@@ -26,62 +27,58 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def to_json(result: dict) -> dict:
+def to_json(result: CompileReport) -> dict:
     kernels = []
-    for k in result["kernels"]:
+    for k in result.kernels:
         configs = []
-        for c in k["configs"]:
-            entry = {key: c.get(key) for key in CONFIG_KEYS}
-            if entry["error"]:
-                e = entry["error"]
-                entry["error"] = {"message": e.get("message"), "line": e.get("line"),
-                                  "column": None if e.get("column") is None else e["column"] + 1}
-            if c.get("source") == "static":  # only then: captured configs keep exactly the keys above
+        for c in k.configs:
+            entry = {key: getattr(c, key) for key in CONFIG_KEYS}
+            if c.error is not None:
+                e = c.error
+                entry["error"] = {"message": e.message, "line": e.line,
+                                  "column": None if e.column is None else e.column + 1}
+            if c.source == "static":  # only then: captured configs keep exactly the keys above
                 entry["source"] = "static"
-                entry["assumed"] = list(c.get("assumed") or [])
+                entry["assumed"] = list(c.assumed)
             configs.append(entry)
-        kernels.append({"name": k["name"], "line": k["line"], "configs": configs,
-                        "lines": [{"line": ln["line"], "instructions": ln["instructions"],
-                                   "spill_bytes": ln["spill_bytes"]} for ln in k["lines"]]})
-    return {"target": result["target"], "triton_version": result["triton_version"], "kernels": kernels}
+        kernels.append({"name": k.name, "line": k.line, "configs": configs,
+                        "lines": [ln.to_json() for ln in k.lines]})
+    return {"target": result.target, "triton_version": result.triton_version, "kernels": kernels}
 
 
-def _text(result: dict, findings) -> str:
-    out = [f"{result['path']}: {result['target']}, triton {result['triton_version']}"
-           + (" (cached)" if result.get("cached") else "")]
-    if result.get("error"):
-        e = result["error"]
-        out.append(f"  error: {e.get('message')} (line {e.get('line')})")
-    if not result["kernels"]:
+def _text(result: CompileReport, findings) -> str:
+    out = [f"{result.path}: {result.target}, triton {result.triton_version}" + (" (cached)" if result.cached else "")]
+    if result.error is not None:
+        out.append(f"  error: {result.error.message} (line {result.error.line})")
+    if not result.kernels:
         out.append("  no kernel launches found: add a tritonlens_cases() harness (see README) so the "
                    "launches can be captured")
-    for k in result["kernels"]:
-        out.append(f"  {k['name']} (line {k['line']})")
-        if k.get("error"):
-            out.append(f"    error: {k['error'].get('message')}")
-        if k.get("note"):
-            out.append(f"    note: {k['note']}")
-        for c in k["configs"]:
-            cx = ", ".join(f"{n}={v}" for n, v in (c.get("constexprs") or {}).items())
-            head = f"    [{c['label']}] {cx}, num_warps={c['num_warps']}, num_stages={c['num_stages']}"
-            out.append(head)
-            for a in c.get("assumed") or []:
+    for k in result.kernels:
+        out.append(f"  {k.name} (line {k.line})")
+        if k.error is not None:
+            out.append(f"    error: {k.error.message}")
+        if k.note:
+            out.append(f"    note: {k.note}")
+        for c in k.configs:
+            cx = ", ".join(f"{n}={v}" for n, v in c.constexprs.items())
+            out.append(f"    [{c.label}] {cx}, num_warps={c.num_warps}, num_stages={c.num_stages}")
+            for a in c.assumed:
                 out.append(f"      assumed: {a}")
-            if c.get("error"):
-                e = c["error"]
-                out.append(f"      compile error at {e.get('line')}:{(e.get('column') or 0) + 1}: {e.get('message')}")
+            if c.error is not None:
+                e = c.error
+                out.append(f"      compile error at {e.line}:{(e.column or 0) + 1}: {e.message}")
                 continue
-            out.append(f"      registers {c['registers']}, spills {c['spill_bytes']} B, shared {c['shared_bytes']:,} B, "
-                       f"occupancy {c['occupancy']:g}% (limited by {c['limiter']})")
-            out.append(f"      mma {c['mma'] or '-'}, loads pipelined {c['pipeline'] or '-'}, vectorised "
-                       f"{'-' if c['vectorized'] is None else 'yes' if c['vectorized'] else 'no'}")
-        hot = sorted(k["lines"], key=lambda ln: -ln["instructions"])[:3]
+            out.append(f"      registers {c.registers}, spills {c.spill_bytes} B, shared {c.shared_bytes:,} B, "
+                       f"occupancy {c.occupancy:g}% (limited by {c.limiter})")
+            out.append(f"      mma {c.mma or '-'}, loads pipelined {c.pipeline or '-'}, vectorised "
+                       f"{'-' if c.vectorized is None else 'yes' if c.vectorized else 'no'}")
+        hot = sorted(k.lines, key=lambda ln: -ln.instructions)[:3]
         if hot:
-            out.append("    busiest lines: " + ", ".join(f"{ln['line']} ({ln['instructions']} instr"
-                                                          + (f", {ln['spill_bytes']} B spills" if ln["spill_bytes"]
+            out.append("    busiest lines: " + ", ".join(f"{ln.line} ({ln.instructions} instr"
+                                                          + (f", {ln.spill_bytes} B spills" if ln.spill_bytes
                                                              else "") + ")" for ln in hot))
     for f in findings:
-        out.append(f"{result['path']}:{f.range.start.line + 1}:{f.range.start.column + 1}: {f.code} "
+        out.append(f"{result.path}:{f.range.start.line + 1}:{f.range.start.column + 1}: {f.code} "
                    f"[{f.severity.value}] {f.message}")
     return "\n".join(out)
 
@@ -102,14 +99,14 @@ def run(args) -> int:
         return 1
     if args.emit:
         status = 0
-        for k in result["kernels"]:
+        for k in result.kernels:
             try:
-                text, facts = ir_text(result, k["name"], args.emit, python=args.python)
+                text, facts = ir_text(result, k.name, args.emit, python=args.python)
             except CompileError as exc:
                 print(f"tritonlens compile: {exc}", file=sys.stderr)
                 status = 1
                 continue
-            print(f"// {k['name']} [{facts['label']}] {args.emit} for {result['target']}")
+            print(f"// {k.name} [{facts.label}] {args.emit} for {result.target}")
             print(text)
         return status
     findings = findings_from(result)
@@ -117,5 +114,5 @@ def run(args) -> int:
         print(json.dumps(to_json(result), indent=2))
     else:
         print(_text(result, findings))
-    failed = bool(result.get("error")) or any(c.get("error") for k in result["kernels"] for c in k["configs"])
+    failed = result.error is not None or any(c.error is not None for k in result.kernels for c in k.configs)
     return 1 if failed else 0

@@ -1,4 +1,4 @@
-"""TL101–TL106: diagnostics from what the compiler actually produced (compile_job's result).
+"""TL101–TL106: diagnostics from what the compiler actually produced (compile_job's CompileReport).
 
 Each finding sits on the line it concerns (the spilling line, the `tl.dot`, the load, the
 compiler's error position) and falls back to the kernel's `def` line when nothing narrower is known.
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tritonlens.analysis.findings import Finding, Range, Related, Severity
 from tritonlens.profiling.occupancy import TARGET_LIMITS, limits_for
+from tritonlens.profiling.worker.compile_report import CompileReport, ConfigFacts, DotFacts
 
 SPILL_WARNING = 256  # bytes: below, info
 SPILL_ERROR = 1024  # bytes: from here on, error
@@ -63,21 +64,21 @@ def _fmt(n) -> str:
     return f"{n:,}"
 
 
-def findings_from(result: dict, text: str | None = None) -> list[Finding]:
+def findings_from(result: CompileReport, text: str | None = None) -> list[Finding]:
     if text is None:
         try:
-            text = Path(result["path"]).read_text(encoding="utf-8")
-        except (OSError, KeyError):
+            text = Path(result.path).read_text(encoding="utf-8")
+        except OSError:
             text = ""
     src = _Lines(text)
-    target = result.get("target", "sm_90")
+    target = result.target
     out: list[Finding] = []
-    for k in result.get("kernels", []):
-        name, kline = k["name"], k.get("line")
-        defr = src.def_range(kline, name)
-        configs = k.get("configs", [])
+    for k in result.kernels:
+        name = k.name
+        defr = src.def_range(k.line, name)
+        configs = k.configs
         out += _tl105(src, name, defr, configs)
-        ok = [c for c in configs if not c.get("error") and c.get("registers") is not None]
+        ok = [c for c in configs if c.compiled]
         out += _tl104(name, defr, ok, target)
         out += _tl101(src, name, defr, ok)
         out += _tl102(name, defr, ok, target)
@@ -93,11 +94,10 @@ def _worst(configs, key):
 def _tl105(src, name, defr, configs) -> list[Finding]:
     seen = {}
     for c in configs:
-        e = c.get("error")
-        if not e:
+        e = c.error
+        if e is None:
             continue
-        where = (e.get("line"), e.get("column"), e.get("message"))
-        seen.setdefault(where, []).append(c.get("label"))
+        seen.setdefault((e.line, e.column, e.message), []).append(c.label)
     out = []
     for (line, col, msg), labels in seen.items():
         rng = src.token_range(line, col) if line else defr
@@ -109,36 +109,36 @@ def _tl105(src, name, defr, configs) -> list[Finding]:
 
 def _tl104(name, defr, ok, target) -> list[Finding]:
     limit = limits_for(target).smem_per_block
-    over = [c for c in ok if c["shared_bytes"] > limit]
+    over = [c for c in ok if c.shared_bytes > limit]
     if not over:
         return []
-    w = _worst(over, lambda c: c["shared_bytes"])
-    stages = f", num_stages={w['num_stages']}" if w.get("num_stages") else ""
-    msg = (f"needs {_fmt(w['shared_bytes'])} B of shared memory per program ({w['label']}{stages}); {target} allows "
+    w = _worst(over, lambda c: c.shared_bytes)
+    stages = f", num_stages={w.num_stages}" if w.num_stages else ""
+    msg = (f"needs {_fmt(w.shared_bytes)} B of shared memory per program ({w.label}{stages}); {target} allows "
            f"{_fmt(limit)} B: the launch fails with OutOfResources. Smaller tiles or fewer stages fit")
     return [Finding("TL104", Severity.ERROR, msg, defr, kernel=name,
-                    data={"configs": [c["label"] for c in over], "shared_bytes": w["shared_bytes"], "limit": limit})]
+                    data={"configs": [c.label for c in over], "shared_bytes": w.shared_bytes, "limit": limit})]
 
 
 def _tl101(src, name, defr, ok) -> list[Finding]:
-    spilling = [c for c in ok if (c.get("spill_bytes") or 0) > 0]
+    spilling = [c for c in ok if (c.spill_bytes or 0) > 0]
     if not spilling:
         return []
-    w = _worst(spilling, lambda c: c["spill_bytes"])
-    sb = w["spill_bytes"]
+    w = _worst(spilling, lambda c: c.spill_bytes)
+    sb = w.spill_bytes
     severity = Severity.INFO if sb < SPILL_WARNING else Severity.WARNING if sb < SPILL_ERROR else Severity.ERROR
-    hot = sorted((ln for ln in w.get("lines", []) if ln["spill_bytes"] > 0 and ln["line"] != _line_of(defr)),
-                 key=lambda ln: -ln["spill_bytes"])
-    rng = src.range(hot[0]["line"]) if hot else defr
-    related = tuple(Related(src.range(ln["line"]), f"{ln['spill_bytes']} B of spill loads/stores on this line")
+    hot = sorted((ln for ln in w.lines if ln.spill_bytes > 0 and ln.line != _line_of(defr)),
+                 key=lambda ln: -ln.spill_bytes)
+    rng = src.range(hot[0].line) if hot else defr
+    related = tuple(Related(src.range(ln.line), f"{ln.spill_bytes} B of spill loads/stores on this line")
                     for ln in hot[:5])
-    where = f"; most spill traffic on line {hot[0]['line']}" if hot else ""
-    msg = (f"{w['registers']} registers/thread and {_fmt(sb)} B of local-memory spills per thread "
-           f"({w['label']}){where}. Spills go to slow local memory: smaller tiles, fewer num_stages or more "
+    where = f"; most spill traffic on line {hot[0].line}" if hot else ""
+    msg = (f"{w.registers} registers/thread and {_fmt(sb)} B of local-memory spills per thread "
+           f"({w.label}){where}. Spills go to slow local memory: smaller tiles, fewer num_stages or more "
            "num_warps relieve register pressure")
     return [Finding("TL101", severity, msg, rng, kernel=name, related=related,
-                    data={"configs": [c["label"] for c in spilling], "spill_bytes": sb,
-                          "lines": [ln["line"] for ln in hot]})]
+                    data={"configs": [c.label for c in spilling], "spill_bytes": sb,
+                          "lines": [ln.line for ln in hot]})]
 
 
 def _line_of(r: Range) -> int:
@@ -146,37 +146,37 @@ def _line_of(r: Range) -> int:
 
 
 def _tl102(name, defr, ok, target) -> list[Finding]:
-    low = [c for c in ok if c.get("occupancy") is not None and c["occupancy"] <= LOW_OCCUPANCY
-           and c["shared_bytes"] <= limits_for(target).smem_per_block]
+    low = [c for c in ok if c.occupancy is not None and c.occupancy <= LOW_OCCUPANCY
+           and c.shared_bytes <= limits_for(target).smem_per_block]
     if not low:
         return []
-    w = min(low, key=lambda c: c["occupancy"])
+    w = min(low, key=lambda c: c.occupancy)
     lim = limits_for(target)
-    cause = {"registers": f"{w['registers']} registers/thread × {w['num_warps'] * 32} threads",
-             "shared memory": f"{_fmt(w['shared_bytes'])} B of shared memory per program",
-             "warps": f"{w['num_warps']} warps per program",
-             "blocks": f"at most {lim.max_blocks} programs per SM"}.get(w["limiter"], w["limiter"])
-    msg = (f"theoretical occupancy {w['occupancy']:g}% on {target}: {w['blocks_per_sm']} program(s) × "
-           f"{w['num_warps']} warps of {lim.max_warps} per SM, limited by {w['limiter']} ({cause}; {w['label']})")
+    warps = w.num_warps or 4
+    cause = {"registers": f"{w.registers} registers/thread × {warps * 32} threads",
+             "shared memory": f"{_fmt(w.shared_bytes)} B of shared memory per program",
+             "warps": f"{warps} warps per program",
+             "blocks": f"at most {lim.max_blocks} programs per SM"}.get(w.limiter, w.limiter)
+    msg = (f"theoretical occupancy {w.occupancy:g}% on {target}: {w.blocks_per_sm} program(s) × "
+           f"{w.num_warps} warps of {lim.max_warps} per SM, limited by {w.limiter} ({cause}; {w.label})")
     return [Finding("TL102", Severity.INFO, msg, defr, kernel=name,
-                    data={"configs": [c["label"] for c in low], "occupancy": w["occupancy"],
-                          "limiter": w["limiter"]})]
+                    data={"configs": [c.label for c in low], "occupancy": w.occupancy, "limiter": w.limiter})]
 
 
-def dot_reason(d: dict, cfg: dict, target: str) -> str | None:
+def dot_reason(d: DotFacts, cfg: ConfigFacts, target: str) -> str | None:
     """Why a dot missed the target's tensor-core path, when we can tell."""
-    a = (d.get("a_dtype") or "").lower()
-    if a in ("f32", "fp32") and d.get("input_precision") == "ieee":
+    a = (d.a_dtype or "").lower()
+    if a in ("f32", "fp32") and d.input_precision == "ieee":
         return "fp32 operands with input_precision=\"ieee\" have no tensor-core instruction"
     if a in ("f64", "fp64"):
         return "fp64 operands"
-    if d.get("m") is not None and (d["m"] < 16 or (d.get("n") or 16) < 16 or (d.get("k") or 16) < 16):
-        return f"a {d['m']}×{d['n']}×{d['k']} tile is below the 16×16×16 tensor-core minimum"
+    if d.m is not None and (d.m < 16 or (d.n or 16) < 16 or (d.k or 16) < 16):
+        return f"a {d.m}×{d.n}×{d.k} tile is below the 16×16×16 tensor-core minimum"
     if target in TARGET_LIMITS and limits_for(target).tensor_core_path == "wgmma":
-        if (cfg.get("num_warps") or 4) < 4:
-            return f"wgmma needs a warpgroup of 4 warps; num_warps={cfg.get('num_warps')}"
-        if d.get("m") is not None and d["m"] < 64:
-            return f"the tile has {d['m']} rows; wgmma needs at least 64 (BLOCK_M ≥ 64)"
+        if (cfg.num_warps or 4) < 4:
+            return f"wgmma needs a warpgroup of 4 warps; num_warps={cfg.num_warps}"
+        if d.m is not None and d.m < 64:
+            return f"the tile has {d.m} rows; wgmma needs at least 64 (BLOCK_M ≥ 64)"
     return None
 
 
@@ -186,18 +186,18 @@ def _tl103(src, name, ok, target) -> list[Finding]:
     want = limits_for(target).tensor_core_path
     per_site: dict = {}
     for c in ok:
-        for d in c.get("dots", []):
-            if d["lowering"] != want:
-                per_site.setdefault((d.get("line"), d.get("column")), []).append((c, d))
+        for d in c.dots:
+            if d.lowering != want:
+                per_site.setdefault((d.line, d.column), []).append((c, d))
     out = []
     for (line, col), hits in per_site.items():
         c, d = hits[0]
         reason = dot_reason(d, c, target)
         because = f": {reason}" if reason else ""
-        msg = (f"tl.dot lowered to {d['lowering']}, not {target}'s {want}{because} ({c['label']}"
+        msg = (f"tl.dot lowered to {d.lowering}, not {target}'s {want}{because} ({c.label}"
                + (f" and {len(hits) - 1} more" if len(hits) > 1 else "") + ")")
         out.append(Finding("TL103", Severity.WARNING, msg, src.token_range(line, col), kernel=name,
-                           data={"configs": [h[0]["label"] for h in hits], "lowering": d["lowering"],
+                           data={"configs": [h[0].label for h in hits], "lowering": d.lowering,
                                  "expected": want, "reason": reason}))
     return out
 
@@ -205,18 +205,17 @@ def _tl103(src, name, ok, target) -> list[Finding]:
 def _tl106(src, name, ok) -> list[Finding]:
     out, done = [], set()
     for c in ok:
-        w = c.get("vector_whatif")
-        if not w:
+        w = c.vector_whatif
+        if w is None:
             continue
-        args = ", ".join(f"`{a}`" for a in w["arguments"])
-        for item in w["lines"]:
-            if item["line"] in done:
+        args = ", ".join(f"`{a}`" for a in w.arguments)
+        for item in w.lines:
+            if item.line in done:
                 continue
-            done.add(item["line"])
-            msg = (f"global loads on this line move {item['bytes']} B per instruction; the block is contiguous and "
-                   f"with {args} divisible by 16 (pointers 16-byte aligned) they would move {item['could_be']} B "
-                   f"({c['label']})")
-            out.append(Finding("TL106", Severity.WARNING, msg, src.range(item["line"]), kernel=name,
-                               data={"arguments": w["arguments"], "bytes": item["bytes"],
-                                     "could_be": item["could_be"]}))
+            done.add(item.line)
+            msg = (f"global loads on this line move {item.bytes} B per instruction; the block is contiguous and "
+                   f"with {args} divisible by 16 (pointers 16-byte aligned) they would move {item.could_be} B "
+                   f"({c.label})")
+            out.append(Finding("TL106", Severity.WARNING, msg, src.range(item.line), kernel=name,
+                               data={"arguments": w.arguments, "bytes": item.bytes, "could_be": item.could_be}))
     return out

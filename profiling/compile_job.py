@@ -1,6 +1,6 @@
 """Compile-backed insight without a GPU: the API the server and the CLI use.
 
-    result = compile_file("kernels.py", target="sm_90")     # dict, JSON-serialisable
+    result = compile_file("kernels.py", target="sm_90")     # a CompileReport (to_json / from_json)
     findings = findings_from(result)                         # TL101…TL106
     ir = show_ir("kernels.py", "matmul_kernel", "ptx", source_line=42)
 
@@ -48,6 +48,12 @@ from tritonlens.profiling.compiled_facts import (
     write_text,
 )
 from tritonlens.profiling.occupancy import limits_for
+from tritonlens.profiling.worker.compile_report import (
+    CompileFailure,
+    CompileReport,
+    ConfigFacts,
+    KernelCompile,
+)
 from tritonlens.profiling.worker.messages import (
     CaptureResult,
     CompileJob,
@@ -57,7 +63,7 @@ from tritonlens.profiling.worker.messages import (
 __all__ = ["STATS", "CompileCancelled", "CompileError", "cache_root", "compile_file", "findings_from", "ir_text",
            "show_ir", "shutdown", "triton_version", "warm_up"]
 
-RESULT_FORMAT = 1
+RESULT_FORMAT = 2  # the cached answer is a CompileReport's JSON
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 # What a compile brings back: SASS only for spilling kernels (per-line spill traffic); Show IR
 # disassembles the cubin on demand for the others.
@@ -83,11 +89,8 @@ def cache_root() -> Path:
 def compile_file(path, text: str | None = None, kernel: str | None = None, target: str = "sm_90",
                  python: str | None = None, cancel: threading.Event | None = None,
                  configs: dict[str, list[dict]] | None = None, use_cache: bool = True,
-                 timeout: float = 600, max_cases: int | None = None, static=None) -> dict:
-    """Cross-compile the file's kernels for `target`; returns
-    {"path", "target", "triton_version", "kernels": [KERNEL], "error", "cached", "source"} with
-    KERNEL = {"name", "line", "configs": [FACTS], "lines": [{"line", "instructions", "spill_bytes"}],
-    "error"} (see `_facts` for FACTS).
+                 timeout: float = 600, max_cases: int | None = None, static=None) -> CompileReport:
+    """Cross-compile the file's kernels for `target` (worker/compile_report.py describes the answer).
 
     configs: {kernel name: [CONFIG]} (job_compile's format) instead of capturing launches.
     cancel: a threading.Event; setting it kills the worker and raises CompileCancelled.
@@ -113,11 +116,11 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     cached_path = root / "files" / file_key[:2] / f"{file_key}.json"
     if use_cache:
         try:
-            result = json.loads(cached_path.read_text(encoding="utf-8"))
-            result["cached"] = True
+            result = CompileReport.from_json(json.loads(cached_path.read_text(encoding="utf-8")), "cached compile report")
+            result.cached = True
             STATS["file_cache_hits"] += 1
             return result
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # MessageError is a ValueError: a stale or torn entry recompiles
             pass
 
     source = "configs"
@@ -148,15 +151,14 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
                      kernels=[{"name": name, "configs": cfgs} for name, cfgs in configs.items()])
     reply = compile_job(job, python, cancel, timeout) if job.kernels else CompileResult(target=target)
 
-    result = {"path": path, "target": target, "triton_version": reply.triton_version or version,
-              "kernels": [], "error": reply.error, "cached": False, "source": source,
-              "capture_errors": [str(e)[:500] for e in capture_errors][:5]}
-    for k in reply.kernels:
-        result["kernels"].append(kernel_facts(k, path, target, root))
+    result = CompileReport(path=path, target=target, triton_version=reply.triton_version or version,
+                           kernels=[kernel_facts(k, path, target, root) for k in reply.kernels],
+                           error=None if not reply.error else CompileFailure.from_json(reply.error, "compile error"),
+                           source=source, capture_errors=[str(e)[:500] for e in capture_errors][:5])
     _mark_sources(result, job, static_info, capture_errors, "configs" if source == "configs" else "captured")
     add_vector_whatifs(result, job, python, cancel, timeout, root)
     if use_cache:
-        _write_json(cached_path, result)
+        _write_json(cached_path, result.to_json())
     return result
 
 
@@ -182,7 +184,7 @@ def _spec_for(kspec: dict, label: str | None) -> dict | None:
         next((c for c in cfgs if label and label.startswith(str(c.get("label")) + ",")), None)
 
 
-def _mark_sources(result: dict, job: CompileJob, static_info: dict, capture_errors: list, default: str) -> None:
+def _mark_sources(result: CompileReport, job: CompileJob, static_info: dict, capture_errors: list, default: str) -> None:
     """Say where every configuration came from: "captured" (or "configs" from the caller) or
     "static", the latter with the assumptions its arguments rest on; kernels the static model could
     not configure either get an entry with a note, so the hover says why nothing compiled."""
@@ -190,24 +192,24 @@ def _mark_sources(result: dict, job: CompileJob, static_info: dict, capture_erro
     if capture_errors:
         why = f" (the harness raised before launching it: {str(capture_errors[0])[:300]})"
     specs = {k["name"]: k for k in job.kernels}
-    for k in result["kernels"]:
-        kspec = specs.get(k["name"]) or {}
-        static = k["name"] in static_info
-        k["source"] = "static" if static else default
+    for k in result.kernels:
+        kspec = specs.get(k.name) or {}
+        static = k.name in static_info
+        k.source = "static" if static else default
         if static:
-            k["note"] = (f"no launch of {k['name']} was captured{why}; compiled from the static model's "
-                         "configurations with assumed arguments")
-        for facts in k["configs"]:
-            spec = _spec_for(kspec, facts.get("label")) or {}
-            facts["source"] = spec.get("source", default)
-            facts["assumed"] = list(spec.get("assumed") or [])
-    present = {k["name"] for k in result["kernels"]}
+            k.note = (f"no launch of {k.name} was captured{why}; compiled from the static model's "
+                      "configurations with assumed arguments")
+        for facts in k.configs:
+            spec = _spec_for(kspec, facts.label) or {}
+            facts.source = spec.get("source", default)
+            facts.assumed = list(spec.get("assumed") or [])
+    present = {k.name for k in result.kernels}
     for name, entry in static_info.items():
         if name in present or not entry.get("note"):
             continue
-        result["kernels"].append({"name": name, "line": entry.get("line"), "configs": [], "lines": [], "error": None,
-                                  "source": "static",
-                                  "note": f"no launch of {name} was captured{why}; {entry['note']}: nothing compiled"})
+        result.kernels.append(KernelCompile(name=name, line=entry.get("line"), source="static",
+                                            note=f"no launch of {name} was captured{why}; {entry['note']}: "
+                                                 "nothing compiled"))
 
 
 def _write_json(path: Path, obj) -> None:
@@ -224,20 +226,20 @@ def _write_json(path: Path, obj) -> None:
 # Show IR
 
 
-def ir_text(result: dict, kernel: str, stage: str, config: int = 0, python: str | None = None,
-            cancel: threading.Event | None = None) -> tuple[str, dict]:
+def ir_text(result: CompileReport, kernel: str, stage: str, config: int = 0, python: str | None = None,
+            cancel: threading.Event | None = None) -> tuple[str, ConfigFacts]:
     if stage not in STAGES:
         raise CompileError(f"unknown IR stage {stage!r}; choose from {', '.join(STAGES)}")
-    k = next((k for k in result["kernels"] if k["name"] == kernel), None)
+    k = result.kernel(kernel)
     if k is None:
-        names = ", ".join(k["name"] for k in result["kernels"]) or "none"
+        names = ", ".join(k.name for k in result.kernels) or "none"
         raise CompileError(f"no compiled kernel {kernel!r} (compiled: {names})")
-    ok = [c for c in k["configs"] if not c.get("error") and c.get("key")]
+    ok = [c for c in k.configs if c.error is None and c.key]
     if not ok:
-        errs = [c["error"]["message"] for c in k["configs"] if c.get("error")]
+        errs = [c.error.message for c in k.configs if c.error is not None]
         raise CompileError(f"{kernel} did not compile" + (f": {errs[0]}" if errs else ""))
     facts = ok[min(config, len(ok) - 1)]
-    folder = cache_root() / "ir" / facts["key"][:2] / facts["key"]
+    folder = cache_root() / "ir" / facts.key[:2] / facts.key
     p = folder / stage
     if stage == "sass" and not p.exists() and (folder / "cubin").exists():
         reply = run(client_for(python), CompileJob("compile", disassemble=(folder / "cubin").read_text()), cancel, 120)
@@ -262,7 +264,7 @@ def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text:
     try:
         ir, facts = ir_text(result, kernel, stage, config, python, cancel)
     except CompileError:
-        if not result.get("cached"):
+        if not result.cached:
             raise
         result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
                               configs=configs, use_cache=False)  # the IR files were removed under the cached answer
@@ -273,13 +275,13 @@ def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text:
             ptx = ir_text(result, kernel, "ptx", config)[0]
         except CompileError:
             ptx = None
-    lmap = ir_line_map.line_map(stage, ir, result["path"], ptx)
+    lmap = ir_line_map.line_map(stage, ir, result.path, ptx)
     marked = [i for i, ln in enumerate(lmap) if source_line is not None and ln == source_line]
     return {"text": ir, "marked_lines": marked, "language": LANGUAGES[stage], "line_map": lmap,
-            "config": facts.get("label")}
+            "config": facts.label}
 
 
-def findings_from(result: dict, text: str | None = None):
+def findings_from(result: CompileReport, text: str | None = None):
     from tritonlens.profiling.compile_findings import findings_from as _ff
 
     return _ff(result, text)

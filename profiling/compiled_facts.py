@@ -15,71 +15,78 @@ from tritonlens.profiling.compile_worker import (
     compile_job,
 )
 from tritonlens.profiling.occupancy import occupancy
+from tritonlens.profiling.worker.compile_report import (
+    CompileFailure,
+    CompileReport,
+    ConfigFacts,
+    DotFacts,
+    KernelCompile,
+    LineFacts,
+    LoadFacts,
+    VectorWhatIf,
+    WiderLoad,
+)
 from tritonlens.profiling.worker.messages import CompiledKernel
 
 
-def kernel_facts(k: CompiledKernel, path: str, target: str, root: Path) -> dict:
-    out = {"name": k.name, "line": k.line, "configs": [], "lines": [], "error": k.error}
-    seen = {}
+def kernel_facts(k: CompiledKernel, path: str, target: str, root: Path) -> KernelCompile:
+    out = KernelCompile(name=k.name, line=k.line, error=_failure(k.error))
+    seen: dict[str, ConfigFacts] = {}
     for cfg in k.configs:
         key = cfg.get("key")
         if key and key in seen:  # the same specialisation launched twice: one compile, two labels
-            seen[key]["labels"].append(cfg.get("label"))
+            seen[key].labels.append(cfg.get("label"))
             continue
         facts = _facts(cfg, path, target, root)
         if key:
             seen[key] = facts
-        out["configs"].append(facts)
-    first = next((c for c in out["configs"] if not c.get("error")), None)
+        out.configs.append(facts)
+    first = next((c for c in out.configs if c.error is None), None)
     if first:
-        out["lines"] = first["lines"]
+        out.lines = first.lines
     return out
 
 
-def _facts(cfg: dict, path: str, target: str, root: Path) -> dict:
-    """FACTS = the CLI's per-config fields plus detail: {"label", "labels", "constexprs", "num_warps",
-    "num_stages", "registers", "spill_bytes", "stack_bytes", "shared_bytes", "occupancy" (percent),
-    "blocks_per_sm", "warps_per_sm", "limiter", "mma", "dots", "pipelined", "pipeline", "vectorized",
-    "loads", "lines", "error", "signature", "specialization", "key", "cached", "compile_s"}."""
-    f = {"label": cfg.get("label"), "labels": [cfg.get("label")], "constexprs": cfg.get("constexprs", {}),
-         "num_warps": cfg.get("num_warps"), "num_stages": cfg.get("num_stages"), "registers": None,
-         "spill_bytes": None, "stack_bytes": None, "shared_bytes": None, "occupancy": None,
-         "blocks_per_sm": None, "warps_per_sm": None, "limiter": None, "mma": None, "dots": [],
-         "pipelined": None, "pipeline": None, "vectorized": None, "loads": [], "lines": [],
-         "error": cfg.get("error"), "signature": cfg.get("signature"), "specialization": cfg.get("specialization"),
-         "key": cfg.get("key"), "cached": cfg.get("cached"), "compile_s": cfg.get("compile_s"),
-         "args": cfg.get("args")}
+def _failure(error: dict | None) -> CompileFailure | None:
+    return None if not error else CompileFailure.from_json(error, "compile error")
+
+
+def _facts(cfg: dict, path: str, target: str, root: Path) -> ConfigFacts:
+    """A worker's configuration result (job_compile's JSON object) read into the report's facts."""
+    f = ConfigFacts(label=cfg.get("label"), labels=[cfg.get("label")], constexprs=cfg.get("constexprs") or {},
+                    num_warps=cfg.get("num_warps"), num_stages=cfg.get("num_stages"), error=_failure(cfg.get("error")),
+                    signature=cfg.get("signature"), specialization=cfg.get("specialization"), key=cfg.get("key"),
+                    cached=cfg.get("cached"), compile_s=cfg.get("compile_s"), args=cfg.get("args"))
     if cfg.get("error") or "registers" not in cfg:
         return f
     arts = cfg.get("artifacts") or {}
     # A cached artifact may name another file holding the same kernel source.
     path = ir_line_map.source_path_in(arts.get("ptx") or arts.get("ttgir") or "", path)
-    if f["key"]:
+    if f.key:
         for stage, text in arts.items():
-            p = root / "ir" / f["key"][:2] / f["key"] / stage
+            p = root / "ir" / f.key[:2] / f.key / stage
             if not p.exists():
                 write_text(p, text)
-    f["registers"] = cfg["registers"]
-    f["stack_bytes"] = cfg.get("stack_bytes", 0)
+    f.registers = cfg["registers"]
+    f.stack_bytes = cfg.get("stack_bytes", 0)
     # What cuFuncGetAttribute(LOCAL_SIZE_BYTES) reports on the GPU (Triton's n_spills × 4): the
     # per-thread local memory, which for a Triton kernel is its spill stack.
-    f["spill_bytes"] = max(cfg.get("stack_bytes", 0), cfg.get("local_bytes", 0))
-    f["shared_bytes"] = cfg.get("shared_bytes", 0)
-    occ = occupancy(target, cfg["registers"], f["shared_bytes"], cfg.get("num_warps") or 4)
-    f.update(occupancy=occ.occupancy, blocks_per_sm=occ.blocks_per_sm, warps_per_sm=occ.warps_per_sm,
-             limiter=occ.limiter)
+    f.spill_bytes = max(cfg.get("stack_bytes", 0), cfg.get("local_bytes", 0))
+    f.shared_bytes = cfg.get("shared_bytes", 0)
+    occ = occupancy(target, cfg["registers"], f.shared_bytes, cfg.get("num_warps") or 4)
+    f.occupancy, f.blocks_per_sm, f.warps_per_sm, f.limiter = (occ.occupancy, occ.blocks_per_sm, occ.warps_per_sm,
+                                                               occ.limiter)
     if "ttgir" in arts:
         dl = ptx_facts.dots(arts["ttgir"], path)
-        f["dots"] = [d.as_dict() for d in dl]
-        f["mma"] = ptx_facts.mma_summary(dl)
+        f.dots = [DotFacts(**d.as_dict()) for d in dl]
+        f.mma = ptx_facts.mma_summary(dl)
     if "ptx" in arts:
         loads = ptx_facts.global_loads(arts["ptx"], path)
-        f["pipeline"] = ptx_facts.pipelining(loads)
-        f["pipelined"] = None if f["pipeline"] is None else f["pipeline"] != "none"
-        f["vectorized"] = ptx_facts.vectorized(loads)
-        f["loads"] = [{"line": ln, "widest": s["widest"], "narrowest": s["narrowest"],
-                       "instructions": s["instructions"], "kinds": sorted(s["kinds"])}
-                      for ln, s in sorted(loads.items())]
+        f.pipeline = ptx_facts.pipelining(loads)
+        f.pipelined = None if f.pipeline is None else f.pipeline != "none"
+        f.vectorized = ptx_facts.vectorized(loads)
+        f.loads = [LoadFacts(ln, s["widest"], s["narrowest"], s["instructions"], sorted(s["kinds"]))
+                   for ln, s in sorted(loads.items())]
     # Instructions per line from the PTX (.loc); spill traffic per line from the SASS, which exists
     # only when ptxas spilled.
     counts = ptx_facts.ptx_line_stats(arts["ptx"], path) if "ptx" in arts else {}
@@ -87,17 +94,17 @@ def _facts(cfg: dict, path: str, target: str, root: Path) -> dict:
     if "sass" in arts:
         phantoms = ir_line_map.inline_asm_phantoms(arts["ptx"], path) if "ptx" in arts else None
         spills = {ln: s["spill_bytes"] for ln, s in ptx_facts.sass_line_stats(arts["sass"], path, phantoms).items()}
-    f["lines"] = [{"line": ln, "instructions": counts.get(ln, 0), "spill_bytes": spills.get(ln, 0)}
-                  for ln in sorted(set(counts) | {ln for ln, b in spills.items() if b})]
+    f.lines = [LineFacts(ln, counts.get(ln, 0), spills.get(ln, 0))
+               for ln in sorted(set(counts) | {ln for ln, b in spills.items() if b})]
     return f
 
 
 # -- TL106's evidence ------------------------------------------------------------------------------
 
 
-def _whatif_args(cfg: dict, facts: dict) -> tuple[dict, list[str]] | None:
-    spec = facts.get("specialization") or {}
-    sig = facts.get("signature") or {}
+def _whatif_args(cfg: dict, facts: ConfigFacts) -> tuple[dict, list[str]] | None:
+    spec = facts.specialization or {}
+    sig = facts.signature or {}
     args = dict(cfg.get("args") or {})
     changed = []
     for name, flag in spec.items():
@@ -114,28 +121,28 @@ def _whatif_args(cfg: dict, facts: dict) -> tuple[dict, list[str]] | None:
     return (args, changed) if changed else None
 
 
-def add_vector_whatifs(result, job, python, cancel, timeout, root) -> None:
+def add_vector_whatifs(report: CompileReport, job, python, cancel, timeout, root) -> None:
     requests, where = [], []
-    for kspec, kfacts in zip(job.kernels, result["kernels"]):
+    for kspec, kfacts in zip(job.kernels, report.kernels):
         by_label = {c.get("label"): c for c in kspec["configs"]}
-        for facts in kfacts["configs"]:
-            narrow = [ld for ld in facts.get("loads") or [] if ld["widest"] <= 4 and "tma" not in ld["kinds"]]
-            if facts.get("error") or not narrow or facts.get("source") == "static":
+        for facts in kfacts.configs:
+            narrow = [ld for ld in facts.loads if ld.widest <= 4 and "tma" not in ld.kinds]
+            if facts.error is not None or not narrow or facts.source == "static":
                 continue  # static: the integers are plain by assumption, not evidence of a missed specialisation
-            cfg = by_label.get(facts["label"])
+            cfg = by_label.get(facts.label)
             if cfg is None:
                 # autotune-expanded labels: match the launch they came from
-                cfg = next((c for c in kspec["configs"] if facts["label"].startswith(c.get("label", "\0"))), None)
+                cfg = next((c for c in kspec["configs"] if facts.label.startswith(c.get("label", "\0"))), None)
             if cfg is None:
                 continue
             w = _whatif_args({**cfg, "args": {**(cfg.get("args") or {}), **_constexpr_args(facts)}}, facts)
             if not w:
                 continue
             args, changed = w
-            requests.append({"name": kfacts["name"], "configs": [
-                {"label": facts["label"] + " (what-if: divisible by 16)", "args": args,
-                 "options": {"num_warps": facts["num_warps"], "num_stages": facts["num_stages"]}}]})
-            where.append((facts, changed, [ld["line"] for ld in narrow]))
+            requests.append({"name": kfacts.name, "configs": [
+                {"label": facts.label + " (what-if: divisible by 16)", "args": args,
+                 "options": {"num_warps": facts.num_warps, "num_stages": facts.num_stages}}]})
+            where.append((facts, changed, [ld.line for ld in narrow]))
     if not requests:
         return
     job = dataclasses.replace(job, kernels=requests, artifacts=["ptx"])
@@ -150,16 +157,15 @@ def add_vector_whatifs(result, job, python, cancel, timeout, root) -> None:
         if not cfg or cfg.get("error") or "ptx" not in (cfg.get("artifacts") or {}):
             continue
         ptx = cfg["artifacts"]["ptx"]
-        loads = ptx_facts.global_loads(ptx, ir_line_map.source_path_in(ptx, result["path"]))
-        better = [{"line": ln, "bytes": facts_w, "could_be": loads[ln]["widest"]}
-                  for ln, facts_w in ((ld["line"], ld["widest"]) for ld in facts["loads"] if ld["line"] in lines)
-                  if ln in loads and loads[ln]["widest"] > facts_w]
+        loads = ptx_facts.global_loads(ptx, ir_line_map.source_path_in(ptx, report.path))
+        better = [WiderLoad(ld.line, ld.widest, loads[ld.line]["widest"]) for ld in facts.loads
+                  if ld.line in lines and ld.line in loads and loads[ld.line]["widest"] > ld.widest]
         if better:
-            facts["vector_whatif"] = {"arguments": changed, "lines": better}
+            facts.vector_whatif = VectorWhatIf(changed, better)
 
 
-def _constexpr_args(facts: dict) -> dict:
-    return {k: {"kind": "constexpr", "value": v} for k, v in (facts.get("constexprs") or {}).items()}
+def _constexpr_args(facts: ConfigFacts) -> dict:
+    return {k: {"kind": "constexpr", "value": v} for k, v in facts.constexprs.items()}
 
 
 def write_text(path: Path, text: str) -> None:

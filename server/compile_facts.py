@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tritonlens.profiling.worker.compile_report import CompileReport, ConfigFacts, KernelCompile
+
 from .diagnostics import kernel_hash
 
 
@@ -17,12 +19,12 @@ class Compiled:
     text: str
     target: str
     python: str
-    result: dict
+    result: CompileReport
     kernel_hashes: dict[str, str]
     seconds: float
 
-    def kernel_entry(self, kernel: str) -> dict | None:
-        return next((e for e in self.result.get("kernels") or [] if e.get("name") == kernel), None)
+    def kernel_entry(self, kernel: str) -> KernelCompile | None:
+        return self.result.kernel(kernel)
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,8 @@ class CompileFacts:
         A parameter whose dtype differs between configurations is left out (unknown stays unknown)."""
         entry = self.compiled.kernel_entry(kernel) if self.compiled is not None else None
         seen: dict[str, set] = {}
-        for c in (entry or {}).get("configs") or []:
-            for name, ty in (c.get("signature") or {}).items():
+        for c in entry.configs if entry is not None else []:
+            for name, ty in (c.signature or {}).items():
                 if isinstance(ty, str) and ty != "constexpr":  # pointers and scalars ("*fp16", "i32")
                     seen.setdefault(name, set()).add(ty)
         return {name: next(iter(tys)) for name, tys in seen.items() if len(tys) == 1}
@@ -51,15 +53,15 @@ class CompileFacts:
             return None
         stale = latest.kernel_hashes.get(k.name) != kernel_hash(k.text)
         origin = ("static model: literal launch sites and autotune configs, assumed arguments"
-                  if entry.get("source") == "static" else latest.result.get("source") or "configurations")
-        head = (f"**Compiled for {latest.target}** (Triton {latest.result.get('triton_version')}, "
+                  if entry.source == "static" else latest.result.source or "configurations")
+        head = (f"**Compiled for {latest.target}** (Triton {latest.result.triton_version}, "
                 f"{origin})" + (" · _before the last edit_" if stale else ""))
-        configs = entry.get("configs") or []
-        ok = [c for c in configs if not c.get("error") and c.get("registers") is not None]
+        configs = entry.configs
+        ok = [c for c in configs if c.compiled]
         parts = [head]
-        if entry.get("note"):
-            parts.append(f"_{entry['note']}_")
-        assumed = list(dict.fromkeys(a for c in configs for a in c.get("assumed") or []))
+        if entry.note:
+            parts.append(f"_{entry.note}_")
+        assumed = list(dict.fromkeys(a for c in configs for a in c.assumed))
         if assumed:
             parts.append("Assumed (no captured launch):\n" + "\n".join(f"- {a}" for a in assumed[:6]))
         if ok:
@@ -67,14 +69,14 @@ class CompileFacts:
                          "| vectorised |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(_config_row(c) for c in ok[:8]))
             if len(ok) > 8:
                 parts.append(f"_{len(ok) - 8} more configurations not shown._")
-        errors = [c for c in configs if c.get("error")]
+        errors = [c for c in configs if c.error is not None]
         for c in errors[:4]:
-            e = c["error"]
-            where = f" at line {e['line']}" if e.get("line") else ""
-            parts.append(f"- {c.get('label')}: compile error{where}: {e.get('message')}")
-        if entry.get("error"):
-            parts.append(f"- {entry['error'].get('message') if isinstance(entry['error'], dict) else entry['error']}")
-        if not configs and not entry.get("error") and not entry.get("note"):
+            e = c.error
+            where = f" at line {e.line}" if e.line else ""
+            parts.append(f"- {c.label}: compile error{where}: {e.message}")
+        if entry.error is not None:
+            parts.append(f"- {entry.error.message}")
+        if not configs and entry.error is None and not entry.note:
             parts.append("_No launch of this kernel was captured: nothing compiled._")
         return "\n\n".join(parts)
 
@@ -83,15 +85,15 @@ def _size(n) -> str:
     return "?" if n is None else f"{n:,} B"
 
 
-def _config_row(c: dict) -> str:
-    label = c.get("label") or "configuration"
-    opts = ", ".join(f"{k}={c[k]}" for k in ("num_warps", "num_stages") if c.get(k) is not None)
-    consts = ", ".join(f"{k}={v}" for k, v in (c.get("constexprs") or {}).items())
+def _config_row(c: ConfigFacts) -> str:
+    label = c.label or "configuration"
+    opts = ", ".join(f"{k}={v}" for k, v in (("num_warps", c.num_warps), ("num_stages", c.num_stages)) if v is not None)
+    consts = ", ".join(f"{k}={v}" for k, v in c.constexprs.items())
     name = label + (f" ({consts}; {opts})" if consts and opts else f" ({consts or opts})" if consts or opts else "")
-    spills = "none" if not c.get("spill_bytes") else _size(c["spill_bytes"])
-    occ = c.get("occupancy")
-    occupancy = "?" if occ is None else f"{occ:g}%" + (f" ({c['limiter']})" if c.get("limiter") else "")
-    pipelined = {True: f"yes ({c.get('pipeline')})", False: "no", None: "no global loads"}[c.get("pipelined")]
-    vectorised = {True: "yes", False: "no", None: "no global loads"}[c.get("vectorized")]
-    return (f"| {name} | {c.get('registers')} | {spills} | {_size(c.get('shared_bytes'))} | {occupancy} | "
-            f"{c.get('mma') or 'no tl.dot'} | {pipelined} | {vectorised} |")
+    spills = "none" if not c.spill_bytes else _size(c.spill_bytes)
+    occ = c.occupancy
+    occupancy = "?" if occ is None else f"{occ:g}%" + (f" ({c.limiter})" if c.limiter else "")
+    pipelined = {True: f"yes ({c.pipeline})", False: "no", None: "no global loads"}[c.pipelined]
+    vectorised = {True: "yes", False: "no", None: "no global loads"}[c.vectorized]
+    return (f"| {name} | {c.registers} | {spills} | {_size(c.shared_bytes)} | {occupancy} | "
+            f"{c.mma or 'no tl.dot'} | {pipelined} | {vectorised} |")

@@ -259,13 +259,13 @@ class CompileOnSave(LanguageFeature):
         st = ls.analysis.state(uri)
         st.extra[PRODUCER] = anchored
         st.generation += 1
-        for err in result.get("capture_errors") or []:
+        for err in result.capture_errors:
             # The harness failed before a launch: that launch has no compile facts. Say why once.
             self._tell_once(("capture", uri, err), f"{Path(snap.path).name}: the harness raised before launching "
                             f"a kernel; kernels it did not reach are compiled from their launch sites and "
                             f"autotune configs with assumed arguments: {err}", quiet=True)
         log.info("compiled %s for %s in %.0f ms%s: %d finding(s)", Path(snap.path).name, settings.compile_target,
-                 seconds * 1000, " (cached)" if result.get("cached") else "", len(anchored))
+                 seconds * 1000, " (cached)" if result.cached else "", len(anchored))
         self._show(uri)
         return compiled
 

@@ -83,7 +83,7 @@ async def _kernel_at(ls, uri: str, source_line: int | None) -> str | None:
     return k.name if k is not None else None
 
 
-def _ir_from_result(result: dict, kernel: str, stage: str, source_line: int | None, python) -> dict:
+def _ir_from_result(result, kernel: str, stage: str, source_line: int | None, python) -> dict:
     """The engine's show_ir, answered from a compile result the server already holds (show_ir
     itself recompiles per kernel, which would capture the launches again)."""
     from tritonlens.profiling import compile_job, ir_line_map
@@ -95,10 +95,10 @@ def _ir_from_result(result: dict, kernel: str, stage: str, source_line: int | No
             ptx = compile_job.ir_text(result, kernel, "ptx", 0)[0]
         except compile_job.CompileError:
             ptx = None
-    lmap = ir_line_map.line_map(stage, ir, result["path"], ptx)
+    lmap = ir_line_map.line_map(stage, ir, result.path, ptx)
     marked = [i for i, ln in enumerate(lmap) if source_line is not None and ln == source_line]
     return {"text": ir, "marked_lines": marked, "language": compile_job.LANGUAGES[stage], "line_map": lmap,
-            "config": facts.get("label")}
+            "config": facts.label}
 
 
 @attrs.frozen

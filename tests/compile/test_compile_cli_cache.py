@@ -46,7 +46,7 @@ def test_cli_json_schema_then_cached_answer_without_any_compile(capsys):
     t0 = time.perf_counter()
     result = compile_file(SCALE)
     elapsed = time.perf_counter() - t0
-    assert result["cached"] is True
+    assert result.cached is True
     assert (compile_job.STATS["worker_jobs"], compile_job.STATS["capture_jobs"]) == (jobs, captures)
     assert elapsed < 0.5
 
@@ -57,7 +57,7 @@ def test_cli_json_schema_then_cached_answer_without_any_compile(capsys):
 
     # Below the file cache, the worker's per-configuration cache: a forced re-run compiles nothing.
     again = compile_file(SCALE, use_cache=False)
-    assert all(c["cached"] for c in again["kernels"][0]["configs"])
+    assert all(c.cached for c in again.kernels[0].configs)
 
 
 def test_cli_text_and_emit(capsys):
@@ -92,7 +92,7 @@ def test_cancel_kills_the_compile():
                      configs={"matmul_kernel": [mm_config(256, 256, 64, 8, 3)]})
     assert time.perf_counter() - t0 < 1.5
     # The next compile gets a fresh worker and works.
-    assert compile_file(FIX / "bad_arange.py", configs={"bad_kernel": []})["kernels"][0]["configs"]
+    assert compile_file(FIX / "bad_arange.py", configs={"bad_kernel": []}).kernels[0].configs
 
 
 def test_every_example_cross_compiles():
@@ -100,16 +100,16 @@ def test_every_example_cross_compiles():
     assert examples, "examples/ is empty"
     for path in examples:
         result = compile_file(path, max_cases=1)
-        assert result["error"] is None, (path.name, result["error"])
-        assert result["kernels"], f"{path.name}: no launch captured"
-        for k in result["kernels"]:
-            assert k["configs"], (path.name, k)
-            for c in k["configs"]:
-                assert c["error"] is None, (path.name, c["label"], c["error"])
-                assert 0 < c["registers"] <= 255 and c["shared_bytes"] >= 0 and c["limiter"]
+        assert result.error is None, (path.name, result.error)
+        assert result.kernels, f"{path.name}: no launch captured"
+        for k in result.kernels:
+            assert k.configs, (path.name, k)
+            for c in k.configs:
+                assert c.error is None, (path.name, c.label, c.error)
+                assert 0 < c.registers <= 255 and c.shared_bytes >= 0 and c.limiter
         if path.name == "matmul.py":
             # 32×32 tiles: the example's deliberate weakness shows as TL103 on sm_90.
             assert any(f.code == "TL103" for f in findings_from(result))
         if path.name == "rmsnorm_autotune.py":
             # Every autotune config is compiled, not just the one the interpreter ran.
-            assert len(result["kernels"][0]["configs"]) == 4
+            assert len(result.kernels[0].configs) == 4

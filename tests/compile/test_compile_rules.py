@@ -35,40 +35,40 @@ def by_code(findings, code):
 
 def test_spilling_matmul_gets_tl101_and_shared_overflow_tl104_instead_of_a_crash():
     result = compile_file(MM, configs={"matmul_kernel": [mm_config(256, 256, 64, 8, 4)]})
-    (k,) = result["kernels"]
-    assert k["line"] == line_of(MM, "def matmul_kernel")
-    (c,) = k["configs"]
-    assert c["error"] is None
-    assert c["registers"] == 255
-    assert c["spill_bytes"] > 256
-    assert c["shared_bytes"] == 262144  # 4 stages × (256×64 + 64×256) × 2 B
-    assert c["mma"] == "wgmma" and c["pipeline"] == "cp.async"
+    (k,) = result.kernels
+    assert k.line == line_of(MM, "def matmul_kernel")
+    (c,) = k.configs
+    assert c.error is None
+    assert c.registers == 255
+    assert c.spill_bytes > 256
+    assert c.shared_bytes == 262144  # 4 stages × (256×64 + 64×256) × 2 B
+    assert c.mma == "wgmma" and c.pipeline == "cp.async"
     # The JIT's own specialisation: unit strides become constants, the rest divisible by 16.
-    assert c["signature"]["stride_ak"] == "constexpr" and c["specialization"]["stride_ak"] == "=1"
-    assert c["specialization"]["a_ptr"] == "D" and c["specialization"]["K"] == "D"
-    assert any(ln["spill_bytes"] > 0 for ln in k["lines"])
+    assert c.signature["stride_ak"] == "constexpr" and c.specialization["stride_ak"] == "=1"
+    assert c.specialization["a_ptr"] == "D" and c.specialization["K"] == "D"
+    assert any(ln.spill_bytes > 0 for ln in k.lines)
 
     findings = findings_from(result)
     (spill,) = by_code(findings, "TL101")
     assert spill.severity in (Severity.WARNING, Severity.ERROR)
-    assert spill.severity == (Severity.ERROR if c["spill_bytes"] >= 1024 else Severity.WARNING)
-    spill_lines = {ln["line"] for ln in k["lines"] if ln["spill_bytes"] > 0}
+    assert spill.severity == (Severity.ERROR if c.spill_bytes >= 1024 else Severity.WARNING)
+    spill_lines = {ln.line for ln in k.lines if ln.spill_bytes > 0}
     assert spill.range.start.line + 1 in spill_lines
     (smem,) = by_code(findings, "TL104")
     assert smem.severity == Severity.ERROR and "262,144" in smem.message and "232,448" in smem.message
-    assert smem.range.start.line + 1 == k["line"]
+    assert smem.range.start.line + 1 == k.line
 
 
 def test_16_row_tile_and_two_warps_miss_wgmma_on_sm90():
     configs = [mm_config(16, 64, 32, 4, 2, label="16 rows"), mm_config(64, 64, 32, 2, 2, label="2 warps"),
                mm_config(128, 128, 64, 8, 3, label="good")]
     result = compile_file(MM, configs={"matmul_kernel": configs})
-    facts = {c["label"]: c for c in result["kernels"][0]["configs"]}
-    assert facts["16 rows"]["mma"] == "mma.sync"
-    assert facts["2 warps"]["mma"] == "mma.sync"
-    assert facts["good"]["mma"] == "wgmma"
+    facts = {c.label: c for c in result.kernels[0].configs}
+    assert facts["16 rows"].mma == "mma.sync"
+    assert facts["2 warps"].mma == "mma.sync"
+    assert facts["good"].mma == "wgmma"
     # The measured figures for this launch on the H100: 112 registers, 98,304 B.
-    assert (facts["good"]["registers"], facts["good"]["shared_bytes"]) == (112, 98304)
+    assert (facts["good"].registers, facts["good"].shared_bytes) == (112, 98304)
     (tl103,) = by_code(findings_from(result), "TL103")
     dot_line = line_of(MM, "tl.dot(")
     text = MM.read_text().splitlines()[dot_line - 1]
@@ -81,9 +81,9 @@ def test_16_row_tile_and_two_warps_miss_wgmma_on_sm90():
 
 def test_sm80_compiles_to_mma_sync_without_tl103():
     result = compile_file(MM, target="sm_80", configs={"matmul_kernel": [mm_config(64, 64, 32, 4, 2)]})
-    c = result["kernels"][0]["configs"][0]
-    assert result["target"] == "sm_80" and c["error"] is None
-    assert c["mma"] == "mma.sync" and c["pipelined"] is True
+    c = result.kernels[0].configs[0]
+    assert result.target == "sm_80" and c.error is None
+    assert c.mma == "mma.sync" and c.pipelined is True
     findings = findings_from(result)
     assert not by_code(findings, "TL103")
 
@@ -94,10 +94,10 @@ def test_nonpow2_arange_is_tl105_at_the_compiler_position():
                                          "n": {"kind": "int", "value": 100},
                                          "BLOCK": {"kind": "constexpr", "value": 64}}, "options": {}}
     result = compile_file(path, configs={"bad_kernel": [cfg]})
-    err = result["kernels"][0]["configs"][0]["error"]
+    err = result.kernels[0].configs[0].error
     line = line_of(path, "tl.arange(0, 48)")
     col = path.read_text().splitlines()[line - 1].index("tl.arange")
-    assert (err["line"], err["column"]) == (line, col)
+    assert (err.line, err.column) == (line, col)
     (f,) = by_code(findings_from(result), "TL105")
     assert f.severity == Severity.ERROR and "power of 2" in f.message
     assert (f.range.start.line, f.range.start.column) == (line - 1, col)

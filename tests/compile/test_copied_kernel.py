@@ -23,9 +23,9 @@ def test_copy_of_a_compiled_kernel_keeps_line_facts(tmp_path):
     second = compile_job.compile_file(str(copy), target="sm_90")
 
     def facts(result):
-        k = result["kernels"][0]
-        cfg = k["configs"][0]
-        return cfg["vectorized"], cfg["pipelined"], sorted(ln["line"] for ln in k["lines"])
+        k = result.kernels[0]
+        cfg = k.configs[0]
+        return cfg.vectorized, cfg.pipelined, sorted(ln.line for ln in k.lines)
 
     assert facts(first)[2], "the original has per-line facts"
     assert facts(second) == facts(first)

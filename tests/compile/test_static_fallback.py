@@ -88,14 +88,14 @@ def test_kernel_that_breaks_its_harness_gets_tl105_from_the_static_fallback(tmp_
     path = write(tmp_path, "bad_harness.py", BAD_HARNESS)
     result = compile_file(path, use_cache=False)
     # The interpreter rejects the arange too, so the capture recorded no launch: the message stays.
-    assert any("power of 2" in e for e in result["capture_errors"])
-    (k,) = result["kernels"]
-    assert k["source"] == "static" and "power of 2" in k["note"]
-    (c,) = k["configs"]
-    assert c["source"] == "static" and c["constexprs"] == {"BLOCK": 64}
-    assert any("x_ptr" in a for a in c["assumed"]) and any(": n" in a for a in c["assumed"])
+    assert any("power of 2" in e for e in result.capture_errors)
+    (k,) = result.kernels
+    assert k.source == "static" and "power of 2" in k.note
+    (c,) = k.configs
+    assert c.source == "static" and c.constexprs == {"BLOCK": 64}
+    assert any("x_ptr" in a for a in c.assumed) and any(": n" in a for a in c.assumed)
     line, col = line_col(BAD_HARNESS, "tl.arange(0, 48)", "tl.arange")
-    assert (c["error"]["line"], c["error"]["column"]) == (line, col)
+    assert (c.error.line, c.error.column) == (line, col)
     (f,) = [f for f in findings_from(result, BAD_HARNESS) if f.code == "TL105"]
     assert (f.range.start.line + 1, f.range.start.column) == (line, col)
     assert "power of 2" in f.message
@@ -106,20 +106,20 @@ def test_kernel_that_breaks_its_harness_gets_tl105_from_the_static_fallback(tmp_
 def test_file_without_harness_compiles_its_literal_launch_site(tmp_path):
     path = write(tmp_path, "no_harness.py", NO_HARNESS)
     result = compile_file(path, use_cache=False)
-    assert result["source"] == "static model"
-    (k,) = result["kernels"]
-    assert k["source"] == "static"
-    (c,) = k["configs"]
-    assert c["error"] is None and c["source"] == "static"
-    assert c["constexprs"] == {"BLOCK": 1024} and c["num_warps"] == 8
-    assert 0 < c["registers"] <= 255 and c["occupancy"] > 0 and c["limiter"]
+    assert result.source == "static model"
+    (k,) = result.kernels
+    assert k.source == "static"
+    (c,) = k.configs
+    assert c.error is None and c.source == "static"
+    assert c.constexprs == {"BLOCK": 1024} and c.num_warps == 8
+    assert 0 < c.registers <= 255 and c.occupancy > 0 and c.limiter
     # fp16 from the kernel's .to(tl.float16); pointers 16-byte aligned; n a plain i32; the
     # literal 0.5 a float.
-    assert c["signature"]["x_ptr"] == "*fp16" and c["specialization"]["x_ptr"] == "D"
-    assert c["signature"]["n"] == "i32" and c["specialization"]["n"] == ""
-    assert c["signature"]["factor"] == "fp32"
-    assert any("float16" in a and "16-byte" in a for a in c["assumed"])
-    assert k["lines"] and all(ln["instructions"] >= 0 for ln in k["lines"])
+    assert c.signature["x_ptr"] == "*fp16" and c.specialization["x_ptr"] == "D"
+    assert c.signature["n"] == "i32" and c.specialization["n"] == ""
+    assert c.signature["factor"] == "fp32"
+    assert any("float16" in a and "16-byte" in a for a in c.assumed)
+    assert k.lines and all(ln.instructions >= 0 for ln in k.lines)
     # Plain integers are an assumption, not evidence: no TL106 from them.
     assert not [f for f in findings_from(result, NO_HARNESS) if f.code == "TL106"]
 
@@ -127,9 +127,9 @@ def test_file_without_harness_compiles_its_literal_launch_site(tmp_path):
 def test_autotuned_kernel_without_harness_compiles_every_autotune_config(tmp_path):
     path = write(tmp_path, "autotuned.py", AUTOTUNED)
     result = compile_file(path, use_cache=False)
-    (k,) = result["kernels"]
-    got = [(c["constexprs"]["BLOCK"], c["num_warps"], c["num_stages"]) for c in k["configs"]]
+    (k,) = result.kernels
+    got = [(c.constexprs["BLOCK"], c.num_warps, c.num_stages) for c in k.configs]
     assert got == [(256, 2, 3), (2048, 8, 2)]
-    assert all(c["source"] == "static" and c["error"] is None and c["registers"] for c in k["configs"])
+    assert all(c.source == "static" and c.error is None and c.registers for c in k.configs)
     # src/dst carry no "_ptr" name: they are pointers because tl.load / tl.store use them as bases.
-    assert all(c["signature"]["src"] == "*fp32" and c["signature"]["dst"] == "*fp32" for c in k["configs"])
+    assert all(c.signature["src"] == "*fp32" and c.signature["dst"] == "*fp32" for c in k.configs)
