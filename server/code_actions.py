@@ -25,6 +25,7 @@ from .lsp_data import (
     RuleFix,
     RuleIgnore,
     from_json,
+    preview_of,
     to_json,
 )
 
@@ -200,9 +201,8 @@ def register(ls) -> None:
                 title = cand.quick_fix_title or f"tritonlens: {cand.title}"
                 # The verdict and its evidence travel with the action (a client shows them before the
                 # edit is applied); the rewritten source does not: the edit carries it.
-                evidence = {key: v for key, v in cand.to_json().items() if key not in ("source", "diff")}
                 out.append(action(title, QUICKFIX, snap, lambda c=cand: rewrite_edits(snap, c.source),
-                                  Rewrite(uri, version, k.name, i, evidence)))
+                                  Rewrite(uri, version, k.name, i, preview_of(cand))))
         if kind_wanted(FIX_ALL, only) and any(f.fix and f.fix.applicability.applies() for f in findings):
             out.append(action("tritonlens: fix all auto-fixable problems", FIX_ALL, snap,
                               lambda: fix_all_edits(findings, snap), FixAll(uri, version)))

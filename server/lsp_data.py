@@ -8,12 +8,16 @@ here are that contract, and the wire keys are their field names.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import attrs
 from cattrs.strategies import configure_tagged_union
 from lsprotocol import types
 from pygls.protocol import default_converter
+
+from tritonlens.profiling.worker.json_message import MessageError
+from tritonlens.profiling.worker.reports import CandidateReport
 
 CONVERTER = default_converter()  # lsprotocol's hooks (camelCase keys, omitted Nones) plus pygls's own
 
@@ -73,11 +77,35 @@ class RuleIgnore(RuleFix):
 @attrs.frozen
 class Rewrite(_ForVersion):
     """Apply the `index`-th accepted rewrite of `kernel`. `candidate` is the optimizer's verdict
-    and evidence (without the source) for a client to preview before applying."""
+    and evidence for a client to preview before applying, without the rewritten source and its
+    diff (the edit carries them): see `preview_of`."""
 
     kernel: str
     index: int
-    candidate: dict = attrs.field(factory=dict)
+    candidate: CandidateReport | None = None
+
+
+_NOT_PREVIEWED = ("source", "diff")
+
+
+def preview_of(candidate: CandidateReport) -> CandidateReport:
+    """The candidate as a rewrite action carries it: no source, no diff."""
+    return dataclasses.replace(candidate, source=None, diff="")
+
+
+def _candidate_to_json(candidate: CandidateReport) -> dict:
+    return {k: v for k, v in candidate.to_json().items() if k not in _NOT_PREVIEWED}
+
+
+def _candidate_from_json(data: Any, _cls) -> CandidateReport:
+    try:
+        return preview_of(CandidateReport.from_json(data, "rewrite candidate"))
+    except MessageError as exc:  # cattrs reports it as a failed field of the action's data
+        raise ValueError(str(exc)) from exc
+
+
+CONVERTER.register_unstructure_hook(CandidateReport, _candidate_to_json)
+CONVERTER.register_structure_hook(CandidateReport, _candidate_from_json)
 
 
 @attrs.frozen

@@ -12,6 +12,7 @@ from lsprotocol import types
 from pytest_lsp import client_capabilities
 
 from server.capabilities import MARKDOWN, PLAINTEXT, ClientSupport
+from tritonlens.profiling.worker.reports import CandidateReport
 from server.lsp_data import (
     CodeActionData,
     DiagnosticData,
@@ -21,6 +22,7 @@ from server.lsp_data import (
     RuleFix,
     RuleIgnore,
     from_json,
+    preview_of,
     to_json,
 )
 
@@ -35,7 +37,8 @@ def _wire(obj, as_type=None):
 @pytest.mark.parametrize("data", [
     RuleFix("file:///k.py", 7, "TL001", R, "BLOCK=100 is not a power of two"),
     RuleIgnore("file:///k.py", None, "TL002", R),
-    Rewrite("file:///k.py", 2, "add_kernel", 1, {"accepted": True, "checks": 12}),
+    Rewrite("file:///k.py", 2, "add_kernel", 1, CandidateReport(
+        "loop", "Unroll the loop", True, kernel="add_kernel", speedup=1.4, more={"checks": 12})),
     FixAll("file:///k.py", 3),
 ])
 def test_code_action_data_round_trip(data):
@@ -44,6 +47,21 @@ def test_code_action_data_round_trip(data):
     # the tag the VS Code client reads to tell rewrites and ignores apart
     assert wire["action"] == {RuleFix: "fix", RuleIgnore: "ignore", Rewrite: "rewrite", FixAll: "fixAll"}[type(data)]
     assert wire["uri"] == "file:///k.py"
+
+
+def test_rewrite_data_carries_the_candidate_without_its_source():
+    """The VS Code client previews the candidate from this JSON (rewriteData.ts): the optimizer's
+    candidate fields at the top of `candidate`, the rewritten file only in the edit."""
+    cand = CandidateReport("loop", "Unroll the loop", True, reason="faster", kernel="add_kernel", speedup=1.4,
+                           diff="--- a\n+++ b\n", source="def add_kernel(): ...", more={"checks": 12, "mode": "gpu"})
+    wire = _wire(Rewrite("file:///k.py", 2, "add_kernel", 0, preview_of(cand)), CodeActionData)
+    assert wire["candidate"] == {"proposer": "loop", "title": "Unroll the loop", "accepted": True, "reason": "faster",
+                                 "kernel": "add_kernel", "quick_fix_title": None, "speedup": 1.4,
+                                 "max_rel_error": None, "checks": 12, "mode": "gpu"}
+    back = from_json(wire, CodeActionData)
+    assert back.candidate.more == {"checks": 12, "mode": "gpu"} and back.candidate.source is None
+    with pytest.raises(ClassValidationError):
+        from_json({**wire, "candidate": {**wire["candidate"], "accepted": "yes"}}, CodeActionData)
 
 
 def test_code_action_data_refuses_what_it_did_not_write():
