@@ -49,7 +49,6 @@ from tritonlens.profiling.compiled_facts import (
 )
 from tritonlens.profiling.occupancy import limits_for
 from tritonlens.profiling.worker.compile_report import (
-    CompileFailure,
     CompileReport,
     ConfigFacts,
     KernelCompile,
@@ -153,7 +152,7 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
 
     result = CompileReport(path=path, target=target, triton_version=reply.triton_version or version,
                            kernels=[kernel_facts(k, path, target, root) for k in reply.kernels],
-                           error=None if not reply.error else CompileFailure.from_json(reply.error, "compile error"),
+                           error=reply.error,
                            source=source, capture_errors=[str(e)[:500] for e in capture_errors][:5])
     _mark_sources(result, job, static_info, capture_errors, "configs" if source == "configs" else "captured")
     add_vector_whatifs(result, job, python, cancel, timeout, root)

@@ -16,7 +16,6 @@ from tritonlens.profiling.compile_worker import (
 )
 from tritonlens.profiling.occupancy import occupancy
 from tritonlens.profiling.worker.compile_report import (
-    CompileFailure,
     CompileReport,
     ConfigFacts,
     DotFacts,
@@ -26,16 +25,16 @@ from tritonlens.profiling.worker.compile_report import (
     VectorWhatIf,
     WiderLoad,
 )
-from tritonlens.profiling.worker.messages import CompiledKernel
+from tritonlens.profiling.worker.messages import CompiledConfig, CompiledKernel
 
 
 def kernel_facts(k: CompiledKernel, path: str, target: str, root: Path) -> KernelCompile:
-    out = KernelCompile(name=k.name, line=k.line, error=_failure(k.error))
+    out = KernelCompile(name=k.name, line=k.line, error=k.error)
     seen: dict[str, ConfigFacts] = {}
     for cfg in k.configs:
-        key = cfg.get("key")
+        key = cfg.key
         if key and key in seen:  # the same specialisation launched twice: one compile, two labels
-            seen[key].labels.append(cfg.get("label"))
+            seen[key].labels.append(cfg.label)
             continue
         facts = _facts(cfg, path, target, root)
         if key:
@@ -47,19 +46,15 @@ def kernel_facts(k: CompiledKernel, path: str, target: str, root: Path) -> Kerne
     return out
 
 
-def _failure(error: dict | None) -> CompileFailure | None:
-    return None if not error else CompileFailure.from_json(error, "compile error")
-
-
-def _facts(cfg: dict, path: str, target: str, root: Path) -> ConfigFacts:
-    """A worker's configuration result (job_compile's JSON object) read into the report's facts."""
-    f = ConfigFacts(label=cfg.get("label"), labels=[cfg.get("label")], constexprs=cfg.get("constexprs") or {},
-                    num_warps=cfg.get("num_warps"), num_stages=cfg.get("num_stages"), error=_failure(cfg.get("error")),
-                    signature=cfg.get("signature"), specialization=cfg.get("specialization"), key=cfg.get("key"),
-                    cached=cfg.get("cached"), compile_s=cfg.get("compile_s"), args=cfg.get("args"))
-    if cfg.get("error") or "registers" not in cfg:
+def _facts(cfg: CompiledConfig, path: str, target: str, root: Path) -> ConfigFacts:
+    """What the compiler made of one configuration, read off its artifacts."""
+    f = ConfigFacts(label=cfg.label, labels=[cfg.label], constexprs=cfg.constexprs, num_warps=cfg.num_warps,
+                    num_stages=cfg.num_stages, error=cfg.error, signature=cfg.signature,
+                    specialization=cfg.specialization, key=cfg.key, cached=cfg.cached, compile_s=cfg.compile_s,
+                    args=cfg.more.get("args"))
+    if cfg.error is not None or cfg.registers is None:
         return f
-    arts = cfg.get("artifacts") or {}
+    arts = cfg.artifacts
     # A cached artifact may name another file holding the same kernel source.
     path = ir_line_map.source_path_in(arts.get("ptx") or arts.get("ttgir") or "", path)
     if f.key:
@@ -67,13 +62,13 @@ def _facts(cfg: dict, path: str, target: str, root: Path) -> ConfigFacts:
             p = root / "ir" / f.key[:2] / f.key / stage
             if not p.exists():
                 write_text(p, text)
-    f.registers = cfg["registers"]
-    f.stack_bytes = cfg.get("stack_bytes", 0)
+    f.registers = cfg.registers
+    f.stack_bytes = cfg.stack_bytes
     # What cuFuncGetAttribute(LOCAL_SIZE_BYTES) reports on the GPU (Triton's n_spills × 4): the
     # per-thread local memory, which for a Triton kernel is its spill stack.
-    f.spill_bytes = max(cfg.get("stack_bytes", 0), cfg.get("local_bytes", 0))
-    f.shared_bytes = cfg.get("shared_bytes", 0)
-    occ = occupancy(target, cfg["registers"], f.shared_bytes, cfg.get("num_warps") or 4)
+    f.spill_bytes = max(cfg.stack_bytes, cfg.local_bytes)
+    f.shared_bytes = cfg.shared_bytes
+    occ = occupancy(target, cfg.registers, f.shared_bytes, cfg.num_warps or 4)
     f.occupancy, f.blocks_per_sm, f.warps_per_sm, f.limiter = (occ.occupancy, occ.blocks_per_sm, occ.warps_per_sm,
                                                                occ.limiter)
     if "ttgir" in arts:
@@ -154,9 +149,9 @@ def add_vector_whatifs(report: CompileReport, job, python, cancel, timeout, root
         return  # the evidence is optional; the main facts stand
     for (facts, changed, lines), k in zip(where, reply.kernels):
         cfg = (k.configs or [None])[0]
-        if not cfg or cfg.get("error") or "ptx" not in (cfg.get("artifacts") or {}):
+        if cfg is None or cfg.error is not None or "ptx" not in cfg.artifacts:
             continue
-        ptx = cfg["artifacts"]["ptx"]
+        ptx = cfg.artifacts["ptx"]
         loads = ptx_facts.global_loads(ptx, ir_line_map.source_path_in(ptx, report.path))
         better = [WiderLoad(ld.line, ld.widest, loads[ld.line]["widest"]) for ld in facts.loads
                   if ld.line in lines and ld.line in loads and loads[ld.line]["widest"] > ld.widest]

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 try:  # imported as tritonlens.profiling.worker.messages
+    from .compile_report import CompileFailure
     from .json_message import NONE, OPT_STR, Message, MessageError, json_field
     from .ncu_result import NcuResult
     from .worker_error import ERROR_TYPES, WorkerError
 except ImportError:  # a plain file in the worker folder
+    from compile_report import CompileFailure
     from json_message import NONE, OPT_STR, Message, MessageError, json_field
     from ncu_result import NcuResult
     from worker_error import ERROR_TYPES, WorkerError
@@ -329,15 +331,38 @@ class VerifyResult(Message):
 
 
 @dataclass
+class CompiledConfig(Message):
+    """One configuration of a compile job's kernel: what the compiler made of it, or its `error`.
+    Resource fields are absent (null) when it did not compile."""
+
+    keep_more: ClassVar[bool] = True
+    label: str | None = json_field(OPT_STR, None)
+    key: str | None = json_field(OPT_STR, None)  # hashes the specialisation: the worker's and the IR cache's
+    constexprs: dict = json_field(dict, factory=dict)
+    signature: dict | None = json_field((dict, NONE), None)
+    specialization: dict | None = json_field((dict, NONE), None)
+    options: dict | None = json_field((dict, NONE), None)
+    num_warps: int | None = json_field((int, NONE), None)
+    num_stages: int | None = json_field((int, NONE), None)
+    registers: int | None = json_field((int, NONE), None)
+    stack_bytes: int = json_field(int, 0)
+    local_bytes: int = json_field(int, 0)
+    shared_bytes: int = json_field(int, 0)
+    artifacts: dict = json_field(dict, factory=dict)  # {stage: text}; the cubin base64
+    cached: bool | None = json_field((bool, NONE), None)
+    compile_s: float | None = json_field((int, float, NONE), None)
+    error: CompileFailure | None = json_field(of=CompileFailure, default=None)
+    more: dict = field(default_factory=dict)  # static_shared_bytes, tmem_bytes, args...
+
+
+@dataclass
 class CompiledKernel(Message):
-    """One kernel of a compile job. Each of its configurations' results is a JSON object: label,
-    key, constexprs, signature, specialization, options, num_warps, num_stages, shared_bytes,
-    registers, stack_bytes, local_bytes, artifacts ({stage: text}), cached, compile_s, error."""
+    """One kernel of a compile job, one result per configuration it was asked for."""
 
     name: str = json_field(str)
     line: int | None = json_field((int, NONE), None)
-    configs: list = json_field(list, factory=list)
-    error: dict | None = json_field((dict, NONE), None)  # {"type", "message"}: nothing compiled
+    configs: list = json_field(of=CompiledConfig, many=True, factory=list)
+    error: CompileFailure | None = json_field(of=CompileFailure, default=None)  # nothing compiled
 
 
 @dataclass
@@ -348,5 +373,5 @@ class CompileResult(Message):
     target: str = json_field(str, "sm_90")
     triton_version: str | None = json_field(OPT_STR, None)
     kernels: list = json_field(of=CompiledKernel, many=True, factory=list)
-    error: dict | None = json_field((dict, NONE), None)  # {"type", "message", "line", ...}: the module failed
+    error: CompileFailure | None = json_field(of=CompileFailure, default=None)  # the module failed
     more: dict = field(default_factory=dict)  # compile_calls

@@ -54,3 +54,15 @@ def test_a_malformed_report_names_the_field():
         CompileReport.from_json(bad)
     with pytest.raises(MessageError, match=r"CompileReport\.path: missing"):
         CompileReport.from_json({"target": "sm_90"})
+
+
+def test_the_compile_jobs_result_is_typed_down_to_a_configuration():
+    from tritonlens.profiling.worker.messages import CompileResult
+
+    result = CompileResult.from_json({"target": "sm_90", "kernels": [{"name": "k", "configs": [
+        {"label": "BLOCK=48", "key": "ab", "static_shared_bytes": 0,
+         "error": {"type": "CompilationError", "message": "power of 2", "line": 16, "column": 11}}]}]})
+    (cfg,) = result.kernels[0].configs
+    assert cfg.error.line == 16 and cfg.registers is None and cfg.more == {"static_shared_bytes": 0}
+    with pytest.raises(MessageError, match=r"CompileResult\.kernels\[0\]\.configs\[0\]\.registers: expected int"):
+        CompileResult.from_json({"kernels": [{"name": "k", "configs": [{"label": "a", "registers": 4.5}]}]})
