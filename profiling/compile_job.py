@@ -124,7 +124,7 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
 
     source = "configs"
     capture_errors: list = []
-    static_info: dict[str, dict] = {}
+    static_info: dict = {}  # {kernel: static_configs.StaticKernel}
     if configs is None:
         try:
             captured = capture_launches(path, kernel, python, cancel, timeout=min(timeout, 300),
@@ -204,10 +204,10 @@ def _mark_sources(result: CompileReport, job: CompileJob, static_info: dict, cap
             facts.assumed = list(spec.get("assumed") or [])
     present = {k.name for k in result.kernels}
     for name, entry in static_info.items():
-        if name in present or not entry.get("note"):
+        if name in present or not entry.note:
             continue
-        result.kernels.append(KernelCompile(name=name, line=entry.get("line"), source="static",
-                                            note=f"no launch of {name} was captured{why}; {entry['note']}: "
+        result.kernels.append(KernelCompile(name=name, line=entry.line, source="static",
+                                            note=f"no launch of {name} was captured{why}; {entry.note}: "
                                                  "nothing compiled"))
 
 

@@ -20,6 +20,7 @@ Client side only (imports tritonlens.analysis): the worker receives ordinary CON
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from tritonlens.analysis.engine import Analyzer
 from tritonlens.analysis.estimates import ElementSizes, base_pointer
@@ -91,7 +92,16 @@ def _constexpr_ok(v) -> bool:
     return v is None or isinstance(v, (bool, int, float, str))
 
 
-StaticConfigs = tuple[dict[str, list[dict]], dict[str, dict]]
+@dataclass(frozen=True)
+class StaticKernel:
+    """A kernel the static model looked at: its `def` line (1-based), and why it has no
+    configuration when it has none."""
+
+    line: int
+    note: str | None = None
+
+
+StaticConfigs = tuple[dict[str, list[dict]], dict[str, StaticKernel]]
 
 
 def static_configs_of_text(text: str, kernels: set[str] | None = None, skip: set[str] = frozenset()) \
@@ -102,13 +112,13 @@ def static_configs_of_text(text: str, kernels: set[str] | None = None, skip: set
 
 
 def static_configs(module, kernels: set[str] | None = None, skip: set[str] = frozenset()) -> StaticConfigs:
-    """({kernel: [CONFIG]}, {kernel: {"line", "note"}}) for the kernels of `module` (the analysis'
+    """({kernel: [CONFIG]}, {kernel: StaticKernel}) for the kernels of `module` (the analysis'
     model of the file) in `kernels` (all when None) but not in `skip`. A kernel only ever called from
     another kernel (a helper) is left out; one with no resolvable configuration gets a note saying
     why instead of configs. Resolving configurations fills caches on the model: call it on the
     thread that owns `module` (the language server's analysis thread)."""
     out: dict[str, list[dict]] = {}
-    info: dict[str, dict] = {}
+    info: dict[str, StaticKernel] = {}
     for k in module.kernels:
         if k.name in skip or (kernels is not None and k.name not in kernels):
             continue
@@ -166,15 +176,15 @@ def static_configs(module, kernels: set[str] | None = None, skip: set[str] = fro
             options = {n: cfg.values[n].value for n in ("num_warps", "num_stages") if n in cfg.values}
             configs.append({"label": f"static: {cfg.label}", "args": args, "options": options,
                             "source": "static", "assumed": assumed})
-        entry = {"line": line, "note": None}
+        note = None
         if configs:
             out[k.name] = configs[:MAX_STATIC_CONFIGS]
         elif unknown:
-            entry["note"] = ("no configuration could be resolved statically (unknown: "
+            note = ("no configuration could be resolved statically (unknown: "
                              + ", ".join(sorted(unknown)) + ")")
         else:
-            entry["note"] = "no launch site or autotune config to compile from"
-        info[k.name] = entry
+            note = "no launch site or autotune config to compile from"
+        info[k.name] = StaticKernel(line, note)
     return out, info
 
 

@@ -3,7 +3,7 @@ those a cold analysis of the same text gives, also when the model's kernels come
 analyzer's cache, built from an earlier text whose bytes sit elsewhere."""
 
 from tritonlens.analysis.engine import Analyzer
-from tritonlens.profiling.static_configs import static_configs, static_configs_of_text
+from tritonlens.profiling.static_configs import StaticKernel, static_configs, static_configs_of_text
 
 TEXT = '''"""Scaling."""
 import triton
@@ -33,4 +33,4 @@ def test_a_reused_model_gives_the_cold_answer():
     (cfg,) = configs["scale_kernel"]
     assert cfg["args"]["weight"] == {"kind": "float", "value": 1.0}  # the wrapper's `factor: float`
     assert cfg["args"]["n"] == {"kind": "int", "value": 3}
-    assert info["scale_kernel"] == {"line": 7, "note": None}
+    assert info["scale_kernel"] == StaticKernel(line=7, note=None)
