@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from tritonlens.profiling import ir_line_map
@@ -59,7 +60,8 @@ from tritonlens.profiling.worker.messages import (
     CompileResult,
 )
 
-__all__ = ["STATS", "CompileCancelled", "CompileError", "cache_root", "compile_file", "findings_from", "ir_text",
+__all__ = ["STATS", "CompileCancelled", "CompileError", "IrView", "cache_root", "compile_file", "findings_from",
+           "ir_text", "ir_view",
            "show_ir", "shutdown", "triton_version", "warm_up"]
 
 RESULT_FORMAT = 2  # the cached answer is a CompileReport's JSON
@@ -249,25 +251,22 @@ def ir_text(result: CompileReport, kernel: str, stage: str, config: int = 0, pyt
         raise CompileError(f"{stage} of {kernel} is not in the cache ({exc})") from exc
 
 
-def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text: str | None = None,
-            target: str = "sm_90", python: str | None = None, config: int = 0,
-            cancel: threading.Event | None = None, configs: dict | None = None, line: int | None = None) -> dict:
-    """{"text", "marked_lines", "language", "line_map", "config"}: the IR of one compiled
-    configuration; marked_lines are the 0-based IR lines that belong to `source_line` (1-based;
-    `line` is the same, as the server's showIr command names it) and line_map gives the source
-    line (1-based or null) of every IR line."""
-    if source_line is None:
-        source_line = line
-    result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
-                          configs=configs)
-    try:
-        ir, facts = ir_text(result, kernel, stage, config, python, cancel)
-    except CompileError:
-        if not result.cached:
-            raise
-        result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
-                              configs=configs, use_cache=False)  # the IR files were removed under the cached answer
-        ir, facts = ir_text(result, kernel, stage, config, python, cancel)
+@dataclass(frozen=True)
+class IrView:
+    """The IR of one compiled configuration: `marked_lines` are the 0-based IR lines that belong to
+    the source line asked about, `line_map` the source line (1-based or None) of every IR line."""
+
+    text: str
+    marked_lines: list[int]
+    language: str
+    line_map: list
+    config: str | None
+
+
+def ir_view(result: CompileReport, kernel: str, stage: str, source_line: int | None, config: int = 0,
+            python: str | None = None, cancel: threading.Event | None = None) -> IrView:
+    """The IR of `kernel`'s `config`-th compiled configuration in `result`, marked for `source_line` (1-based)."""
+    ir, facts = ir_text(result, kernel, stage, config, python, cancel)
     ptx = None
     if stage == "sass":
         try:
@@ -276,8 +275,26 @@ def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text:
             ptx = None
     lmap = ir_line_map.line_map(stage, ir, result.path, ptx)
     marked = [i for i, ln in enumerate(lmap) if source_line is not None and ln == source_line]
-    return {"text": ir, "marked_lines": marked, "language": LANGUAGES[stage], "line_map": lmap,
-            "config": facts.label}
+    return IrView(ir, marked, LANGUAGES[stage], lmap, facts.label)
+
+
+def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text: str | None = None,
+            target: str = "sm_90", python: str | None = None, config: int = 0,
+            cancel: threading.Event | None = None, configs: dict | None = None, line: int | None = None) -> IrView:
+    """Compile the file (or take the cached answer) and show one configuration's IR; `line` is
+    `source_line` as the server's showIr command names it."""
+    if source_line is None:
+        source_line = line
+    result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
+                          configs=configs)
+    try:
+        return ir_view(result, kernel, stage, source_line, config, python, cancel)
+    except CompileError:
+        if not result.cached:
+            raise
+        result = compile_file(path, text=text, kernel=kernel, target=target, python=python, cancel=cancel,
+                              configs=configs, use_cache=False)  # the IR files were removed under the cached answer
+        return ir_view(result, kernel, stage, source_line, config, python, cancel)
 
 
 def findings_from(result: CompileReport, text: str | None = None):

@@ -56,7 +56,8 @@ async def show_ir(ls, uri: str, kernel: str | None, stage: str | None, source_li
     out = None
     if latest is not None:
         try:
-            out = await asyncio.to_thread(_ir_from_result, latest.result, kernel, stage, source_line,
+            # Answered from the compile the server holds: show_ir would capture the launches again.
+            out = await asyncio.to_thread(api.ir_view, latest.result, kernel, stage, source_line, 0,
                                           settings.python or None)
         except api.CompileError as exc:
             if "not in the cache" not in str(exc):
@@ -68,10 +69,10 @@ async def show_ir(ls, uri: str, kernel: str | None, stage: str | None, source_li
                                           target=settings.compile_target, python=settings.python or None)
         except api.CompileError as exc:
             raise EngineUnavailable(f"cannot show IR: {exc}") from exc
-    marked = list(out.get("marked_lines") or [])
-    return {"text": out["text"], "language": out.get("language"), "markedLines": marked, "marked_lines": marked,
-            "sourceLine": source_line, "lineMap": out.get("line_map"), "kernel": kernel, "stage": stage,
-            "config": out.get("config")}
+    marked = list(out.marked_lines)
+    return {"text": out.text, "language": out.language, "markedLines": marked, "marked_lines": marked,
+            "sourceLine": source_line, "lineMap": out.line_map, "kernel": kernel, "stage": stage,
+            "config": out.config}
 
 
 async def _kernel_at(ls, uri: str, source_line: int | None) -> str | None:
@@ -81,24 +82,6 @@ async def _kernel_at(ls, uri: str, source_line: int | None) -> str | None:
     module = module_of(result)
     k = module.kernel_at(source_line - 1) if module is not None else None
     return k.name if k is not None else None
-
-
-def _ir_from_result(result, kernel: str, stage: str, source_line: int | None, python) -> dict:
-    """The engine's show_ir, answered from a compile result the server already holds (show_ir
-    itself recompiles per kernel, which would capture the launches again)."""
-    from tritonlens.profiling import compile_job, ir_line_map
-
-    ir, facts = compile_job.ir_text(result, kernel, stage, 0, python)
-    ptx = None
-    if stage == "sass":
-        try:
-            ptx = compile_job.ir_text(result, kernel, "ptx", 0)[0]
-        except compile_job.CompileError:
-            ptx = None
-    lmap = ir_line_map.line_map(stage, ir, result.path, ptx)
-    marked = [i for i, ln in enumerate(lmap) if source_line is not None and ln == source_line]
-    return {"text": ir, "marked_lines": marked, "language": compile_job.LANGUAGES[stage], "line_map": lmap,
-            "config": facts.label}
 
 
 @attrs.frozen

@@ -108,19 +108,19 @@ def test_show_ir_marks_the_lines_of_a_source_line():
     configs = {"matmul_kernel": [mm_config(128, 128, 64, 8, 3)]}
     dot_line = line_of(MM, "tl.dot(")
     ptx = show_ir(MM, "matmul_kernel", "ptx", dot_line, configs=configs)
-    marked = [ptx["text"].splitlines()[i] for i in ptx["marked_lines"]]
-    assert ptx["language"] == "ptx" and any("wgmma.mma_async" in ln for ln in marked)
-    assert not any("wgmma.mma_async" in ln for i, ln in enumerate(ptx["text"].splitlines())
-                   if i not in ptx["marked_lines"])
+    marked = [ptx.text.splitlines()[i] for i in ptx.marked_lines]
+    assert ptx.language == "ptx" and any("wgmma.mma_async" in ln for ln in marked)
+    assert not any("wgmma.mma_async" in ln for i, ln in enumerate(ptx.text.splitlines())
+                   if i not in ptx.marked_lines)
     load_line = line_of(MM, "a = tl.load(")
     sass = show_ir(MM, "matmul_kernel", "sass", load_line, configs=configs)
-    marked = [sass["text"].splitlines()[i] for i in sass["marked_lines"]]
+    marked = [sass.text.splitlines()[i] for i in sass.marked_lines]
     assert any("LDGSTS" in ln for ln in marked)  # cp.async in SASS
     # The server passes `line=`.
     from tritonlens.profiling import compile_job
 
     ttgir = compile_job.show_ir(MM, "matmul_kernel", stage="ttgir", line=dot_line, configs=configs)
-    assert any("warp_group_dot" in ttgir["text"].splitlines()[i] for i in ttgir["marked_lines"])
+    assert any("warp_group_dot" in ttgir.text.splitlines()[i] for i in ttgir.marked_lines)
 
 
 def test_occupancy_names_the_limiter():
