@@ -11,6 +11,9 @@ from lsp_helpers import Doc, position_of, pulls
 from lsprotocol import types
 from test_diagnostics import copy, tl001
 
+# Computed here: `from conftest import` finds whichever conftest.py pytest imported first.
+REPO = Path(__file__).resolve().parents[2]
+
 
 async def _wait(pred, timeout=10.0):
     for _ in range(int(timeout / 0.05)):
@@ -122,7 +125,6 @@ async def test_target_gpu_reaches_the_rules(bare_client, tmp_path):
 def _schema_module():
     import importlib.util
 
-    from conftest import REPO
 
     spec = importlib.util.spec_from_file_location("gen_settings", REPO / "scripts" / "gen_settings.py")
     module = importlib.util.module_from_spec(spec)
@@ -160,7 +162,6 @@ def test_package_json_agrees_with_settings():
 def test_readmes_name_every_setting():
     import re
 
-    from conftest import REPO
     from tritonlens.server.config import meta_of
 
     gen = _schema_module()
