@@ -1,7 +1,9 @@
 """Edit storm: 1,000 didChange notifications as fast as the client can send them (bench/stress.py
 runs the same storm and records its figures). Afterwards the published diagnostics are exactly
 those of tritonlens.analysis on the final text, no publication goes back to an older version,
-every request sent during the storm is answered, and RSS grows by less than 50 MB."""
+every request sent during the storm is answered, and RSS stays flat: the caches fill during the
+first half (30–40 MB with no debounce), and the second half adds less than 15 MB (about 9 MB
+now: a leak that grows with each edit would add about as much as the first half)."""
 
 from __future__ import annotations
 
@@ -31,4 +33,5 @@ def test_edit_storm(debounce_ms):
     assert res["final_matches_analysis"], res["mismatch"]
     assert res["final_differs_from_initial"], "the storm must end on diagnostics the first version did not have"
     assert not res["published_versions_regressions"], res["published_versions_regressions"]
-    assert res["rss_delta_mb"] <= 50, res
+    assert res["rss_delta_mb"] <= 80, res
+    assert res["rss_second_half_mb"] <= 15, res
