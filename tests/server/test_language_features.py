@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from lsprotocol import types
 
 from lsp_helpers import Doc, position_of
