@@ -181,6 +181,10 @@ async def publish(ls, uri: str) -> bool:
         log.debug("dropping diagnostics for %s v%s: document is at v%s", uri, snap.version,
                   current.version if current else None)
         return False
+    if ls.settings.for_uri(uri).analysis_key() != settings.analysis_key():
+        # The settings changed while this ran; their change scheduled a publication of its own.
+        log.debug("dropping diagnostics for %s v%s: settings changed", uri, snap.version)
+        return False
     st = ls.analysis.state(uri)
     diagnostics = build_json(ls, st, snap, result)
     st.published_version = snap.version
