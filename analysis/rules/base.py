@@ -157,7 +157,9 @@ class KernelContext:
     # -- reporting ----------------------------------------------------------------------------
 
     def finding(self, range: Range, message: str, *, severity: Severity | None = None, fix: list[TextEdit] | None = None,
-                related: list[Related] | None = None, data: dict | None = None) -> Finding:
+                fix_title: str | None = None, related: list[Related] | None = None, data: dict | None = None) -> Finding:
+        """`fix_title` names what this finding's fix changes ("round BLOCK up to 64 and mask the
+        tail"); the editor shows it as the quick fix. Without one, the rule's generic fix_title."""
         if fix and self.rule.fix_applicability is None:
             raise ValueError(f"{self.rule.id} offers a fix but declares no fix_title/fix_applicability")
         return Finding(
@@ -166,7 +168,7 @@ class KernelContext:
             message=message,
             range=range,
             kernel=self.kernel.name,
-            fix=Fix(self.rule.fix_title, tuple(fix), self.rule.fix_applicability) if fix else None,
+            fix=Fix(fix_title or self.rule.fix_title, tuple(fix), self.rule.fix_applicability) if fix else None,
             related=tuple(related or ()),
             data=dict(data or {}),
         )
