@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 from . import tlapi
 from .findings import Finding
 from .layout import LayoutMemo, aliases_key, read_layout, regions
+from .merge import SEVERITY_ORDER, once_per_file, per_line
 from .model import Kernel, Module, build_kernels
 from .relocate import lines_named, moved, spans_map
 from .rules import RULE_MODULES, KernelContext
 from .source import Source, new_parser, reparse
 from .suppress import is_suppressed, suppressions
-
-_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2, "hint": 3}
 
 
 @dataclass
@@ -208,7 +207,9 @@ class Analyzer:
         table = suppressions(text)
         if table:
             findings = [f for f in findings if not is_suppressed(f, table)]
-        findings.sort(key=lambda f: (f.range.start.line, f.range.start.column, _SEVERITY_ORDER[f.severity.value], f.code))
+        # Kernels are checked and cached one by one; a problem reported once per file spans them.
+        findings = once_per_file(findings)
+        findings.sort(key=lambda f: (f.range.start.line, f.range.start.column, SEVERITY_ORDER[f.severity.value], f.code))
         return AnalysisResult(findings, module, sorted(check), errors, sorted(remodel))
 
     @staticmethod
@@ -247,7 +248,7 @@ class Analyzer:
                         out.append(f)
             except Exception as exc:  # a rule bug must not take the analysis down
                 errors.append(f"{code} failed on {kernel.name}: {type(exc).__name__}: {exc}")
-        return out, errors
+        return per_line(out), errors
 
 
 _default = Analyzer()

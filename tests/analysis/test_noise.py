@@ -1,0 +1,117 @@
+"""How many findings the engine reports for one problem: one per rule and line, one per file for a
+problem the same everywhere, and only the default rule set unless asked."""
+
+from __future__ import annotations
+
+from tritonlens.analysis.engine import Analyzer
+from tritonlens.analysis.findings import Applicability, Finding, Fix, Range, Related, Severity, TextEdit
+from tritonlens.analysis.merge import once_per_file, per_line
+
+THREE_LAUNCHES = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+def launch(x, y):
+    k[(1,)](x, y, BLOCK=3)
+    k[(1,)](x, y, BLOCK=5)
+    k[(1,)](x, y, BLOCK=6)
+'''
+
+
+def _finding(message: str, *, line: int = 4, column: int = 8, severity=Severity.WARNING, fix=None, related=(),
+             data=None, code: str = "TL900") -> Finding:
+    return Finding(code, severity, message, Range.of(line, column, line, column + 5), "k", fix, tuple(related), data or {})
+
+
+def _fix(text: str) -> Fix:
+    return Fix("change it", (TextEdit(Range.of(1, 0, 1, 3), text),), Applicability.SAFE)
+
+
+def test_one_finding_per_line_names_the_other_configurations():
+    found = Analyzer().analyze(THREE_LAUNCHES, select=["TL001"]).findings
+    assert len(found) == 1
+    f = found[0]
+    assert "BLOCK=3" in f.message and f.message.endswith("(also BLOCK=5, BLOCK=6)"), f.message
+    assert f.data["configurations"] == ["BLOCK=3", "BLOCK=5", "BLOCK=6"]
+    assert len(f.related) == 3  # each launch that gives a value
+
+
+def test_merge_keeps_the_most_severe_and_merges_related():
+    a = _finding("slow with BLOCK=16", related=[Related(Range.of(9, 0, 9, 1), "the launch at line 10")])
+    b = _finding("wrong with BLOCK=32", severity=Severity.ERROR, related=[Related(Range.of(11, 0, 11, 1), "the launch at line 12")])
+    (merged,) = per_line([a, b])
+    assert merged.severity is Severity.ERROR
+    assert merged.message == "wrong with BLOCK=32 (also BLOCK=16)"
+    assert [r.message for r in merged.related] == ["the launch at line 12", "the launch at line 10"]
+    assert merged.data["merged"] == 2
+
+
+def test_merge_keeps_a_fix_only_when_every_fix_is_the_same():
+    same = per_line([_finding("x BLOCK=1", fix=_fix("64")), _finding("x BLOCK=2", fix=_fix("64"))])
+    assert same[0].fix == _fix("64")
+    differ = per_line([_finding("x BLOCK=1", fix=_fix("64")), _finding("x BLOCK=2", fix=_fix("128"))])
+    assert differ[0].fix is None
+    partly = per_line([_finding("x BLOCK=1", fix=_fix("64")), _finding("x BLOCK=2")])
+    assert partly[0].fix is None
+
+
+def test_other_subjects_on_the_line_are_named():
+    a = _finding("`a * s` overflows", column=4)
+    b = _finding("`b * t` overflows", column=20)
+    c = _finding("`c * u` overflows", column=40)
+    (merged,) = per_line([c, a, b])
+    assert merged.message == "`a * s` overflows (also `b * t`, `c * u`)"
+    assert merged.range == a.range
+
+
+def test_merged_message_stays_within_the_budget():
+    group = [_finding("x" * 120 + f" BLOCK={b}") for b in (16, 32, 64, 128, 256, 512)]
+    (merged,) = per_line(group)
+    assert merged.message.endswith(" BLOCK=16 (also BLOCK=32, BLOCK=64, …)") and len(merged.message) <= 160
+    group = [_finding("x" * 140 + f" BLOCK={b}") for b in (16, 32, 64, 128, 256, 512)]
+    assert per_line(group)[0].message.endswith(" BLOCK=16 (and 5 more configurations)")
+
+
+def test_different_rules_and_lines_are_not_merged():
+    group = [_finding("a BLOCK=1"), _finding("a BLOCK=2", code="TL901"), _finding("a BLOCK=3", line=5)]
+    assert per_line(group) == group
+
+
+def test_once_per_file_keeps_the_first_use_and_counts_the_others():
+    uses = [_finding("tl.foo was removed", line=n, data={"once_per_file": "tl.foo"}) for n in (30, 10, 20)]
+    other = _finding("tl.bar was removed", line=40, data={"once_per_file": "tl.bar"})
+    out = once_per_file([*uses, other])
+    assert len(out) == 2
+    first = next(f for f in out if "foo" in f.message)
+    assert first.range.start.line == 10
+    assert first.message == "tl.foo was removed (and 2 more uses in this file)"
+    assert sorted(r.range.start.line for r in first.related) == [20, 30]
+    assert other in out
+
+
+def test_once_per_file_spans_kernels_in_the_engine(monkeypatch):
+    """Kernels are cached one by one; the merge runs over the whole file's findings."""
+    import types
+
+    from tritonlens.analysis import engine
+    from tritonlens.analysis.rules import RuleInfo
+
+    def check(ctx):
+        for call in ctx.kernel.calls_named("store"):
+            yield ctx.finding(call.range, "tl.store is gone", data={"once_per_file": "tl.store"})
+
+    rule = types.SimpleNamespace(RULE=RuleInfo("TL999", "test-rule", Severity.WARNING, "test"), check=check)
+    monkeypatch.setitem(engine.RULE_MODULES, "TL999", rule)
+    text = THREE_LAUNCHES + """
+@triton.jit
+def other(x_ptr):
+    tl.store(x_ptr, 2.0)
+"""
+    found = Analyzer().analyze(text, select=["TL999"]).findings
+    assert [f.message for f in found] == ["tl.store is gone (and 1 more use in this file)"]
+    assert found[0].kernel == "k" and found[0].related[0].message == "another use"
