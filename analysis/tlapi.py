@@ -295,3 +295,79 @@ def resolve(python: str | None) -> ApiIndex:
 def history(module: str, name: str) -> list[tuple[str, bool]]:
     """(version, present) across the shipped snapshots, oldest first."""
     return [(idx.version, idx.get(module, name) is not None) for idx in all_snapshots()]
+
+
+# ---------------------------------------------------------------------------------------------
+# removals
+
+# A builtin Triton keeps as a stub that only raises says so in its first doc paragraph
+# (3.9's make_block_ptr: "Block pointers have been removed. Use a tensor descriptor instead.").
+_REMOVED_DOC = re.compile(r"\b(?:has|have) been removed\b", re.IGNORECASE)
+
+# Names and keywords that belong to one removed feature: their uses are one problem to a reader,
+# reported once per file. Only the grouping is written here; what is gone is read from the API.
+_FEATURES = {
+    ("triton.language", "make_block_ptr"): "block-pointers",
+    ("triton.language", "advance"): "block-pointers",
+    ("triton.language", "load", "boundary_check"): "block-pointers",
+    ("triton.language", "load", "padding_option"): "block-pointers",
+    ("triton.language", "store", "boundary_check"): "block-pointers",
+}
+
+# Where a math function can live, in the order a replacement is suggested, and how code names it.
+_MATH_HOMES = (
+    ("triton.language.math", "tl.math."),
+    ("triton.language", "tl."),
+    ("triton.language.extra.libdevice", "libdevice."),
+    ("triton.language.extra.cuda.libdevice", "libdevice."),
+)
+
+
+def removed_stub(entry: ApiEntry | None) -> bool:
+    """A name the API still has whose body only raises that the feature was removed."""
+    return entry is not None and removed_stub_text(entry.doc or "")
+
+
+def removed_stub_text(doc: str) -> bool:
+    return bool(_REMOVED_DOC.search(doc))
+
+
+def working_in(module: str, name: str, keyword: str | None = None) -> list[str]:
+    """The snapshot versions where `module.name` exists, is no removal stub, and (with
+    `keyword`) takes that keyword; oldest first."""
+    out = []
+    for idx in all_snapshots():
+        e = idx.get(module, name)
+        if e is None or removed_stub(e):
+            continue
+        if keyword is not None and not (e.params and any(p.name == keyword for p in e.params)):
+            continue
+        out.append(idx.version)
+    return out
+
+
+def removed_feature(module: str, name: str, keyword: str | None = None) -> str | None:
+    """The feature a removed name or keyword belonged to ("block pointers"), if it is known."""
+    feature = _FEATURES.get((module, name, keyword) if keyword else (module, name))
+    return feature.replace("-", " ") if feature else None
+
+
+def removal_key(module: str, name: str, keyword: str | None = None) -> str:
+    """The key under which the uses of one removed API in a file are reported once."""
+    feature = _FEATURES.get((module, name, keyword) if keyword else (module, name))
+    if feature:
+        return "removed:" + feature
+    return f"removed:{module}.{name}" + (f"({keyword}=)" if keyword else "")
+
+
+def math_homes(api: ApiIndex, name: str, exclude: str | None = None) -> list[str]:
+    """How code spells `name` in the modules of `api` that hold it as a function ("tl.math.erf",
+    "libdevice.erf"), `exclude` left out: where a function moved to."""
+    out = []
+    for module, prefix in _MATH_HOMES:
+        e = api.get(module, name)
+        if module != exclude and e is not None and e.kind == "function" and not removed_stub(e):
+            spelled = prefix + name
+            if spelled not in out:
+                out.append(spelled)
+    return out

@@ -4,15 +4,17 @@ The message suggests the closest keyword.
 
 ## What it finds
 A call of a `tl.*` function with more positional arguments than its signature takes, an unknown
-keyword (`evict=` → did you mean `eviction_policy=`?; `boundary_check=` on `tl.load` in Triton
-3.9, which removed block pointers — the message says which versions had it), or a missing
-required argument (`tl.arange(BLOCK)` has no `end`). Signatures come from the real Triton
+keyword (`evict=` → did you mean `eviction_policy=`?), a keyword the project's Triton removed
+(`boundary_check=`/`padding_option=` on `tl.load` and `tl.store` in Triton 3.9, which removed
+block pointers — reported once per file, on the first use, naming the versions that had it), or
+a missing required argument (`tl.arange(BLOCK)` has no `end`). Signatures come from the real Triton
 (`inspect.signature` of the installed package, or the snapshots generated from the 3.5.1, 3.6.0
 and 3.9.0 wheels). Calls with `*args`/`**kwargs` splats and method calls are not checked.
 
 ## Why
 Triton builtins are plain Python functions called while the kernel compiles: a wrong argument
-is a `TypeError` inside a `CompilationError` at the first launch. Keyword names also change
+is a `TypeError` inside a `CompilationError` at the first launch (Triton 3.9.0:
+`load() got an unexpected keyword argument 'boundary_check'`). Keyword names also change
 between versions (`tl.sum(..., dtype=)` is recent; `boundary_check`/`padding_option` left
 `tl.load` in 3.9), so code that compiled on one Triton fails on the next.
 
@@ -43,6 +45,17 @@ RULE = RuleInfo(
 )
 
 
+# Room is left for what merging adds ("(and 3 more uses in this file)") under the 160 cap.
+MESSAGE_LIMIT = 120
+
+
+def _with_signature(message: str, version: str, shown: str) -> str:
+    """The message with the signature it was checked against, or only the version when the
+    signature would make it too long (the hover and signature help show it whole)."""
+    full = f"{message} (Triton {version}: `{shown}`)"
+    return full if len(full) <= MESSAGE_LIMIT else f"{message} (Triton {version})"
+
+
 def check(ctx: KernelContext):
     api = tlapi.active()
     src = ctx.src
@@ -55,35 +68,42 @@ def check(ctx: KernelContext):
         if argnode is not None and any(a.type == "dictionary_splat" for a in argnode.named_children):
             continue
         entry = api.lookup_tl(call.name)
-        if entry is None or entry.params is None or entry.kind != "function":
-            continue
+        if entry is None or entry.params is None or entry.kind != "function" or tlapi.removed_stub(entry):
+            continue  # a removal stub is TL020's: the call itself is the problem, not its arguments
         params = entry.params
         varargs = any(p.kind == "*" for p in params)
         varkw = any(p.kind == "**" for p in params)
         positional = [p for p in params if p.kind in ("p", "pk")]
         names = {p.name for p in params if p.kind in ("pk", "k")}
         shown = f"tl.{call.name}{entry.signature or ''}"
-        where = f" (Triton {api.version}: `{shown}`)"
         if not varargs and len(call.args) > len(positional):
-            yield ctx.finding(src.range(call.node), f"tl.{call.name} takes at most {len(positional)} positional "
-                              f"argument{'s' if len(positional) != 1 else ''}, {len(call.args)} given{where}",
+            msg = (f"tl.{call.name} takes at most {len(positional)} positional "
+                   f"argument{'s' if len(positional) != 1 else ''}, {len(call.args)} given")
+            yield ctx.finding(src.range(call.node), _with_signature(msg, api.version, shown),
                               data={"problem": "too-many", "signature": shown})
             continue
         for kw, value in call.kwargs.items():
             if kw in names or varkw:
                 continue
+            kwnode = value.parent if value is not None and value.parent is not None else call.node
+            module, name = tlapi.split_tl(call.name)
+            had = tlapi.working_in(module, name, keyword=kw)
+            if had:
+                feature = tlapi.removed_feature(module, name, kw)
+                yield ctx.finding(src.range(kwnode), f"tl.{call.name}'s `{kw}=` was removed in Triton {api.version}"
+                                  f"{' with ' + feature if feature else ''} (it exists in {', '.join(had)})",
+                                  data={"problem": "removed-keyword", "keyword": kw, "signature": shown,
+                                        "exists_in": had, "once_per_file": tlapi.removal_key(module, name, kw)})
+                continue
             sug = difflib.get_close_matches(kw, sorted(names), n=2, cutoff=0.5)
             hint = f"; did you mean {', '.join(f'`{s}=`' for s in sug)}?" if sug else ""
-            older = [idx.version for idx in tlapi.all_snapshots()
-                     if (e := idx.lookup_tl(call.name)) is not None and e.params and any(p.name == kw for p in e.params)]
-            if older:
-                hint = f" (it had one in Triton {', '.join(older)})" + hint
-            kwnode = value.parent if value is not None and value.parent is not None else call.node
-            yield ctx.finding(src.range(kwnode), f"tl.{call.name} has no parameter `{kw}`{hint}{where}",
+            yield ctx.finding(src.range(kwnode),
+                              _with_signature(f"tl.{call.name} has no parameter `{kw}`{hint}", api.version, shown),
                               data={"problem": "unknown-keyword", "keyword": kw, "suggestions": sug, "signature": shown})
         given = {p.name for p in positional[:len(call.args)]} | set(call.kwargs)
         missing = [p.name for p in params if p.required and p.name not in given]
         if missing:
-            yield ctx.finding(src.range(call.node), f"tl.{call.name} is missing required argument"
-                              f"{'s' if len(missing) > 1 else ''} {', '.join(f'`{m}`' for m in missing)}{where}",
+            msg = (f"tl.{call.name} is missing required argument"
+                   f"{'s' if len(missing) > 1 else ''} {', '.join(f'`{m}`' for m in missing)}")
+            yield ctx.finding(src.range(call.node), _with_signature(msg, api.version, shown),
                               data={"problem": "missing", "missing": missing, "signature": shown})
