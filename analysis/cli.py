@@ -28,6 +28,8 @@ def register(sub) -> None:
     p.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true",
                    help="with --fix, also apply the fixes that change results or the launch (see each rule's page)")
+    p.add_argument("--no-confirm", dest="confirm", action="store_false",
+                   help="do not ask Triton's front end to confirm error findings; they print as unconfirmed warnings")
     p.add_argument("--gpu", default=gpus.DEFAULT_GPU, type=str.upper, choices=gpus.names(),
                    help="GPU the limits and estimates are judged against (default: %(default)s)")
     p.set_defaults(func=run_check)
@@ -82,6 +84,7 @@ def run_check(args: argparse.Namespace) -> int:
     analyzer = None
     errors: list[str] = []
     results = []
+    modules = {}  # path → model, for the files with error findings
     analyzed = 0
     for path in iter_python_files(args.paths, errors):
         try:
@@ -124,6 +127,10 @@ def run_check(args: argparse.Namespace) -> int:
         for e in result.errors:
             errors.append(f"{path}: internal error: {e}")
         results.append((str(path), result.findings))
+        if any(f.severity.value == "error" for f in result.findings):
+            modules[str(path)] = result.module
+    if modules:
+        results = _confirmed(results, modules, args.confirm)
     for e in errors:
         print(f"tritonlens: {e}", file=sys.stderr)
     if args.format != "text" or any(f for _, f in results):
@@ -140,6 +147,32 @@ def run_check(args: argparse.Namespace) -> int:
     if analyzed == 0 and errors:
         return 2
     return 1 if any(f for _, f in results) else 0
+
+
+def _confirmed(results: list, modules: dict, confirm: bool) -> list:
+    """Error findings put to Triton's front end, all files in one worker job: confirmed ones stay
+    errors, refuted ones go, the others print as unconfirmed warnings (and so with --no-confirm)."""
+    from tritonlens.profiling import confirm_errors as ce
+
+    if not confirm:
+        return [(p, ce.apply(fs, {}, default="not confirmed (--no-confirm)")) for p, fs in results]
+    requests = {p: ce.prepare(fs, modules[p], p) for p, fs in results if p in modules}
+    judged: dict = {}
+    try:
+        version, lowered = ce.lower_many(list(requests.values()))
+        for request, answer in zip(requests.values(), lowered):
+            judged.update(ce.judge(request, answer, version))
+    except ce.LowerError as exc:
+        for request in requests.values():
+            judged.update(ce.judge(request, None, failure=f"Triton's front end could not be asked: {exc}"))
+    finally:
+        ce.shutdown()
+    counts = {v: sum(1 for j in judged.values() if j.verdict is v) for v in ce.Verdict}
+    if counts[ce.Verdict.REFUTED] or counts[ce.Verdict.INCONCLUSIVE]:
+        print(f"tritonlens: Triton's front end confirmed {counts[ce.Verdict.CONFIRMED]} error finding(s), refuted "
+              f"{counts[ce.Verdict.REFUTED]} (not shown) and could not decide {counts[ce.Verdict.INCONCLUSIVE]} "
+              "(shown as unconfirmed warnings)", file=sys.stderr)
+    return [(p, ce.apply(fs, judged, default="not confirmed") if p in modules else fs) for p, fs in results]
 
 
 def run_rules(args: argparse.Namespace) -> int:

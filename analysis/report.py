@@ -19,12 +19,14 @@ def to_text(results: list[tuple[str, list[Finding]]]) -> str:
     for path, findings in results:
         for f in findings:
             kernel = f" [{f.kernel}]" if f.kernel else ""
-            lines.append(f"{path}:{f.range.start.line + 1}:{f.range.start.column + 1}: {f.code} {f.severity.value}{kernel}: {f.message}")
+            severity = f.severity.value + (" (unconfirmed)" if "unconfirmed" in f.data else "")
+            lines.append(f"{path}:{f.range.start.line + 1}:{f.range.start.column + 1}: {f.code} {severity}{kernel}: {f.message}")
     return "\n".join(lines)
 
 
 def to_json(results: list[tuple[str, list[Finding]]]) -> str:
-    return json.dumps([f.to_json(path) for path, findings in results for f in findings], indent=2)
+    return json.dumps([{**f.to_json(path), **({"unconfirmed": f.data["unconfirmed"]} if "unconfirmed" in f.data else {})}
+                       for path, findings in results for f in findings], indent=2)
 
 
 def to_sarif(results: list[tuple[str, list[Finding]]], root: Path | None = None) -> str:

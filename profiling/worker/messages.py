@@ -16,16 +16,18 @@ from typing import Any, ClassVar
 
 try:  # imported as tritonlens.profiling.worker.messages
     from .compile_report import CompileFailure
+    from .frontend_report import FrontendKernel, FrontendResult
     from .json_message import NONE, OPT_STR, Message, MessageError, json_field
     from .ncu_result import NcuResult
     from .worker_error import ERROR_TYPES, WorkerError
 except ImportError:  # a plain file in the worker folder
     from compile_report import CompileFailure
+    from frontend_report import FrontendKernel, FrontendResult
     from json_message import NONE, OPT_STR, Message, MessageError, json_field
     from ncu_result import NcuResult
     from worker_error import ERROR_TYPES, WorkerError
 
-__all__ = ["ERROR_TYPES", "MessageError", "NcuResult", "WorkerError"]  # re-exported: the protocol's names
+__all__ = ["ERROR_TYPES", "FrontendResult", "MessageError", "NcuResult", "WorkerError"]  # re-exported: the protocol's names
 
 PROTOCOL = 1
 
@@ -154,6 +156,15 @@ class CompileJob(Job):
     disassemble: str | None = json_field(OPT_STR, None)
 
 
+@dataclass
+class FrontendJob(Job):
+    """Kind "frontend": lower kernels to TTIR from their standalone modules (never the user's module);
+    the answer is a FrontendResult (frontend_report.py)."""
+
+    target: str = json_field(str, "sm_90")
+    kernels: list = json_field(of=FrontendKernel, many=True, factory=list)
+
+
 LAUNCH_KINDS = ("capture", "run", "bench", "ncu")
 
 
@@ -161,7 +172,7 @@ def job_from_json(data: Any) -> Job:
     if not isinstance(data, dict):
         raise MessageError("job: expected a JSON object")
     kind = data.get("kind")
-    cls = {"verify": VerifyJob, "compile": CompileJob}.get(kind, LaunchJob if kind in LAUNCH_KINDS else Job)
+    cls = {"verify": VerifyJob, "compile": CompileJob, "frontend": FrontendJob}.get(kind, LaunchJob if kind in LAUNCH_KINDS else Job)
     return cls.from_json(data, f"{kind} job" if isinstance(kind, str) else "job")
 
 
