@@ -26,15 +26,25 @@ def run(x):
 
 ## Fix
 Use the next power of two (`triton.next_power_of_2(n)` or the literal: here 128) and keep a
-mask on every load and store so the lanes past the real size do nothing. The quick fix rewrites
-the literal that gave the value; when the extent was a literal inside the kernel it also adds
-`mask=offs < 100` to the unmasked loads and stores that use it.
+mask on every load and store so the lanes past the real size do nothing. The quick fix is
+offered only where it keeps what the kernel computes:
+
+- the literal the value came from (the launch argument, `BLOCK = 100`, the autotune config) is
+  rounded up when every load and store through the arange is already masked, so the padding
+  lanes of the last block are masked off as the tail was before;
+- a literal in the kernel (`offs = tl.arange(0, 96)`) becomes `tl.arange(0, 128)` and each load
+  and store of `offs` gets `mask=offs < 96` (or its mask `& (offs < 96)`), when `offs` is the bare
+  arange, every access is 1-D and nothing combines lanes (a reduction, `tl.dot`, a reshape or an
+  atomic would see the padding lanes).
 """
 
 from __future__ import annotations
 
 from ..findings import Applicability, Range, Related, Severity, TextEdit
+from ..model import ATOMICS
 from ..values import UNKNOWN, fmt, is_power_of_two, literal, next_power_of_2
+from . import _offsets as off
+from ._literals import literal_edit
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -62,7 +72,9 @@ def check(ctx: KernelContext):
                     if end is UNKNOWN or start is UNKNOWN or not isinstance(end, int) or not isinstance(start, int):
                         continue
                     extent = end - start
-                    if is_power_of_two(extent):
+                    # an empty range is a sentinel for a branch the launch does not take (`X=0 if
+                    # flash else x`, a dead `flag = 0`): Triton would name another error anyway
+                    if extent <= 0 or is_power_of_two(extent):
                         continue
                     yield _finding(ctx, call, config, start_node, end_node, extent)
 
@@ -71,43 +83,76 @@ def _finding(ctx, call, config, start_node, end_node, extent):
     origin, origin_range = ctx.origin_of(end_node, config)
     where = f" ({origin})" if origin else (f" in {config.label}" if config is not None and config.launch else "")
     target = next_power_of_2(extent) if isinstance(extent, int) and extent > 0 else None
-    msg = (f"tl.arange extent {fmt(extent)}{where} is not a power of two: Triton refuses to compile it"
-           + (f"; use {target} and mask the tail" if target else ""))
+    msg = (f"tl.arange extent {fmt(extent)}{where} is not a power of two, which Triton refuses to compile"
+           + (f"; use {target}" if target else ""))
     related = [Related(origin_range, origin)] if origin_range is not None and origin else ctx.related_for(config, None, "configuration")
-    edits = _fix(ctx, call, end_node, origin_range, extent, target) if target else None
-    return ctx.finding(ctx.src.range(call.node), msg, fix=edits, related=related,
+    edits, title = _fix(ctx, call, end_node, config, origin_range, extent, target) if target else (None, None)
+    return ctx.finding(ctx.src.range(call.node), msg, fix=edits, fix_title=title, related=related,
                        data={"extent": extent, "suggested": target, "config": config.label if config else None})
 
 
-def _fix(ctx, call, end_node, origin_range, extent, target):
-    """Round the literal that gave the extent up; when the extent was a literal in the kernel,
-    mask the loads and stores that use the arange's variable, since the block now overhangs."""
+# Operations that combine lanes: a rounded-up block would feed them the padding lanes.
+_CROSS_LANE = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "cumsum", "cumprod",
+               "associative_scan", "dot", "dot_scaled", "reshape", "view", "permute", "trans", "sort", "flip",
+               "histogram", "gather", "join", "split", "interleave", "cat"} | ATOMICS
+
+
+def _fix(ctx, call, end_node, config, origin_range, extent, target):
+    """(edits, title), or (None, None) where no rounding keeps the kernel's results.
+
+    A literal in the kernel is rounded up and every load and store of the arange's variable is
+    masked to the old extent, when the variable is the bare arange (so `var < end` bounds the
+    padding lanes) and nothing combines lanes. A literal the value came from (a launch argument,
+    `BLOCK = 100`, an autotune config) is rounded up when every memory access through the arange is
+    already masked: the whole block then moves with it and the mask bounds the tail as before."""
     src = ctx.src
-    if end_node.type == "integer" and (start := call.arg(0, "start")) is not None and start.type == "integer":
+    start = call.arg(0, "start")
+    if end_node.type == "integer" and start is not None and start.type == "integer":
+        end = literal(end_node, src)
+        var = _bare_arange_name(call)
+        if var is None or any(c.name.lstrip(".") in _CROSS_LANE for c in ctx.kernel.calls):
+            return None, None
         edits = [TextEdit(src.range(end_node), str(literal(start, src) + target))]
-        var = _assigned_name(call)
-        if var:
-            for mem in ctx.kernel.calls_named("load", "store"):
-                if "mask" in mem.kwargs:
-                    continue
-                ptr = mem.arg(0, "pointer")
-                if ptr is not None and var in ctx.depends_on(ptr):
-                    last = mem.node.child_by_field_name("arguments")
-                    close = last.end_point  # the closing parenthesis
-                    pos = src.pos((close[0], close[1] - 1))
-                    edits.append(TextEdit(Range(pos, pos), f", mask={var} < {extent}"))
-        return edits
-    if origin_range is not None:
-        text = _text_at(src, origin_range)
-        if text is not None and text.strip().lstrip("-").isdigit():
-            return [TextEdit(origin_range, str(target))]
-        # `BLOCK = 100` style assignment: replace its right-hand side
-        if text is not None and "=" in text:
-            lhs, _, rhs = text.partition("=")
-            if rhs.strip().isdigit():
-                start = origin_range.start
-                col = start.column + len(lhs) + 1 + (len(rhs) - len(rhs.lstrip()))
-                return [TextEdit(Range(type(start)(start.line, col), type(start)(start.line, col + len(rhs.strip()))), str(target))]
+        for mem, mask in _accesses(ctx, call, var):
+            if "[" in off.chain_text(ctx, mem.arg(0, "pointer")):
+                return None, None  # a 2-D access: a 1-D lane mask does not fit it
+            if mask is None:
+                close = mem.node.child_by_field_name("arguments").end_point  # the closing parenthesis
+                pos = src.pos((close[0], close[1] - 1))
+                edits.append(TextEdit(Range(pos, pos), f", mask={var} < {end}"))
+            else:
+                edits.append(TextEdit(src.range(mask), f"({src.text_of(mask)}) & ({var} < {end})"))
+        masked = " and mask the tail" if len(edits) > 1 else ""
+        return edits, f"round tl.arange(0, {fmt(extent)}) up to {target}{masked}"
+    edit = literal_edit(src, origin_range, target)
+    if edit is None or any(mask is None for _, mask in _accesses(ctx, call, _assigned_name(call))):
+        return None, None
+    name = next((n for n in ctx.names_in(end_node) if config is not None and n in config.values), None)
+    what = name or "the block"
+    return [edit], f"round {what} up from {fmt(extent)} to {target} (line {origin_range.start.line + 1})"
+
+
+def _accesses(ctx, call, var):
+    """(load or store, its mask node or None) for each access whose pointer reads the arange."""
+    out = []
+    for mem in ctx.kernel.calls_named("load", "store"):
+        ptr = mem.arg(0, "pointer")
+        if ptr is None:
+            continue
+        uses = (var is not None and var in ctx.depends_on(ptr)) or \
+            (ptr.start_byte <= call.node.start_byte and call.node.end_byte <= ptr.end_byte)
+        if uses:
+            out.append((mem, mem.arg(1 if mem.name == "load" else 2, "mask")))
+    return out
+
+
+def _bare_arange_name(call):
+    """`offs` in `offs = tl.arange(0, 96)`: a name whose value is the lane index itself."""
+    parent = call.node.parent
+    if parent is not None and parent.type == "assignment" and parent.child_by_field_name("right") == call.node:
+        left = parent.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            return left.text.decode()
     return None
 
 
@@ -120,9 +165,3 @@ def _assigned_name(call):
         if left is not None and left.type == "identifier":
             return left.text.decode()
     return None
-
-
-def _text_at(src, r: Range):
-    if r.start.line != r.end.line:
-        return None
-    return src.line_text(r.start.line)[r.start.column:r.end.column]

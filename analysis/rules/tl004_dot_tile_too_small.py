@@ -7,7 +7,9 @@ assignments, defaults, each autotune `triton.Config`). The tile shape is read fr
 operands come from: the 2-D offsets of the load that produced them (`offs_m[:, None]` is the row
 axis, `offs_k[None, :]` the column axis, each a `tl.arange` whose extent is evaluated),
 a block pointer's `block_shape`, `tl.zeros`/`tl.full` shapes, through `.to(...)`, `tl.trans`
-and `.T`. Values it cannot know stay silent.
+and `.T`. The shape engine's run of each configuration decides the dimensions where it knows
+the operands' shapes (a row offset built from a reduction is a scalar, not the reduced arange);
+the loads' aranges only name where a value came from. Values it cannot know stay silent.
 
 - **K < 16** (K < 32 when the operands are cast to an 8-bit type): error. Triton's
   `semantic.dot` asserts `lhs.shape[-1] >= min_dot_size[2]` and the NVIDIA backend's
@@ -139,7 +141,30 @@ def _min_k(ctx, a, b) -> tuple[int, str]:
     text = off.chain_text(ctx, a) + off.chain_text(ctx, b)
     if any(t in text for t in _EIGHT_BIT):
         return 32, "8-bit operands"
-    return 16, "16-bit operands (and fp32 before Triton 3.9)"
+    return 16, "16-bit operands"
+
+
+def _engine_dims(ctx, a, b, config):
+    """{"M", "K", "N": dimension} of the shape engine's run in `config` (ints, or Syms when
+    `config` is None), or None when it does not know both operands as 2-D blocks."""
+    sa, sb = ctx.shapes.shape_of(a, config), ctx.shapes.shape_of(b, config)
+    if sa is None or sb is None or len(sa) != 2 or len(sb) != 2:
+        return None
+    return {"M": sa[0], "K": sa[1], "N": sb[1]}
+
+
+def _engine_origin(ctx, symbolic, name, value, config, dim):
+    """Where the engine's `value` of dimension `name` comes from: the constexpr it names, else
+    the arange the operands' loads use when that agrees, else the expression."""
+    expr = getattr(symbolic.get(name), "expr", None) if symbolic else None
+    if config is not None and expr in config.values:
+        v = config.values[expr]
+        return f"{expr}={fmt(v.value)} from {v.origin or config.label}", v.range
+    if dim is not None:
+        for v, origin, rng in _extent(ctx, dim, config):
+            if v == value:
+                return origin, rng
+    return (f"{expr}" if expr else "the operand's shape") + (f" in {config.label}" if config is not None else ""), None
 
 
 def check(ctx: KernelContext):
@@ -154,14 +179,23 @@ def check(ctx: KernelContext):
         if db is not None:
             dims["N"] = db[1]
             dims.setdefault("K", db[0])
-        if not dims:
+        symbolic = _engine_dims(ctx, a, b, None)
+        if not dims and symbolic is None:
             continue
         min_k, k_kind = _min_k(ctx, a, b)
-        for name, dim in dims.items():
+        for name in ("M", "K", "N"):
             low = min_k if name == "K" else MIN_MN
             seen = []
             for config in ctx.kernel.configs or [None]:
-                for value, origin, rng in _extent(ctx, dim, config):
+                # the shape engine's run is the judge; the loads' aranges only where it knows nothing
+                engine = _engine_dims(ctx, a, b, config)
+                if engine is not None:
+                    v = engine[name]
+                    found = [(v, *_engine_origin(ctx, symbolic, name, v, config, dims.get(name)))] \
+                        if isinstance(v, int) and not isinstance(v, bool) else []
+                else:
+                    found = _extent(ctx, dims[name], config) if name in dims else []
+                for value, origin, rng in found:
                     if value < low and (value, origin) not in [(v, o) for v, o, _ in seen]:
                         seen.append((value, origin, rng))
             if seen:
@@ -171,14 +205,10 @@ def check(ctx: KernelContext):
 def _finding(ctx, dot, name, low, k_kind, seen):
     values = "; ".join(f"{name}={fmt(v)} ({o})" for v, o, _ in seen)
     if name == "K":
-        msg = (f"tl.dot reduction dimension {values} is below {low}: Triton refuses to compile it for {k_kind} "
-               f"(\"Input shapes should have … K >= {low}\", from the NVIDIA backend's min_dot_size); use a K tile of at least {low}")
+        msg = f"tl.dot reduction dimension {values} is below {low}, which Triton refuses for {k_kind}"
         severity = Severity.ERROR
     else:
-        msg = (f"tl.dot tile {values} is below {low}: current Triton accepts it only by padding the tile up to the "
-               f"tensor-core instruction shape (mma m16n8k16) or by falling back from Hopper's wgmma to mma.sync, so "
-               f"tensor-core work is wasted, and Triton before triton-lang/triton#7451 (mid-2025) rejects it "
-               f"(\"must be >= 16\"); use a tile of at least {low}")
+        msg = f"tl.dot tile {values} is below {low}: Triton pads it to the tensor-core shape, wasting the work"
         severity = Severity.WARNING
     related = [Related(r, o) for _, o, r in seen if r is not None]
     return ctx.finding(ctx.src.range(dot.node), msg, severity=severity, related=related,

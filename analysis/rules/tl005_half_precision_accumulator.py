@@ -38,6 +38,13 @@ write into it (`tl.dot` asserts that `acc` and `out_dtype` agree), and turns a s
 accumulator into `tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), ...)` so the output keeps
 its type (the pointer named is the store's base pointer parameter; without one, the original
 half dtype is used). A lone `out_dtype=tl.float16` on an accumulated dot becomes `tl.float32`.
+
+No fix is offered where it would give a kernel Triton refuses: an accumulator that is later an
+operand of another `tl.dot` (a float32 operand beside a half one), or a lone `out_dtype` whose
+accumulator is not created as float32 (the loop-carried type would change).
+
+A name the loop also assigns afresh (`qk = tl.dot(q, k)` then `qk = tl.dot(q2, k2, qk)`) is not
+an accumulator across trips: its creation dtype is not reported.
 """
 
 
@@ -125,6 +132,18 @@ def _accumulations(ctx, name):
     return out
 
 
+def _reset_in_loop(ctx, name, init, updates) -> bool:
+    """Whether a loop that sums into `name` also assigns it afresh (`qk = tl.dot(q, k)` before
+    `qk = tl.dot(q2, k2, qk)`): the sum then does not carry over trips from `init`."""
+    loops = {id(a.loops[-1].node) for a, _ in updates}
+    for a in ctx.kernel.assignments.get(name, []):
+        if a is init or a.augmented or not a.loops or any(a is u for u, _ in updates):
+            continue
+        if any(id(lp.node) in loops for lp in a.loops) and a.node.start_byte > init.node.start_byte:
+            return True
+    return False
+
+
 def check(ctx: KernelContext):
     k = ctx.kernel
     handled_dots = set()
@@ -138,6 +157,8 @@ def check(ctx: KernelContext):
             if not _is_half(ctx, dtype):
                 continue
             updates = [(a, dots) for a, dots in _accumulations(ctx, name) if a.node.start_byte > init.node.start_byte]
+            if _reset_in_loop(ctx, name, init, updates):
+                continue  # each trip starts over from another value: the created dtype sums nothing
             dot_updates = [(a, dots) for a, dots in updates if dots]
             long_updates = [(a, dots) for a, dots in updates if not dots and _is_long(ctx, a.loops[-1])]
             if not dot_updates and not long_updates:
@@ -160,11 +181,27 @@ def check(ctx: KernelContext):
         if target is None or (parent.type == "assignment" and ctx.src.text_of(target) not in ctx.names_in(parent.child_by_field_name("right"))):
             continue
         dtype_text = ctx.src.text_of(od)
-        msg = (f"tl.dot(..., out_dtype={dtype_text}) is accumulated into `{ctx.src.text_of(target)}` in the loop at line "
-               f"{dot.loops[-1].range.start.line + 1}: the tensor cores then add the K products of every tile in "
-               f"{dtype_text.rsplit('.', 1)[-1]}; keep out_dtype=tl.float32 (the default) and round once when storing")
-        yield ctx.finding(ctx.src.range(od), msg, fix=[TextEdit(ctx.src.range(od), "tl.float32")],
+        msg = (f"tl.dot(..., out_dtype={dtype_text}) is summed into `{ctx.src.text_of(target)}` in the loop at line "
+               f"{dot.loops[-1].range.start.line + 1}; keep out_dtype=tl.float32, the default")
+        # a float32 product summed into a half accumulator would change the loop-carried type,
+        # which Triton refuses: only an accumulator known to be float32 takes the fix
+        fix = [TextEdit(ctx.src.range(od), "tl.float32")] if _created_fp32(ctx, ctx.src.text_of(target), dot) else None
+        yield ctx.finding(ctx.src.range(od), msg, fix=fix, fix_title="compute the tl.dot in float32",
                           data={"dtype": dtype_text})
+
+
+def _created_fp32(ctx, name, dot) -> bool:
+    """Whether every value `name` has before `dot`'s loop is a tl.zeros/tl.full of float32."""
+    loop_start = dot.loops[-1].range.start
+    inits = [a for a in ctx.kernel.assignments.get(name, [])
+             if not a.augmented and a.node is not None and ctx.src.range(a.node).start < loop_start]
+    calls = _calls_by_id(ctx)
+    for a in inits:
+        call = calls.get(a.value.id) if a.value is not None else None
+        dtype = _dtype_node(call) if call is not None and call.name in ("zeros", "full") else None
+        if dtype is None or ctx.src.text_of(dtype).replace(" ", "") not in ("tl.float32", "triton.language.float32"):
+            return False
+    return bool(inits)
 
 
 def _acc_finding(ctx, name, init, call, dtype, dot_updates, long_updates):
@@ -181,17 +218,21 @@ def _acc_finding(ctx, name, init, call, dtype, dot_updates, long_updates):
         a, _ = long_updates[0]
         trips = _trips(ctx, a.loops[-1])
         n = "a runtime number of" if any(t is UNKNOWN for t in trips) else f"{max(trips)}"
-        what = f"a sum over {n} loop trips (line {off.line_of(a.node)})"
+        what = f"values over {n} loop trips (line {off.line_of(a.node)})"
         related.append(Related(src.range(a.node), "the accumulation"))
-    msg = (f"accumulator `{name}` is created as {dtype_text} at line {init_line} and accumulates {what}: every "
-           f"addition rounds to {short}'s {'8' if 'bfloat' in short else '11'}-bit significand, so the error grows with the "
-           f"number of trips; accumulate in tl.float32 and convert once at the end")
-    return ctx.finding(src.range(dtype), msg, fix=_fix(ctx, name, init, dtype, dot_updates), related=related,
-                       data={"accumulator": name, "dtype": dtype_text})
+    msg = f"accumulator `{name}` is {dtype_text} (line {init_line}) and sums {what}; accumulate in tl.float32"
+    edits = _fix(ctx, name, init, dtype, dot_updates)
+    cast = " and convert it when storing" if any(e.new_text.startswith(f"{name}.to(") for e in edits or ()) else ""
+    return ctx.finding(src.range(dtype), msg, fix=edits, fix_title=f"accumulate `{name}` in float32{cast}",
+                       related=related, data={"accumulator": name, "dtype": dtype_text})
 
 
 def _fix(ctx, name, init, dtype, dot_updates):
     src = ctx.src
+    for d in ctx.kernel.calls_named("dot"):
+        operands = [d.arg(0, "input"), d.arg(1, "other")]
+        if d.node.start_byte > init.node.start_byte and any(name in ctx.names_in(o) for o in operands if o is not None):
+            return None  # a float32 operand beside a half one: tl.dot refuses mixed input types
     edits = [TextEdit(src.range(dtype), "tl.float32")]
     # a dot writing into the accumulator must agree on its dtype (semantic.dot asserts it)
     for _, dots in dot_updates:
