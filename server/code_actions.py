@@ -68,6 +68,11 @@ def ignore_edits(f: Finding, snap: Snapshot) -> list[types.TextEdit]:
     return [types.TextEdit(range=snap.range(Range.of(line, 0, line, len(text))), new_text=new)]
 
 
+def _edits_key(edits) -> tuple:
+    """What a fix changes, independent of the finding that offers it."""
+    return tuple(sorted((e.range, e.new_text) for e in edits))
+
+
 def fix_all_edits(findings: list[Finding], snap: Snapshot) -> list[types.TextEdit]:
     """Every safe fix (as `check --fix` applies them), dropping any that overlaps one taken before it."""
     spans = []
@@ -179,6 +184,19 @@ def register(ls) -> None:
         out = []
         uri, version = snap.uri, snap.version
         if kind_wanted(QUICKFIX, only):
+            # The same edit reached from several findings (configurations, or rules that agree on the
+            # fix) is one action that names every diagnostic it resolves.
+            offered: dict[tuple, types.CodeAction | types.Command] = {}
+
+            def offer(key: tuple, make, ours):
+                if key in offered:
+                    known = offered[key]
+                    if isinstance(known, types.CodeAction) and known.diagnostics is not None and ours not in known.diagnostics:
+                        known.diagnostics.append(ours)
+                    return
+                offered[key] = make()
+                out.append(offered[key])
+
             for diag in params.context.diagnostics:
                 if diag.source not in (None, SOURCE) or not isinstance(diag.code, str) or not RULE_CODE.match(diag.code):
                     continue
@@ -189,13 +207,14 @@ def register(ls) -> None:
                 if f.fix is not None and f.fix.applicability is not Applicability.DISPLAY_ONLY:
                     # an unsafe fix is offered but not preferred, so no "apply preferred fix" takes it blindly
                     safe = f.fix.applicability is Applicability.SAFE
-                    out.append(action(f"tritonlens ({f.code}): {f.fix.title}" + ("" if safe else " (unsafe)"), QUICKFIX,
-                                      snap, lambda f=f: fix_edits(f, snap),
-                                      RuleFix(uri, version, f.code, ours.range, f.message), ours, preferred=safe))
+                    offer(("fix", _edits_key(f.fix.edits)), lambda f=f, ours=ours, safe=safe: action(
+                        f"tritonlens ({f.code}): {f.fix.title}" + ("" if safe else " (unsafe)"), QUICKFIX,
+                        snap, lambda: fix_edits(f, snap),
+                        RuleFix(uri, version, f.code, ours.range, f.message), ours, preferred=safe), ours)
                 if ignore_edits(f, snap):
-                    out.append(action(f"Ignore {f.code} on this line", QUICKFIX, snap,
-                                      lambda f=f: ignore_edits(f, snap),
-                                      RuleIgnore(uri, version, f.code, ours.range, f.message), ours))
+                    offer(("ignore", f.code, f.range.start.line), lambda f=f, ours=ours: action(
+                        f"Ignore {f.code} on this line", QUICKFIX, snap, lambda: ignore_edits(f, snap),
+                        RuleIgnore(uri, version, f.code, ours.range, f.message), ours), ours)
         if kind_wanted(QUICKFIX, only):
             for k, i, cand in _rewrites(ls, snap, getattr(result, "module", None), params.range):
                 title = cand.quick_fix_title or f"tritonlens: {cand.title}"

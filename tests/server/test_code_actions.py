@@ -71,6 +71,38 @@ def scale_kernel(x_ptr, n, BLOCK):
 '''
 
 
+_ONE_FIX_TWO_FINDINGS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows_kernel(x_ptr, out_ptr, ROWS: int, BLOCK: tl.constexpr):
+    rows = tl.arange(0, ROWS)
+    acc = tl.zeros((ROWS, BLOCK), dtype=tl.float32)
+    acc += tl.load(x_ptr + rows[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :])
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.sum(acc, axis=0))
+'''
+
+
+async def test_the_same_edit_from_several_findings_is_one_action(client, tmp_path):
+    # two lines need `ROWS` constexpr: one parameter edit fixes both, offered once
+    doc = Doc(client, copy(tmp_path, "rows.py", _ONE_FIX_TWO_FINDINGS)).open()
+    diags = [d for d in await doc.diagnostics() if d.code == "TL016"]
+    assert len(diags) == 2 and diags[0].range.start.line != diags[1].range.start.line
+    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=10, character=0))
+    actions = await doc.code_actions(diags, rng=whole)
+    fixes = [a for a in actions if a.title.startswith("tritonlens (TL016): ")]
+    assert len(fixes) == 1, [a.title for a in fixes]
+    (fix,) = fixes
+    if isinstance(fix, types.CodeAction):
+        assert fix.is_preferred  # safe
+        assert {d.range.start.line for d in fix.diagnostics} == {d.range.start.line for d in diags}
+        text = doc.apply(await doc.resolved_edit(fix))
+        assert "def rows_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, BLOCK: tl.constexpr):" in text
+    # one "Ignore" per line: the two findings sit on different lines
+    assert len([a for a in actions if a.title == "Ignore TL016 on this line"]) == 2
+
+
 async def test_fix_all(client, tmp_path):
     # fix-all applies the safe fixes (TL016's) and leaves the unsafe ones (TL001's) to the user
     text = (DATA / "scale.py").read_text() + '''
