@@ -78,11 +78,11 @@ def _suffix(kept: Finding, group: list[Finding]) -> str:
         first_at.setdefault(f.range, f)
     elsewhere = [f for r, f in first_at.items() if r != kept.range]
     parts = []
-    if elsewhere:
-        subjects = _distinct(_subject(f.message) for f in elsewhere)
-        fallback = f"and {len(elsewhere)} more on this line"
-        named = None not in subjects and _subject(kept.message) not in subjects
-        parts.append(_listed("also ", [f"`{s}`" for s in subjects], room, fallback) if named else fallback)
+    subjects = _distinct(_subject(f.message) for f in elsewhere)
+    subjects = [s for s in subjects if s != _subject(kept.message)]  # the same text again says nothing new
+    if subjects:
+        fallback = f"and {len(subjects)} more on this line"
+        parts.append(_listed("also ", [f"`{s}`" for s in subjects], room, fallback) if None not in subjects else fallback)
         room -= len(parts[-1]) + 2
     configs = _configurations(group)  # the kept one's first: its message names its own values
     if len(configs) > 1:

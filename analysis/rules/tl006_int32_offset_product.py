@@ -1,17 +1,24 @@
-"""TL006 — program id × runtime stride kept in int32
+"""TL006 — row or batch offset kept in int32
 
 ## What it finds
 A product in an address (`tl.load`/`tl.store`/atomic pointer, directly or through local
-variables and `X += ...`) whose one factor comes from `tl.program_id` and whose other factor is a
-runtime integer parameter: `row * stride`, `pid * n_cols`, `offs_m[:, None] * stride_am`, with
-no `.to(tl.int64)` / `tl.int64` anywhere in the chain. The message names the product, the
-`program_id` line and the runtime factor.
+variables and `X += ...`) of an index that comes from `tl.program_id` and a stride that can make it
+reach past 2**31 elements, with no `.to(tl.int64)` / `tl.int64` anywhere in the chain. Only the
+products that span a whole tensor of two or more dimensions are reported:
 
-Silent for products by constexprs (`pid * BLOCK_SIZE`: the grid bounds it by the size), for
-products without a program id, when a cast to int64 already appears, and for a tile's axis
-multiplied by the innermost stride (passed as `t.stride(-1)` / `t.stride(1)` at every visible
-launch, or `offs_n[None, :] * stride_bn` when no launch is visible), whose product stays below
-that dimension's size.
+- the index walks the rows, tokens, batches, experts or pages (`row`, `offs_m`, `off_z`,
+  `cur_batch`, `page`), and the stride is the outermost one: passed as `t.stride(0)`, named like
+  a row or batch stride (`stride_xm`, `stride_qz`, `o_row_stride`, `stride_0`), or a row length
+  (`n_cols`, `N`, `hidden_size`);
+- a constexpr stride counts when a configuration sets it to a long row (`row * ROW` with
+  `ROW=16384`).
+
+Silent for a tile's column axis and a head or feature index (`off_h * stride_qh` stays inside one
+batch), for the row product when a batch product of the same address is there (only the batch
+one is reported), for 1-D addresses (the tensor's size bounds the product), for row lengths that
+are counts (`topk`, `num_heads`, `n_blocks`) or constexprs shorter than 2048 elements, for
+per-row metadata tensors (scales, lengths, index tables, softmax statistics), for tile offsets
+(`pid * BLOCK_SIZE`), and when a cast to int64 already appears.
 
 ## Why
 Triton computes `program_id` and integer kernel arguments in int32 (arguments are specialised
@@ -39,6 +46,8 @@ product (`offs_m[:, None].to(tl.int64) * stride_am`). It uses the file's alias f
 
 from __future__ import annotations
 
+import re
+
 from ..findings import Applicability, Range, Related, Severity, TextEdit
 from . import _offsets as off
 from .base import KernelContext, RuleInfo
@@ -47,7 +56,7 @@ RULE = RuleInfo(
     id="TL006",
     name="int32-offset-product",
     severity=Severity.INFO,
-    summary="program_id × runtime-stride offset kept in int32 (no int64 cast)",
+    summary="row or batch offset (program_id × outer stride) kept in int32, no int64 cast",
     fix_title="compute the offset in int64",
     fix_applicability=Applicability.SAFE,
     fix_safety=('Every value that fitted in int32 is unchanged in int64; only the offsets that overflowed, '
@@ -77,67 +86,192 @@ def _int64_params(ctx):
     return {p.name for p in ctx.kernel.params if p.annotation and "int64" in p.annotation}
 
 
+# How far an index × stride product can reach: over the whole tensor (a batch, expert or page
+# index times the outermost stride), over the rows of one batch (a row, token or sequence index),
+# or within a row (a head, a column, a feature), which no realistic tensor takes past 2**31.
+BATCH, ROW, UNKNOWN_DIM, INNER = 3, 2, 1, 0
+_DIM_WORDS = {
+    BATCH: {"b", "batch", "batches", "z", "bh", "hz", "zh", "bz", "e", "expert", "experts", "page", "pages", "req",
+            "reqs", "request", "0", "outer"},
+    ROW: {"row", "rows", "r", "m", "tok", "token", "tokens", "t", "seq", "seqs", "s", "l", "len", "n", "x", "slot",
+          "slots", "sample", "samples"},
+    INNER: {"h", "head", "heads", "d", "dim", "k", "c", "col", "cols", "column", "w", "width", "g", "group", "v",
+            "1", "2", "3", "4", "f", "feat", "inner", "y", "q", "p", "kh", "qh", "vh", "oh"},
+}
+_LAST_LETTER = {"b": BATCH, "z": BATCH, "m": ROW, "r": ROW, "t": ROW, "s": ROW, "n": ROW,
+                "h": INNER, "d": INNER, "k": INNER, "c": INNER, "w": INNER, "g": INNER, "v": INNER}
+_NOT_A_DIM = {"stride", "strides", "id", "ids", "idx", "index", "offs", "off", "offset", "offsets", "pid", "i", "j",
+              "cur", "start", "base", "program", "ptr", "ptrs", "in", "out", "src", "dst", "input", "output", "phys",
+              "physical", "logical"}
+_TOKEN = re.compile(r"[a-z]+|\d+")
+
+
+def _word_class(word: str, compact: bool) -> int:
+    for cls, words in _DIM_WORDS.items():
+        if word in words:
+            return cls
+    if word.endswith("id") and len(word) > 2:  # `bid`, `tid`: a batch id, a token id
+        return _word_class(word[:-2], compact)
+    if compact and len(word) <= 4 and word[-1] in _LAST_LETTER:  # `stride_kvb`, `stride_qz`, `stride_am`
+        return _LAST_LETTER[word[-1]]
+    return UNKNOWN_DIM
+
+
+def _stride_class(name: str) -> int:
+    """The dimension a stride parameter walks, from its name: `stride_xb`, `o_row_stride`,
+    `stride_0`. A name without `stride` (`n_cols`, `N`, `HIDDEN`) is a row length: a row stride."""
+    words = _TOKEN.findall(name.lower())
+    if not any(w.startswith("stride") for w in words):
+        return ROW
+    at = next(i for i, w in enumerate(words) if w.startswith("stride"))
+    if words[at] != "stride" and words[at] != "strides":
+        return _word_class(words[at][len("stride"):].lstrip("s"), True) if len(words[at]) > 6 else UNKNOWN_DIM
+    dim = words[at + 1:][-1:] or words[at - 1:at]
+    return _word_class(dim[0], True) if dim else UNKNOWN_DIM
+
+
+def _index_class(ctx, index) -> int:
+    """The dimension an index walks, from its names: `off_b`, `cur_batch`, `pid_m`, `head_id`."""
+    names = [n for n in ctx.names_in(index) if n not in ("tl", "None")]
+    for name in reversed(names):
+        for word in reversed(_TOKEN.findall(name.lower())):
+            if word not in _NOT_A_DIM and not word.isdigit():
+                cls = _word_class(word, False)
+                if cls != UNKNOWN_DIM:
+                    return cls
+    return UNKNOWN_DIM
+
+
+def _reach(ctx, index, strides) -> int:
+    """How far `index * strides` reaches (BATCH, ROW, UNKNOWN_DIM or INNER)."""
+    dims = [off.stride_dim(ctx, node) for n in strides for _launch, node in off.launch_args(ctx, n)]
+    info = off.term_info(ctx, index)
+    idx = _index_class(ctx, index)
+    if dims and all(d is not None for d in dims):
+        if 0 in dims:
+            return BATCH  # `t.stride(0)`: the outermost dimension, whatever the names say
+        return INNER if idx != BATCH else BATCH
+    if idx == BATCH:
+        return BATCH
+    if info.ndim == 2 and info.axis == 1 and not dims:
+        return INNER  # a tile's column axis: `offs_n[None, :] * stride_bn`
+    stride = max((_stride_class(n) for n in strides), default=UNKNOWN_DIM)
+    if idx == INNER or stride == INNER:
+        return INNER
+    return max(idx, stride)
+
+
+def _products(ctx, ptr, kinds, wide):
+    """(term, index factor, stride names, pid-fed) for each index × stride product of `ptr`, and
+    how many terms index the tensor besides the base pointer."""
+    out, indexing = [], 0
+    for term in off.additive_terms(ctx, ptr):
+        t = off.strip_parens(term)
+        if t is None or (t.type == "identifier" and ctx.src.text_of(t) in kinds.pointers):
+            continue
+        indexing += 1
+        if t.type != "binary_operator":
+            continue
+        index, strides = None, []
+        for f in _factors(ctx, t):
+            if off.is_fed(ctx, f, "program_id"):
+                index = index or f
+                continue
+            names = [n for n in _stride_params(ctx, f, kinds) if n not in wide]
+            if names:
+                strides = strides or names
+            elif index is None and off.is_fed(ctx, f, "arange"):
+                index = f
+        if index is not None and strides:
+            out.append((t, index, strides, off.is_fed(ctx, index, "program_id")))
+    return out, indexing
+
+
+def _stride_params(ctx, factor, kinds) -> list[str]:
+    """The parameters a stride factor reads that can make a row long: runtime strides and row
+    lengths, and constexprs set to a long row somewhere (`row * STRIDE` with STRIDE=8192 wraps as
+    well as `row * n_cols`). Counts (`topk`, `num_heads`) and tile sizes cannot."""
+    names = {n for n in off.runtime_params_in(ctx, factor) if "stride" in n.lower() or not _COUNT.search(n)}
+    for n in off.depends(ctx, factor):
+        if n in kinds.constexpr and (_long_constexpr(ctx, n) or (n not in _values_of(ctx, n) and "stride" in n.lower())):
+            names.add(n)
+    return sorted(names)
+
+
+_COUNT = re.compile(r"^(num|n)_(?!col|elem|el$|row)|_num$|^n?[Hh]$|heads?$|topk|groups?$|experts?$|gamma|tiles?$|"
+                    r"blocks?$|splits?$|per_|draft|^k$", re.IGNORECASE)
+LONG_ROW = 2048  # elements: a shorter row needs over a million rows before the offset passes 2**31
+
+
+def _values_of(ctx, name) -> dict:
+    """{name: the values a constexpr takes over the kernel's configurations}, empty when none."""
+    vals = [c.get(name) for c in ctx.kernel.configs]
+    return {name: vals} if vals and all(isinstance(v, int) for v in vals) else {}
+
+
+def _long_constexpr(ctx, name) -> bool:
+    vals = _values_of(ctx, name).get(name, [])
+    return any(v >= LONG_ROW for v in vals)
+
+
 def check(ctx: KernelContext):
     kinds = off.param_kinds(ctx)
-    if not kinds.runtime or not ctx.kernel.calls_named("program_id"):
+    if not (kinds.runtime or kinds.constexpr) or not ctx.kernel.calls_named("program_id"):
         return
     wide = _int64_params(ctx)
     seen = set()
     for ptr in _pointer_exprs(ctx):
-        for term in off.additive_terms(ctx, ptr):
-            t = off.strip_parens(term)
-            if t is None or t.id in seen or t.type != "binary_operator":
-                continue
-            factors = _factors(ctx, t)
-            if len(factors) < 2:
-                continue
-            pid_side, runtime_side = None, None
-            for f in factors:
-                if off.is_fed(ctx, f, "program_id"):
-                    pid_side = pid_side or f
-                else:
-                    rt = off.runtime_params_in(ctx, f)
-                    if rt and not (set(rt) & wide):
-                        runtime_side = runtime_side or (f, rt)
-            if pid_side is None or runtime_side is None:
+        products, indexing = _products(ctx, ptr, kinds, wide)
+        if indexing < 2 or _small_tensor(ctx, ptr, kinds):
+            continue  # a 1-D tensor (one index: its size bounds the product), or per-row metadata
+        reach = {t.id: _reach(ctx, index, strides) for t, index, strides, _ in products}
+        top = max(reach.values(), default=INNER)
+        for t, index, strides, by_pid in products:
+            r = reach[t.id]
+            if t.id in seen or not by_pid or r == INNER or r < top or (r == UNKNOWN_DIM and len(products) > 1):
                 continue
             if "int64" in off.chain_text(ctx, t):
                 continue
-            if _inner_axis_stride(ctx, pid_side, runtime_side[1]):
-                continue
             seen.add(t.id)
-            yield _finding(ctx, t, pid_side, runtime_side)
+            yield _finding(ctx, t, index, strides, r)
 
 
-def _inner_axis_stride(ctx, pid_side, names) -> bool:
-    """A tile axis times the innermost stride (`t.stride(-1)`, or `t.stride(1)` for a 2-D tile,
-    at every visible launch; or `offs_n[None, :] * stride_bn` with no launch to ask) stays below
-    that dimension's size: not worth an int64 cast. A last axis the launch multiplies by
-    `t.stride(0)` is large (and TL007 reports the access)."""
-    info = off.term_info(ctx, pid_side)
-    if info.ndim != 2:
-        return False
-    dims = [off.stride_dim(ctx, node) for n in names for _launch, node in off.launch_args(ctx, n)]
-    if dims:
-        return all(d in (-1, 1) for d in dims)
-    return info.axis == 1
+# Tensors of a few values per row (scales, lengths, index tables, softmax statistics): far below
+# 2**31 elements whatever the row stride is.
+_SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|idx|ids?(_|$)|table|mask|slope|lse|mean|rstd|"
+                    r"stat|count|offsets|position|topk|bias|alpha|beta|gate", re.IGNORECASE)
 
 
-def _finding(ctx, product, pid_side, runtime_side):
+def _small_tensor(ctx, ptr, kinds) -> bool:
+    for term in off.additive_terms(ctx, ptr):
+        t = off.strip_parens(term)
+        if t is not None and t.type == "identifier" and ctx.src.text_of(t) in kinds.pointers:
+            return bool(_SMALL.search(ctx.src.text_of(t)))
+    return False
+
+
+_REACH_WORDS = {BATCH: "outermost", ROW: "row", UNKNOWN_DIM: "row"}
+
+
+def _shown(ctx, product, index, strides) -> str:
+    text = " ".join(ctx.src.text_of(product).split())
+    if len(text) <= 40:
+        return text
+    index = " ".join(ctx.src.text_of(index).split())
+    return f"{index if len(index) <= 24 else index[:22] + '…'} * {strides[0]}"
+
+
+def _finding(ctx, product, index, strides, reach):
     src = ctx.src
-    rt_node, rt_names = runtime_side
-    pids = off.feeds(ctx, pid_side, "program_id")
-    pid_line = off.line_of(pids[0].node)
-    stride = ", ".join(f"`{n}`" for n in rt_names)
-    through = "" if off.strip_parens(pid_side).id == pids[0].node.id else f", through `{src.text_of(pid_side)}`"
-    msg = (f"`{src.text_of(product)}` multiplies the program id (tl.program_id at line {pid_line}{through}) by the runtime {stride} in int32: once the offset passes 2**31 - 1 elements "
-           f"(8 GiB of fp32) it wraps and the access lands at the wrong address; compute it in int64")
+    pids = off.feeds(ctx, index, "program_id")
+    msg = (f"`{_shown(ctx, product, index, strides)}` is computed in int32 and wraps once the tensor passes "
+           f"2**31 elements; widen it to int64")
     related = [Related(src.range(pids[0].node), "the program id")]
-    p = ctx.kernel.param(rt_names[0])
+    p = ctx.kernel.param(strides[0])
     if p is not None:
-        related.append(Related(p.range, "the runtime factor"))
-    return ctx.finding(src.range(product), msg, fix=_fix(ctx, pid_side, pids), related=related,
-                       data={"factors": rt_names})
+        related.append(Related(p.range, "the stride"))
+    return ctx.finding(src.range(product), msg, fix=_fix(ctx, index, pids), related=related,
+                       data={"factors": strides, "reach": _REACH_WORDS[reach], "dtype": "int32"})
 
 
 def _fix(ctx, pid_side, pids):
