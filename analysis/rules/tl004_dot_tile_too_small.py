@@ -9,7 +9,8 @@ axis, `offs_k[None, :]` the column axis, each a `tl.arange` whose extent is eval
 a block pointer's `block_shape`, `tl.zeros`/`tl.full` shapes, through `.to(...)`, `tl.trans`
 and `.T`. The shape engine's run of each configuration decides the dimensions where it knows
 the operands' shapes (a row offset built from a reduction is a scalar, not the reduced arange);
-the loads' aranges only name where a value came from. Values it cannot know stay silent.
+the loads' aranges only name where a value came from. Values it cannot know stay silent, and so
+does a dimension of 0 (the sentinel of a configuration that never reaches the dot).
 
 - **K < 16** (K < 32 when the operands are cast to an 8-bit type): error. Triton's
   `semantic.dot` asserts `lhs.shape[-1] >= min_dot_size[2]` and the NVIDIA backend's
@@ -196,7 +197,8 @@ def check(ctx: KernelContext):
                 else:
                     found = _extent(ctx, dims[name], config) if name in dims else []
                 for value, origin, rng in found:
-                    if value < low and (value, origin) not in [(v, o) for v, o, _ in seen]:
+                    # 0 is a sentinel of a configuration that never reaches the dot (a dead `flag = 0`)
+                    if 0 < value < low and (value, origin) not in [(v, o) for v, o, _ in seen]:
                         seen.append((value, origin, rng))
             if seen:
                 yield _finding(ctx, dot, name, low, k_kind, seen)
