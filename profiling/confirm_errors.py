@@ -54,7 +54,7 @@ TARGET = "sm_90"
 TIMEOUT_S = 120.0
 # Rules whose claim is about how the code is spelled (a construct, a name, a call's arguments),
 # not about the values it runs with: any configuration that lowers the line settles them.
-CONFIG_FREE = {"TL019", "TL020", "TL021"}
+CONFIG_FREE = {"TL019", "TL020", "TL021", "TL022"}
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _BOOL_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO)_|_(FLAG|ENABLED)$", re.IGNORECASE)
 _DTYPE_NAME = re.compile(r"dtype|_type$|^type_|^(DTYPE|TYPE)$", re.IGNORECASE)
@@ -138,8 +138,8 @@ def _configs(module, kernel) -> tuple[list[dict], dict[str, frozenset]]:
         names = []
         for p in kernel.params:
             v = values.get(p.name)
-            if p.is_constexpr and (v is None or v.value is UNKNOWN) and not p.has_default:
-                value, kind = _guess(p)
+            if p.is_constexpr and (v is None or v.value is UNKNOWN):
+                value, kind = (p.default, "default") if p.has_default and p.default is not UNKNOWN else _guess(p)
                 values[p.name] = Value(value, "guessed")
                 names.append(p.name)
                 if kind == "dtype":
@@ -157,10 +157,13 @@ def _configs(module, kernel) -> tuple[list[dict], dict[str, frozenset]]:
     return out, {c["label"]: guessed.get(c["label"], frozenset()) for c in out}
 
 
-def _reads(kernel, src, first: int, last: int) -> frozenset:
-    """Names lines first..last (0-based) read, directly or through the kernel's assignments."""
-    text = "\n".join(src.line_text(r) for r in range(first, last + 1))
-    todo, seen = _IDENT.findall(text), set()
+def _reads(kernel, src, rng) -> frozenset:
+    """Names the finding's own text reads, directly or through the kernel's assignments."""
+    rows = [src.line_text(r) for r in range(rng.start.line, rng.end.line + 1)]
+    if rows:
+        rows[-1] = rows[-1][:rng.end.column] if rng.end.column else rows[-1]
+        rows[0] = rows[0][rng.start.column:]
+    todo, seen = _IDENT.findall("\n".join(rows)), set()
     while todo:
         n = todo.pop()
         if n in seen:
@@ -178,7 +181,8 @@ _EVIDENCE_KEYS = ("keyword", "name", "construct", "missing", "function")
 
 def _evidence(f: Finding) -> frozenset:
     data = f.data if isinstance(f.data, dict) else {}
-    words = set()
+    # Triton's stand-ins for removed functions (tl.make_block_ptr) refuse with "... removed".
+    words = {"removed"} if " removed" in f.message else set()
     for key in _EVIDENCE_KEYS:
         v = data.get(key)
         for item in v if isinstance(v, (list, tuple)) else [v]:
@@ -223,7 +227,7 @@ def prepare(findings: list[Finding], module, path: str = "") -> Request:
         label = f.data.get("config") if isinstance(f.data, dict) else None
         request.asks.append(_Ask(key_of(f), f.code, f.kernel, range(f.range.start.line + 1, f.range.end.line + 2),
                                  f"static: {label}" if isinstance(label, str) else None,
-                                 _reads(owner, owner.src or src if owner else src, f.range.start.line, f.range.end.line),
+                                 _reads(owner, owner.src or src if owner else src, f.range),
                                  _evidence(f)))
     return request
 

@@ -32,6 +32,7 @@ from .api_index import ApiIndexService
 from .capabilities import ClientSupport
 from .compile_on_save import CompileOnSave
 from .config import SECTION, SettingsStore
+from .confirm_errors import ConfirmErrors
 from .debounce import Debouncer
 from .measurements import Measurements
 from .profile_on_save import ProfileOnSave
@@ -60,7 +61,8 @@ class TritonLensServer(LanguageServer):
         self.profile_on_save = ProfileOnSave(self)
         self.api_index = ApiIndexService(self)
         self.measured = Measurements(self)
-        self.features = [self.api_index, self.compiles, self.profile_on_save, self.measured]
+        self.confirm_errors = ConfirmErrors(self)
+        self.features = [self.api_index, self.compiles, self.profile_on_save, self.measured, self.confirm_errors]
 
     @property
     def measurements(self):

@@ -61,7 +61,8 @@ def fix_payload(finding: Finding, snap: Snapshot) -> DiagnosticFix | None:
 
 def to_diagnostic(finding: Finding, snap: Snapshot, support: ClientSupport = ClientSupport()) -> types.Diagnostic:
     href = rule_doc_uri(finding.code) if support.code_description else None
-    data = DiagnosticData(kernel=finding.kernel, fix=fix_payload(finding, snap))
+    data = DiagnosticData(kernel=finding.kernel, fix=fix_payload(finding, snap),
+                          unconfirmed=finding.data.get("unconfirmed") if isinstance(finding.data, dict) else None)
     related = None
     if finding.related and support.related_information:
         related = [
@@ -150,7 +151,11 @@ def build_json(ls, st: DocumentState, snap: Snapshot, result) -> list[dict]:
     old = st.diag_cache if st.diag_cache_uri == (snap.uri, snap.encoding) else {}
     cache: dict[int, tuple] = {}
     out = []
-    for f in findings_for(st, result):
+    findings = findings_for(st, result)
+    confirming = getattr(ls, "confirm_errors", None)
+    if confirming is not None:  # error findings wait for Triton's front end to confirm them
+        findings = confirming.present(snap, result, findings)
+    for f in findings:
         key = _lines_key(f, snap)
         hit = old.get(id(f))
         if hit is not None and hit[0] is f and hit[1] == key:

@@ -47,6 +47,8 @@ class DiagnosticFix:
 class DiagnosticData:
     kernel: str | None
     fix: DiagnosticFix | None = None
+    # Set on a static error Triton's front end has not confirmed (yet): why it shows as a warning.
+    unconfirmed: str | None = None
 
 
 # -- code actions -----------------------------------------------------------------------------------

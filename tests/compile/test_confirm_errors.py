@@ -94,7 +94,7 @@ def test_answers_are_cached_per_kernel(tmp_path, monkeypatch):
     jobs, hits = ce.STATS["jobs"], ce.STATS["cache_hits"]
     ce.lower(request)
     assert ce.STATS["jobs"] == jobs + 1
-    version, again = ce.lower(request)
+    _, again = ce.lower(request)
     assert ce.STATS["jobs"] == jobs + 1 and ce.STATS["cache_hits"] == hits + len(request.kernels)
     moved = dataclasses.replace(request, kernels={k: dataclasses.replace(v, text="\n" + v.text)
                                                   for k, v in request.kernels.items()})

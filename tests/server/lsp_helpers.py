@@ -127,6 +127,23 @@ class Doc:
             except (asyncio.TimeoutError, TimeoutError):
                 pass
 
+    async def settled(self, timeout: float = 90) -> list[types.Diagnostic]:
+        """Diagnostics of the current version once no error waits for Triton's front end."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            seen = len(self.client.publications)
+            diags = await self.diagnostics(timeout=max(1.0, deadline - loop.time()))
+            if not any("being confirmed" in ((d.data or {}).get("unconfirmed") or "") for d in diags):
+                return diags
+            if loop.time() > deadline:
+                raise TimeoutError(f"errors of v{self.version} of {self.uri} still unconfirmed")
+            if pulls(self.client):
+                await asyncio.sleep(0.2)
+            else:
+                while len(self.client.publications) == seen and loop.time() < deadline:
+                    await asyncio.sleep(0.05)
+
     async def code_actions(self, diagnostics, only=None, rng: types.Range | None = None):
         rng = rng or (diagnostics[0].range if diagnostics else types.Range(start=types.Position(line=0, character=0),
                                                                            end=types.Position(line=0, character=0)))
