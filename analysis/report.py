@@ -7,11 +7,34 @@ from pathlib import Path
 
 from tritonlens import __version__
 
+from . import tlapi
 from .findings import Finding
 from .rules import ALL_RULES as RULES
 from .rules.rule_docs import page
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
+
+
+def triton_api() -> dict:
+    """The Triton API the rules checked names and signatures against: its version, where it was
+    read (a snapshot shipped with tritonlens, or introspected from a Python), and the Triton
+    installed beside tritonlens (None when there is none)."""
+    version, source = tlapi.active_identity()
+    return {"version": version, "source": source, "installed": tlapi.installed_version()}
+
+
+def api_header(api: dict | None = None) -> str:
+    """One line naming the API the rules used, for the top of a report."""
+    api = api or triton_api()
+    if api["source"] != "snapshot":
+        where = api["source"]
+    elif api["installed"] == api["version"]:
+        where = f"snapshot of the installed Triton {api['installed']}"
+    elif api["installed"]:
+        where = f"nearest snapshot to the installed Triton {api['installed']}"
+    else:
+        where = "newest snapshot: no Triton installed beside tritonlens"
+    return f"Triton API {api['version']} ({where})"
 
 
 def to_text(results: list[tuple[str, list[Finding]]]) -> str:
@@ -74,16 +97,23 @@ def to_sarif(results: list[tuple[str, list[Finding]]], root: Path | None = None)
                 }],
                 **({"properties": {"kernel": f.kernel}} if f.kernel else {}),
             })
+    api = triton_api()
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {
-                "name": "tritonlens",
-                "version": __version__,
-                "informationUri": "https://github.com/tritonlens/tritonlens",
-                "rules": rules_meta,
-            }},
+            "tool": {
+                "driver": {
+                    "name": "tritonlens",
+                    "version": __version__,
+                    "informationUri": "https://github.com/tritonlens/tritonlens",
+                    "rules": rules_meta,
+                },
+                # The Triton whose API the rules read: a component of the run, as SARIF names one.
+                "extensions": [{"name": "triton", "version": api["version"],
+                                "properties": {"apiSource": api["source"], "installed": api["installed"],
+                                               "summary": api_header(api)}}],
+            },
             "results": sarif_results,
             **({"originalUriBaseIds": {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}}} if root is not None else {}),
         }],

@@ -149,3 +149,15 @@ def test_compile_rules_are_listed_and_documented():
         assert listed[code]["kind"] == "compile"
         doc = run("rule", code)
         assert doc.returncode == 0 and f"# {code}" in doc.stdout
+
+
+def test_reports_name_the_triton_api_the_rules_read():
+    from tritonlens.analysis import tlapi
+
+    version, source = tlapi.active_identity()
+    text = run("check", str(POS), "--select", "TL020")
+    assert f"Triton API {version} (" in text.stderr
+    sarif = json.loads(run("check", str(POS), "--format", "sarif").stdout)
+    (triton,) = [e for e in sarif["runs"][0]["tool"]["extensions"] if e["name"] == "triton"]
+    assert triton["version"] == version and triton["properties"]["apiSource"] == source
+    assert triton["properties"]["summary"].startswith(f"Triton API {version} (")
