@@ -130,21 +130,33 @@ def test_fix_compiles(case: FixCase, tmp_path):
     where = f"{case.rule} fix {f.fix.title!r} of {case.fixture.parent.name}/{case.fixture.name}:{case.line} ({f.kernel})"
     assert fixed != text, f"{where} changes nothing"
 
-    compiled, configs, note = _configs(fixed, f.kernel)
-    assert configs, f"{where}: no configuration to compile the fixed kernel in ({note}); give the fixture a launch"
-    path = tmp_path / case.fixture.name
-    path.write_text(compiled)
-    report = compile_file(path, text=compiled, kernel=f.kernel, configs={f.kernel: configs})
-    assert report.error is None, f"{where}: the fixed module did not load: {report.error}"
-    kernel = next((k for k in report.kernels if k.name == f.kernel), None)
-    assert kernel is not None and kernel.configs, f"{where}: the compile job compiled nothing"
-    failures = [f"  {c.label}: {c.error.message} (line {c.error.line})" for c in kernel.configs if c.error is not None]
-    assert not failures, (f"{where} gives a kernel Triton refuses" + (f" [{note}]" if note else "") + ":\n"
-                          + "\n".join(failures) + "\n" + _diff(text, fixed))
-
     again = [g for g in _analyzer.analyze(fixed, path=str(case.fixture), select=[case.rule]).findings
              if g.code == f.code and g.range.start.line == f.range.start.line and g.message == f.message]
     assert not again, f"{where}: still reported after the fix: {again[0].message}\n" + _diff(text, fixed)
+
+    failures, note = _compile_errors(fixed, f.kernel, tmp_path / "fixed", where)
+    if failures:
+        # the same refusal without the fix comes from the assumed arguments (a pointer's dtype, an
+        # integer's value), not from the fix: nothing to learn about the fix from this compile
+        before, _ = _compile_errors(text, f.kernel, tmp_path / "original", where)
+        if set(failures) <= set(before):
+            pytest.skip(f"{where}: the fixture does not compile with assumed arguments, fix or not: {failures[0]}")
+    assert not failures, (f"{where} gives a kernel Triton refuses" + (f" [{note}]" if note else "") + ":\n  "
+                          + "\n  ".join(failures) + "\n" + _diff(text, fixed))
+
+
+def _compile_errors(text: str, kernel_name: str, folder: Path, where: str) -> tuple[list[str], str]:
+    """The configurations of `kernel_name` Triton refuses in `text`, as 'label: message (line N)'."""
+    compiled, configs, note = _configs(text, kernel_name)
+    assert configs, f"{where}: no configuration to compile the kernel in ({note}); give the fixture a launch"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "kernels.py"
+    path.write_text(compiled)
+    report = compile_file(path, text=compiled, kernel=kernel_name, configs={kernel_name: configs})
+    assert report.error is None, f"{where}: the module did not load: {report.error}"
+    kernel = next((k for k in report.kernels if k.name == kernel_name), None)
+    assert kernel is not None and kernel.configs, f"{where}: the compile job compiled nothing"
+    return [f"{c.label}: {c.error.message} (line {c.error.line})" for c in kernel.configs if c.error is not None], note
 
 
 def test_every_rule_with_a_fix_has_a_fixture_case():
