@@ -1,17 +1,29 @@
 """TL002 — unmasked load/store at block offsets in a kernel that takes a size
 
 ## What it finds
-A `tl.load` or `tl.store` whose address is built from `tl.program_id` and `tl.arange` (or a
-block pointer from `tl.make_block_ptr` offset by the program id) and that has neither a `mask`
-nor a `boundary_check`, in a kernel that receives a size bound: a runtime integer parameter
-named like a size (`n`, `n_elements`, `N`, `M`, `K`, `n_cols`, `numel`, `seq_len`, …) or one the
-kernel compares against. The message names the size parameter(s) and the lines of the
-`program_id` and `arange` the offsets come from.
+A `tl.load` or `tl.store` with neither a `mask` nor a `boundary_check` whose `tl.arange` lanes
+can run past the data, where the kernel itself says the data is ragged:
+- the lanes are tiled by the program id or a loop (`pid * BLOCK + tl.arange(0, BLOCK)`,
+  `start + tl.arange(0, BLOCK)` in `for start in range(0, n, BLOCK)`) and the kernel masks the
+  same lanes against a size elsewhere, the launch tiles that grid axis with `cdiv`, or the loop
+  runs to a runtime size;
+- or the lanes span a whole axis (`row * stride + tl.arange(0, BLOCK)`) that other accesses of
+  the kernel mask against a size (`cols < n_cols`).
+A block pointer from `tl.make_block_ptr` is reported when an offset follows the program id or a
+loop and the matching dimension of its shape is a runtime size. The message names the lanes and
+the bound they can pass.
 
-It stays silent when the kernel takes no size at all (the launch may cover the data exactly by
-construction), when the access sits under an `if` on a constexpr, a heuristic or the size
-(`if EVEN_K:`, `if start + BLOCK <= n:` fast paths), and for per-program scalars
-(`tl.store(mean_ptr + row, m)`) that carry no `arange`.
+It stays silent where the address stays in range by construction: lanes wrapped or clamped
+(`% M`, `tl.minimum`, `tl.maximum`, `tl.where`, a helper function of the module), indices loaded
+from memory (a gather: the indices decide), a scalar per program (a reduction's result), an
+arange over a whole compile-time extent the kernel never compares with a size (a head
+dimension, a chunk), tiles of a launch that floors (`n // BLOCK` programs), a loop over the full
+tiles before the program's own (`range(0, pid * BLOCK, BLOCK)`), a loop whose tail the kernel
+peels off and masks separately, a scratch buffer laid out in whole tiles (`(s * num_pid_m +
+pid_m) * BLOCK_M`), a loop to a count loaded from memory (usually padded to the block), an
+early `if pid * BLOCK >= n: return`, and accesses under an `if` on a constexpr, a heuristic or
+the size (`if EVEN_K:`, `if start + BLOCK <= n:` fast paths). A kernel that compares nothing
+with a size and takes none stays silent too.
 
 ## Why
 The grid is `cdiv(n, BLOCK)` programs, so unless `n` is a multiple of `BLOCK` the last program's
@@ -25,16 +37,19 @@ nothing measurable on a memory-bound kernel: on our H100 the masked vector add r
 ## Example
 ```python
 @triton.jit
-def scale_kernel(x_ptr, out_ptr, n_elements, alpha, BLOCK_SIZE: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    x = tl.load(x_ptr + offsets)                # TL002: no mask, n_elements ignored
-    tl.store(out_ptr + offsets, x * alpha)      # TL002
+def quantize_rows(x_ptr, scale_ptr, M, K, stride_m, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_k = tl.arange(0, BLOCK_K)
+    mask = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+    x = tl.load(x_ptr + offs_m[:, None] * stride_m + offs_k[None, :], mask=mask, other=0.0)
+    tl.store(scale_ptr + offs_m, tl.max(tl.abs(x), axis=1))   # TL002: rows past M are written
 ```
 
 ## Fix
-Mask with the bound: `tl.load(x_ptr + offsets, mask=offsets < n_elements)` and the same mask on
-the store. The quick fix does this when the address is `ptr + offs` with 1-D offsets and the
-kernel has one size bound; it reuses a `mask = offs < n` variable when the kernel has one. For a
+Mask with the bound: `tl.store(scale_ptr + offs_m, s, mask=offs_m < M)`. The quick fix does this
+when the address is `ptr + offs` with 1-D offsets and the bound is a parameter (the one the kernel
+compares these lanes with, else its only size parameter); it reuses a `mask = offs < n` variable
+when the kernel has one, and its title names the mask it adds. For a
 block pointer pass `boundary_check=(0, 1)` (and `padding_option="zero"` on loads). If the size is
 a multiple of the block by contract, say so with a `@triton.heuristics` `EVEN_N` flag and an
 `if EVEN_N:` fast path, or suppress the line with `# tritonlens: ignore[TL002]`.
@@ -46,6 +61,7 @@ import re
 
 from ..findings import Applicability, Range, Related, Severity, TextEdit
 from ..source import walk
+from . import _index_bounds as ib
 from . import _offsets as off
 from .base import KernelContext, RuleInfo
 
@@ -53,11 +69,12 @@ RULE = RuleInfo(
     id="TL002",
     name="unmasked-block-access",
     severity=Severity.WARNING,
-    summary="tl.load/tl.store at program_id/arange offsets with no mask while the kernel takes a size bound",
+    summary="unmasked tl.load/tl.store whose arange lanes can pass a size the kernel masks elsewhere",
     fix_title="mask the access with the size bound",
     fix_applicability=Applicability.UNSAFE,
-    fix_safety=("The bound is the kernel's size parameter as the rule infers it; when the kernel has "
-                'several sizes, or the access runs along a different axis, the mask may name the wrong one.'),
+    fix_safety=("The bound is the parameter the kernel compares these lanes with elsewhere, else its only "
+                "size parameter; where the data is a multiple of the block by contract the mask is redundant, "
+                "and where the lanes index another axis than the bound's it names the wrong one."),
 )
 
 # Names that say "how many": n, N, M, K, n_elements, numel, seq_len, n_cols, num_tokens, …
@@ -101,48 +118,225 @@ def check(ctx: KernelContext):
             continue
         block_ptrs = ctx.definition_calls(ptr, "make_block_ptr", "advance")
         pids = off.feeds(ctx, ptr, "program_id")
-        aranges = off.feeds(ctx, ptr, "arange")
-        if not pids or not (aranges or block_ptrs):
+        if block_ptrs:
+            over = _block_ptr_overhang(ctx, block_ptrs)
+        else:
+            over = _overhang(ctx, call, ptr)
+        if not pids or over is None:
             continue
         if sizes is None:
             sizes = _size_params(ctx)
-        if not sizes:
-            return  # no size bound: the launch may be exact by construction
+        bound = over[1]
+        if not sizes and bound is None:
+            continue  # no size bound: the launch may be exact by construction
         guards = off.enclosing_conditions(call.node)
         guard_names = set().union(*(ctx.depends_on(g) for g in guards)) if guards else set()
         kinds = off.param_kinds(ctx)
         if guard_names & (kinds.constexpr | set(sizes) | set(k.heuristics)):
             continue  # an `if EVEN_K:` / `if start + BLOCK <= n:` fast path: the guard is the mask
-        yield _finding(ctx, call, ptr, pids, aranges, block_ptrs, sizes)
+        yield _finding(ctx, call, ptr, pids, over, block_ptrs, sizes)
 
 
-def _finding(ctx, call, ptr, pids, aranges, block_ptrs, sizes):
+def _overhang(ctx, call, ptr):
+    """(the lanes that can run past the data, the bound they pass, whether a grid or loop tiles
+    them), or None when every arange of the address stays in range or nothing says the data is
+    ragged. In range: wrapped or clamped lanes, lanes read through a loaded index (a gather), a
+    whole-width arange the kernel never compares with a size, full tiles of a loop whose tail is
+    handled elsewhere. Ragged: the same lanes are masked against a size elsewhere, the launch
+    tiles with cdiv, or a loop steps through a runtime size."""
+    pieces = [(n, key, ib.index_facts(ctx, n), origin if n.type == "call" else n) for n, key, origin in ib.summands(ctx, ptr)]
+    for node, key, f, origin in pieces:
+        if not f.lanes or f.clamped or f.gathered or f.whole_tiles:
+            continue  # in range by construction, or a gather whose indices decide
+        tiled_by = [node] if f.pid or f.loops else []
+        bare = not (node.type == "binary_operator" and ctx.src.text_of(node.child_by_field_name("operator")) == "*")
+        for other, key2, g, _ in pieces:
+            if not bare or other is node or g.lanes or key2 != key or g.gathered or not (g.pid or g.loops):
+                continue
+            if g.tokens & f.extents or (g.loops and not g.pid and not g.runtime and not g.tokens):
+                tiled_by.append(other)
+        if any(ib.index_facts(ctx, n).whole_tiles for n in tiled_by):
+            continue  # a buffer laid out in whole tiles
+        if not tiled_by:
+            bound = _compared_bound(ctx, call, f, same_use=True)
+            if bound is not None and not _masked_twin(ctx, call, ptr):
+                return origin, bound, False  # a whole-width arange the kernel masks elsewhere
+            continue
+        if _causal_loop(ctx, call, tiled_by) or _early_exit(ctx, call) or _masked_twin(ctx, call, ptr):
+            continue
+        bound = _compared_bound(ctx, call, f, same_use=False)
+        if bound is not None or _ragged_tiling(ctx, call, tiled_by):
+            return origin, bound, True
+    return None
+
+
+def _compared_bound(ctx, call, f, same_use):
+    """The text of a runtime bound the kernel compares these lanes with (`offs < n_cols`); with
+    `same_use`, only where they index the same way (not `row0 + offs < n_rows` for a column). A
+    comparison inside the access itself (`tl.store(p + offs, tl.where(offs < n, x, -1))`) says
+    the author writes those lanes on purpose."""
+    memo = ctx.kernel.__dict__.setdefault("_tl002_comparisons", [])
+    if not memo:
+        for node in walk(ctx.kernel.node):
+            if node.type == "comparison_operator" and len(node.named_children) == 2:
+                ops = [c for c in node.children if not c.is_named]
+                op = ctx.src.text_of(ops[0]) if ops else ""
+                a, b = node.named_children
+                if op in (">", ">="):
+                    a, b = b, a
+                elif op not in ("<", "<="):
+                    continue
+                memo.append((ib.index_facts(ctx, a), ib.index_facts(ctx, b), b))
+        memo.append(None)
+    for item in memo:
+        if item is None:
+            continue
+        fa, fb, b = item
+        if call.node.start_byte <= b.start_byte < call.node.end_byte and _in_where(ctx, b, call.node):
+            continue
+        if not (fa.lanes & f.lanes or (fa.lanes and fa.extents & f.extents)) or fb.lanes or fb.loops:
+            continue
+        if same_use and (fa.pid or fa.loops or fa.gathered or fa.runtime):
+            continue
+        if fb.runtime or fb.gathered:
+            return ctx.src.text_of(b)
+    return None
+
+
+def _in_where(ctx, node, stop):
+    wheres = {c.node.id for c in ctx.kernel.calls_named("where")}
+    return any(p.id in wheres for p in off.ancestors(node, stop))
+
+
+def _ragged_tiling(ctx, call, tiled_by):
+    """The launch tiles the program ids with cdiv, or the tiling loop runs to a runtime size."""
+    facts = [ib.index_facts(ctx, n) for n in tiled_by]
+    axes = set().union(*(f.pid_axes for f in facts))
+    for launch in ctx.kernel.launches:
+        dims = _grid_dims(launch.grid)
+        if any(0 <= a < len(dims) and re.search(r"cdiv|-\s*1\s*\)\s*//", ctx.src.text_of(dims[a])) for a in axes):
+            return True
+    loops = set().union(*(f.loops for f in facts))
+    for lp in call.loops:
+        if lp.var in loops and lp.args:
+            stop = ib.index_facts(ctx, lp.args[1] if len(lp.args) > 1 else lp.args[0])
+            if stop.runtime:
+                return True  # (a count loaded from memory is often padded to the block: no evidence)
+    return False
+
+
+def _grid_dims(grid):
+    """The per-axis expressions of a launch grid `(a, b)` or `lambda META: (a, b)`; [] if unknown."""
+    node = off.strip_parens(grid)
+    if node is not None and node.type == "lambda":
+        node = off.strip_parens(node.child_by_field_name("body"))
+    if node is None or node.type not in ("tuple", "list"):
+        return []
+    return [c for c in node.named_children if c.type != "comment"]
+
+
+def _causal_loop(ctx, call, tiled_by):
+    """A loop over the tiles before the program's own (`range(0, pid * BLOCK, BLOCK)`): full tiles."""
+    loops = set()
+    for n in tiled_by:
+        loops |= ib.index_facts(ctx, n).loops
+    if not loops:
+        return False
+    for lp in call.loops:
+        if lp.var in loops and lp.args:
+            stop = lp.args[1] if len(lp.args) > 1 else lp.args[0]
+            s = ib.index_facts(ctx, stop)
+            if not (s.pid and not s.runtime and not s.gathered):
+                return False
+    return True
+
+
+def _early_exit(ctx, call):
+    """`if pid * BLOCK >= n: return` before the access: the author bounds the tile by hand."""
+    for stmt in ctx.kernel.node.child_by_field_name("body").named_children:
+        if stmt.start_byte >= call.node.start_byte:
+            break
+        if stmt.type != "if_statement":
+            continue
+        body = stmt.child_by_field_name("consequence")
+        if body is None or not any(c.type == "return_statement" for c in body.named_children):
+            continue
+        f = ib.index_facts(ctx, stmt.child_by_field_name("condition"))
+        if f.pid and (f.runtime or f.gathered):
+            return True
+    return False
+
+
+def _masked_twin(ctx, call, ptr):
+    """A loop of full tiles with its tail peeled off: the same offsets are masked in another access
+    outside this access's loop."""
+    if not call.loops:
+        return False
+    kinds = off.param_kinds(ctx)
+    key = _offsets_text(ctx, ptr, kinds)
+    inner = call.loops[-1].node
+    for other in ctx.kernel.calls_named("load", "store"):
+        if other is call or _mask_node(other) is None:
+            continue
+        if inner.start_byte <= other.node.start_byte < inner.end_byte:
+            continue
+        p = other.arg(0, "pointer")
+        if p is not None and _offsets_text(ctx, p, kinds) == key:
+            return True
+    return False
+
+
+def _offsets_text(ctx, ptr, kinds):
+    return "".join(t for t in re.findall(r"\w+|\S", ctx.src.text_of(ptr)) if t not in kinds.pointers)
+
+
+def _block_ptr_overhang(ctx, block_ptrs):
+    """A block pointer overhangs where an offset follows the program id or a loop and the
+    matching dimension of its shape is a runtime size; (None, bound) then."""
+    for bp in block_ptrs:
+        if bp.name != "make_block_ptr":
+            continue
+        shape, offsets = bp.arg(1, "shape"), bp.arg(3, "offsets")
+        if shape is None or offsets is None or shape.type not in ("tuple", "list") or offsets.type not in ("tuple", "list"):
+            return None, None, True
+        advanced = any(c.name == "advance" for c in block_ptrs)
+        for dim, offset in zip(shape.named_children, offsets.named_children):
+            fd, fo = ib.index_facts(ctx, dim), ib.index_facts(ctx, offset)
+            if (fd.runtime or fd.gathered) and (fo.pid or fo.loops or advanced):
+                return None, ctx.src.text_of(dim), True
+    return None
+
+
+def _finding(ctx, call, ptr, pids, over, block_ptrs, sizes):
     src = ctx.src
     what = "tl.load" if call.name == "load" else "tl.store"
-    pid_line = off.line_of(pids[0].node)
-    if block_ptrs and not aranges:
-        origin = f"a block pointer (tl.make_block_ptr at line {off.line_of(block_ptrs[0].node)}) offset by tl.program_id at line {pid_line}"
-        remedy = "pass boundary_check=(0, 1) (and padding_option=\"zero\" on loads)"
+    lane_node, bound, tiled = over
+    bound_text = bound if bound is not None else ", ".join(sizes)
+    if lane_node is None:
+        msg = f"{what} of a block pointer without boundary_check overhangs `{bound_text}` on the last block"
     else:
-        origin = f"offsets from tl.program_id (line {pid_line}) and tl.arange (line {off.line_of(aranges[0].node)})"
-        remedy = "mask it"
-    size_list = ", ".join(f"`{s}`" for s in sizes)
-    msg = (f"{what} at {origin} has no mask, but {ctx.kernel.name} takes the size bound {size_list}: "
-           f"lanes past the end are read or written wherever the size is not a multiple of the block; {remedy}")
+        where = "on the last block" if tiled else "(other accesses mask them)"
+        msg = f"unmasked {what}: lanes of `{src.text_of(lane_node)}` can pass `{bound_text}` {where}"
     related = [Related(src.range(pids[0].node), "the program id the offsets come from")]
-    p = ctx.kernel.param(sizes[0])
-    if p is not None:
+    p = ctx.kernel.param(sizes[0]) if sizes else None
+    if p is not None and bound is None:
         related.append(Related(p.range, "the size bound"))
-    edits = None if block_ptrs else _fix(ctx, call, ptr, sizes)
-    return ctx.finding(src.range(call.node), msg, fix=edits, related=related,
-                       data={"sizes": sizes, "access": call.name})
+    fix = None if block_ptrs else _fix(ctx, call, ptr, bound, sizes)
+    edits, title = fix if fix else (None, None)
+    return ctx.finding(src.range(call.node), msg, fix=edits, fix_title=title, related=related,
+                       data={"sizes": sizes, "bound": bound, "access": call.name})
 
 
-def _fix(ctx, call, ptr, sizes):
+def _fix(ctx, call, ptr, bound, sizes):
     """`p + offs` with 1-D offsets and one size bound → `mask=offs < n` (reusing a `mask`
-    variable of the kernel that already says exactly that)."""
+    variable of the kernel that already says exactly that). The bound is the parameter the kernel
+    compares these offsets with, else its only size parameter."""
     src = ctx.src
-    if len(sizes) != 1:
+    if bound is not None and ctx.kernel.param(bound) is not None and not ctx.kernel.assignments.get(bound):
+        n = bound
+    elif bound is None and len(sizes) == 1:
+        n = sizes[0]
+    else:
         return None
     expr = off.strip_parens(ptr)
     if expr is None or expr.type != "binary_operator" or src.text_of(expr.child_by_field_name("operator")) != "+":
@@ -158,7 +352,7 @@ def _fix(ctx, call, ptr, sizes):
     leaf = offs_nodes[0]
     if not ctx.definition_calls(leaf, "arange") or any(t.ndim for t in off.pointer_terms(ctx, leaf)):
         return None
-    offs, n = src.text_of(leaf), sizes[0]
+    offs = src.text_of(leaf)
     cond = f"{offs} < {n}"
     mask_expr = cond
     for name, defs in ctx.kernel.assignments.items():
@@ -171,4 +365,4 @@ def _fix(ctx, call, ptr, sizes):
     if not last:
         return None
     pos = src.pos(last[-1].end_point)
-    return [TextEdit(Range(pos, pos), f", mask={mask_expr}")]
+    return [TextEdit(Range(pos, pos), f", mask={mask_expr}")], f"add mask={mask_expr}"
