@@ -23,7 +23,8 @@ def register(sub) -> None:
     p = sub.add_parser("check", help="analyze Triton kernels in files or folders")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
-    p.add_argument("--select", default="", help="comma-separated rule ids or prefixes (default: all)")
+    p.add_argument("--select", default="",
+                   help="comma-separated rule ids or prefixes, or ALL (default: the rules `tritonlens rules` marks default)")
     p.add_argument("--ignore", default="", help="comma-separated rule ids or prefixes to skip")
     p.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true",
@@ -53,7 +54,7 @@ def _validate(codes: list[str], flag: str) -> None:
     from .rules import RULES
 
     for c in codes:
-        if not any(r.startswith(c) for r in RULES):
+        if c != "ALL" and not any(r.startswith(c) for r in RULES):
             raise SystemExit(f"tritonlens check: error: {flag} names unknown rule {c!r} (see `tritonlens rules`)")
 
 
@@ -188,11 +189,13 @@ def run_rules(args: argparse.Namespace) -> int:
         print(json.dumps([{"id": r.id, "name": r.name, "severity": r.severity.value, "summary": r.summary,
                            "fix": r.fix_title, "doc": r.help_uri,
                            "fix_applicability": r.fix_applicability.value if r.fix_applicability else None,
-                           "kind": "static" if r.id in RULES else "compile"} for r in ALL_RULES.values()], indent=2))
+                           "kind": "static" if r.id in RULES else "compile", "default": r.default}
+                          for r in ALL_RULES.values()], indent=2))
         return 0
     for r in ALL_RULES.values():
         fix = f"  (fix: {r.fix_applicability.value})" if r.fix_applicability else ""
-        print(f"{r.id}  {r.severity.value:<7}  {r.name:<34} {r.summary}{fix}")
+        off = "" if r.default else "  (off by default: --select " + r.id + ")"
+        print(f"{r.id}  {r.severity.value:<7}  {r.name:<34} {r.summary}{fix}{off}")
     return 0
 
 

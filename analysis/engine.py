@@ -62,9 +62,12 @@ class _Entry:
 
 
 def _select(select, ignore) -> list[str]:
+    """The rules to run: the default set without `select`; `ALL`, ids and prefixes (`TL0`) with it."""
     codes = list(RULE_MODULES)
-    if select:
-        wanted = {c.strip().upper() for c in select if c.strip()}
+    wanted = {c.strip().upper() for c in select or () if c.strip()}
+    if not wanted:
+        codes = [c for c in codes if RULE_MODULES[c].RULE.default]
+    elif "ALL" not in wanted:
         codes = [c for c in codes if c in wanted or any(c.startswith(w) for w in wanted)]
     if ignore:
         unwanted = {c.strip().upper() for c in ignore if c.strip()}

@@ -24,6 +24,7 @@ from tritonlens.analysis.gpus import names as gpu_names
 SECTION = "tritonlens"
 
 _RULE_ID = r"^TL\d{3}$"
+_SELECTOR = r"^(TL\d{3}|ALL)$"
 # One spelling for both sides: JSON schema patterns are ECMAScript, and this one reads the same there.
 _BACKEND = r"^(local|ray|ray://[^\s/:]+(:\d+)?|ssh://([^\s@/]+@)?[^\s@/:]+(:\d+)?)$"
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -75,9 +76,10 @@ class LlmSettings:
 @attrs.frozen
 class Settings:
     select: tuple[str, ...] = setting(
-        (), "Rule ids to report (e.g. `TL005`); empty reports every rule.", markdown=True,
-        schema={"type": "array", "items": {"type": "string", "pattern": _RULE_ID}},
-        hint="must be a list of rule ids like \"TL005\"")
+        (), "Rule ids to report (e.g. `TL005`, or `ALL`); empty reports the default rule set "
+        "(`tritonlens rules` marks the rules that are off by default).", markdown=True,
+        schema={"type": "array", "items": {"type": "string", "pattern": _SELECTOR}},
+        hint="must be a list of rule ids like \"TL005\" or \"ALL\"")
     ignore: tuple[str, ...] = setting(
         (), "Rule ids never to report.", schema={"type": "array", "items": {"type": "string", "pattern": _RULE_ID}},
         hint="must be a list of rule ids like \"TL005\"")

@@ -33,6 +33,9 @@ class RuleInfo:
     fix_applicability: Applicability | None = None
     fix_safety: str = ""
     kind: str = "static"  # "static": decided from the source; "compile": from the compiler's output
+    # In the default rule set, which runs when no rules are selected. A rule whose findings on real
+    # code are mostly right but seldom worth acting on stays out: `--select TLNNN` or `ALL` runs it.
+    default: bool = True
 
     def __post_init__(self) -> None:
         if (self.fix_title is None) != (self.fix_applicability is None) or (self.fix_title is not None) != bool(self.fix_safety):

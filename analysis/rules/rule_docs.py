@@ -2,7 +2,8 @@
 
 The docstring's first line is the page's title (`TL001 — ...`), the rest its body (What it finds,
 Why, Example, Fix). The line under the title and the closing "Fix safety" section come from the
-rule's metadata, so severity and fix applicability are stated once, in code.
+rule's metadata, so severity, whether the rule is in the default set and fix applicability are
+stated once, in code.
 """
 
 from __future__ import annotations
@@ -32,8 +33,13 @@ def docstring_of(code: str) -> str:
     return inspect.cleandoc(module.__doc__ or "")
 
 
+def default_words(info: RuleInfo) -> str:
+    """Whether `info` runs without `--select`, as `tritonlens rules` and the rule's page say it."""
+    return "on" if info.default else f"off (`--select {info.id}` or `--select ALL` runs it)"
+
+
 def _header(info: RuleInfo) -> str:
-    parts = [f"**Severity:** {info.severity.value}"]
+    parts = [f"**Severity:** {info.severity.value}", f"**Default:** {default_words(info)}"]
     if info.kind == "compile":
         parts.append("**Source:** the cross-compile (`tritonlens compile`)")
     elif info.fix_title is None:

@@ -1,17 +1,19 @@
-"""TL008 — tile sizes / num_warps hard-coded at the launch, no autotuning
+"""TL008 — matmul tile sizes / num_warps hard-coded at the launch, no autotuning
 
 ## What it finds
-A launch `kernel[grid](...)` of a kernel with no `@triton.autotune` that passes tile-size
-constexprs (`BLOCK*`, `*_SIZE`, `BM`/`BN`/`BK`, `TILE*`, `GROUP*`) and/or `num_warps` as fixed
-numbers: a literal at the launch (`BLOCK_M=32`, `num_warps=4`), a wrapper constant assigned
+A launch `kernel[grid](...)` of a kernel that calls `tl.dot` and has no `@triton.autotune`, passing
+tile-size constexprs (`BLOCK*`, `*_SIZE`, `BM`/`BN`/`BK`, `TILE*`) and/or `num_warps` as fixed
+numbers: a literal at the launch (`BLOCK_M=32`, `num_warps=4`), a wrapper constant assigned once
 before it (`BLOCK_SIZE = 64`, `BLOCK_M, BLOCK_N = 32, 32`) or a module constant. One finding per
-launch, on its fixed arguments, naming every value and where it was set (`num_stages` is named
-too when fixed).
+launch, on its fixed arguments; the message lists the values, the related locations say where each
+was set (`num_stages` is named too when fixed).
 
-Silent for values derived from the problem (`triton.next_power_of_2(n_cols)`, a `num_warps`
-chosen by an `if` on the block), values the wrapper's caller passes in, constexprs a
-`@triton.heuristics` computes, model dimensions (`HEAD_DIM`, `HIDDEN_SIZE`, …), and kernels whose
-launch is not in the file.
+Silent for kernels without `tl.dot` (an element-wise kernel or a memset moves at most a few tens of
+percent with its block size; TL015 reports blocks that are too small), values derived from the
+problem (`triton.next_power_of_2(n_cols)`), values chosen per case (assigned under an `if`, in a
+loop, or more than once before the launch), values the wrapper's caller passes in, constexprs a
+`@triton.heuristics` computes, group sizes (`GROUP_M`, a quantization group), model dimensions
+(`HEAD_DIM`, `HIDDEN_SIZE`, …), and kernels whose launch is not in the file.
 
 ## Why
 The best tile and warp count depend on the problem shape and the GPU, and the spread is large.
@@ -20,7 +22,8 @@ Measured on our H100 (shared figures): the tutorial fp16 matmul at 4096³ runs a
 7.8×, 97% of cuBLAS; an fp32 vector add moves 1.27 TB/s at BLOCK=64 and 3.02 TB/s at BLOCK=256
 (2.4×), while num_warps=16 with BLOCK=128 drops to 1.03 TB/s. A single hard-coded choice is right
 for at most one of these shapes. `@triton.autotune` benchmarks a list of `triton.Config` once per
-distinct `key` value and caches the winner.
+distinct `key` value and caches the winner. The rule is off by default: on real projects a fixed
+configuration is mostly a deliberate choice for the shapes the code serves.
 
 ## Example
 ```python
@@ -48,17 +51,23 @@ RULE = RuleInfo(
     id="TL008",
     name="hardcoded-launch-config",
     severity=Severity.INFO,
-    summary="tile sizes / num_warps hard-coded at the launch with no @triton.autotune",
+    summary="matmul tile sizes / num_warps hard-coded at the launch with no @triton.autotune",
+    default=False,
 )
 
-_TILE = re.compile(r"BLOCK|^TILE|^GROUP|_SIZE$|^B[MNKD]$", re.IGNORECASE)
+# GROUP_M (the swizzle) and quantization group sizes are fixed on purpose: not tile choices.
+_TILE = re.compile(r"BLOCK|^TILE|_SIZE$|^B[MNKD]$", re.IGNORECASE)
+_NOT_TILE = re.compile(r"GROUP", re.IGNORECASE)
 # model dimensions are fixed by the model, not tunable tile sizes
 _MODEL_DIM = re.compile(r"HEAD|DIM|VOCAB|HIDDEN|EMBED|FEAT|CHANNEL|SEQ|BATCH", re.IGNORECASE)
 _OPTIONS = ("num_warps", "num_stages")
+_MATMUL = ("dot", "dot_scaled")  # where the tile choice moves throughput several-fold
+MESSAGE_VALUES = 40  # characters of `NAME=value` a message lists before '…'
+
 
 
 def _is_tile_name(name: str) -> bool:
-    return bool(_TILE.search(name)) and not _MODEL_DIM.search(name)
+    return bool(_TILE.search(name)) and not _MODEL_DIM.search(name) and not _NOT_TILE.search(name)
 
 
 def _literal(ctx, node, launch, depth=0):
@@ -77,12 +86,11 @@ def _literal(ctx, node, launch, depth=0):
         params, assignments = _wrapper_facts(src, launch.wrapper)
         if name in params:
             return None  # the caller chooses it
-        last = None
-        for n in assignments:
-            if n.start_byte < launch.node.start_byte:
-                bound = _bound_value(n, name, src)
-                if bound is not None:
-                    last = (n, bound)
+        binds = [(n, v) for n in assignments if n.start_byte < launch.node.start_byte
+                 for v in [_bound_value(n, name, src)] if v is not None]
+        if len(binds) > 1 or any(_chosen(n, launch.wrapper) for n, _ in binds):
+            return None  # chosen per case (`if BLOCK >= 2048: num_warps = 8`), not hard-coded
+        last = binds[-1] if binds else None
         if last is not None:
             stmt, value = last
             value = off.strip_parens(value)
@@ -112,6 +120,17 @@ def _wrapper_facts(src, wrapper) -> tuple[set, list]:
     return facts
 
 
+def _chosen(assign, wrapper) -> bool:
+    """Whether `assign` runs only in some cases: inside an `if`, a loop or a `try` of the wrapper."""
+    p = assign.parent
+    while p is not None and p.id != wrapper.id:
+        if p.type in ("if_statement", "elif_clause", "else_clause", "for_statement", "while_statement",
+                      "try_statement", "match_statement"):
+            return True
+        p = p.parent
+    return False
+
+
 def _bound_value(assign, name, src):
     """The value `assign` gives `name`: `X = v` or `A, X = a, v`; None when it does not bind it."""
     left, right = assign.child_by_field_name("left"), assign.child_by_field_name("right")
@@ -131,7 +150,7 @@ def _bound_value(assign, name, src):
 
 def check(ctx: KernelContext):
     k = ctx.kernel
-    if k.autotuned or not k.launches:
+    if k.autotuned or not k.launches or not k.calls_named(*_MATMUL):
         return
     tiles = [p for p in k.params if p.is_constexpr and _is_tile_name(p.name) and p.name not in k.heuristics]
     for launch in k.launches:
@@ -167,13 +186,10 @@ def _finding(ctx, launch, fixed, options):
     # name the keyword too (`BLOCK_M=32`), not only its value
     if first.parent is not None and first.parent.type == "keyword_argument":
         start = first.parent
-    by_where: dict[str, list[str]] = {}
-    for name, value, where, _ in everything:
-        by_where.setdefault(where, []).append(f"{name}={value}")
-    seen = "; ".join(f"{', '.join(v)} ({w})" for w, v in by_where.items())
-    msg = (f"{ctx.kernel.name} is launched with fixed {seen} and has no @triton.autotune: one configuration for every "
-           f"shape and GPU; on an H100 the tile/warp/stage choice alone moves a matmul 7.8x (89 → 691 TFLOP/s) and a "
-           f"vector add 2.4x (BLOCK 64 → 256); autotune over a few triton.Config keyed on the sizes")
+    values = ", ".join(f"{name}={value}" for name, value, _, _ in everything)
+    if len(values) > MESSAGE_VALUES:
+        values = values[:MESSAGE_VALUES].rsplit(", ", 1)[0] + ", …"
+    msg = f"matmul launched with fixed {values} and no @triton.autotune: one choice for every shape and GPU"
     related = [Related(src.range(n), f"{name}={value} ({where})") for name, value, where, n in everything]
     return ctx.finding(src.span(start, end), msg, related=related,
                        data={"fixed": {n: v for n, v, _, _ in everything}})

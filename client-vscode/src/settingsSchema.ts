@@ -13,7 +13,7 @@ export interface LlmConfig {
 
 /** The server's configuration section "tritonlens". */
 export interface ServerConfig {
-  /** Rule ids to report (e.g. `TL005`); empty reports every rule. */
+  /** Rule ids to report (e.g. `TL005`, or `ALL`); empty reports the default rule set (`tritonlens rules` marks the rules that are off by default). */
   select: string[];
   /** Rule ids never to report. */
   ignore: string[];
@@ -77,7 +77,7 @@ export interface SettingSpec {
 
 /** Every editor setting the server reads, by its key below `tritonlens.` ("llm.model"). */
 export const SETTINGS: Readonly<Record<string, SettingSpec>> = {
-  select: { type: 'array', itemPattern: '^TL\\d{3}$', hint: 'must be a list of rule ids like "TL005"' },
+  select: { type: 'array', itemPattern: '^(TL\\d{3}|ALL)$', hint: 'must be a list of rule ids like "TL005" or "ALL"' },
   ignore: { type: 'array', itemPattern: '^TL\\d{3}$', hint: 'must be a list of rule ids like "TL005"' },
   targetGpu: { type: 'string', enum: ['H100', 'H200', 'A100', 'L40S', 'B200'], hint: 'must be one of H100, H200, A100, L40S, B200' },
   debounceMs: { type: 'integer', minimum: 0, maximum: 10000, hint: 'must be an integer from 0 to 10000' },

@@ -115,3 +115,45 @@ def other(x_ptr):
     found = Analyzer().analyze(text, select=["TL999"]).findings
     assert [f.message for f in found] == ["tl.store is gone (and 1 more use in this file)"]
     assert found[0].kernel == "k" and found[0].related[0].message == "another use"
+
+
+MATMUL_FIXED = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def mm(a_ptr, c_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot(a, a))
+
+def run(a, c):
+    mm[(1,)](a, c, BLOCK=64)
+'''
+
+
+def test_without_select_only_the_default_rules_run():
+    from tritonlens.analysis.rules import RULES
+
+    assert not RULES["TL008"].default
+    assert "TL008" not in {f.code for f in Analyzer().analyze(MATMUL_FIXED).findings}
+    assert "TL008" in {f.code for f in Analyzer().analyze(MATMUL_FIXED, select=["ALL"]).findings}
+    assert {f.code for f in Analyzer().analyze(MATMUL_FIXED, select=["TL008"]).findings} == {"TL008"}
+    assert "TL008" not in {f.code for f in Analyzer().analyze(MATMUL_FIXED, select=["ALL"], ignore=["TL008"]).findings}
+
+
+def test_rules_listing_and_pages_say_which_rules_are_off_by_default(capsys):
+    import argparse
+    import json
+
+    from tritonlens.analysis.cli import run_rules
+    from tritonlens.analysis.rules import ALL_RULES
+    from tritonlens.analysis.rules.rule_docs import page
+
+    run_rules(argparse.Namespace(format="json"))
+    listed = {r["id"]: r["default"] for r in json.loads(capsys.readouterr().out)}
+    assert listed == {code: info.default for code, info in ALL_RULES.items()}
+    run_rules(argparse.Namespace(format="text"))
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("TL008"))
+    assert "off by default" in line
+    assert "**Default:** off" in page(ALL_RULES["TL008"]) and "**Default:** on" in page(ALL_RULES["TL002"])
