@@ -66,16 +66,17 @@ def _dtype(ctx, node, config) -> str | None:
 def check(ctx: KernelContext):
     for call in ctx.kernel.calls_named("dot"):
         a, b = call.arg(0, "input"), call.arg(1, "other")
-        for config in ctx.kernel.configs or [None]:
-            how = _ieee_in(ctx, call, config)
-            if how is None:
-                continue
-            if _dtype(ctx, a, config) != "fp32" or _dtype(ctx, b, config) != "fp32":
-                continue
-            kw = "input_precision" if how.startswith("input") else "allow_tf32"
-            node = call.kwargs.get(kw)
-            rng = ctx.src.range(node.parent if node is not None and node.parent is not None else call.node)
-            yield ctx.finding(rng, f"fp32 tl.dot with {how} runs on FMA: 2-4x slower than tf32 on H100; "
-                              "\"tf32x3\" keeps fp32 accuracy on tensor cores",
-                              data={"precision": how, "config": config.label if config is not None else None})
-            break
+        configs = ctx.kernel.configs or [None]
+        # Every configuration must ask for ieee: a precision chosen per platform
+        # (`"ieee" if is_hip else "tf32x3"`) is resolved to one configuration per alternative.
+        asks = [_ieee_in(ctx, call, c) for c in configs]
+        if not asks or any(how is None for how in asks):
+            continue
+        if not any(_dtype(ctx, a, c) == "fp32" and _dtype(ctx, b, c) == "fp32" for c in configs):
+            continue
+        how = asks[0]
+        kw = "input_precision" if how.startswith("input") else "allow_tf32"
+        node = call.kwargs.get(kw)
+        rng = ctx.src.range(node.parent if node is not None and node.parent is not None else call.node)
+        yield ctx.finding(rng, f"fp32 tl.dot with {how} runs on FMA: 2-4x slower than tf32 on H100; "
+                          "\"tf32x3\" keeps fp32 accuracy on tensor cores", data={"precision": how})
