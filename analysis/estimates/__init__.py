@@ -17,9 +17,9 @@ from .figures import DEFAULT_ELEM_BYTES, MEMORY_OPS, Access, Estimate
 from .grid import grid_programs
 from .memory import estimate, estimates_for
 from .pointers import base_pointer
-from .tiles import Tile, dot_operand_shapes, largest_tile, shared_estimate
+from .tiles import DotBuffers, Tile, dot_buffers, dot_operand_shapes, largest_tile
 
 __all__ = [
-    "DEFAULT_ELEM_BYTES", "MEMORY_OPS", "Access", "ElementSizes", "Estimate", "Tile", "base_pointer",
-    "dot_operand_shapes", "estimate", "estimates_for", "grid_programs", "largest_tile", "shared_estimate",
+    "DEFAULT_ELEM_BYTES", "MEMORY_OPS", "Access", "DotBuffers", "ElementSizes", "Estimate", "Tile", "base_pointer",
+    "dot_buffers", "dot_operand_shapes", "estimate", "estimates_for", "grid_programs", "largest_tile",
 ]

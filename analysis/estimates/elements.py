@@ -26,7 +26,7 @@ def tl_dtype(node, kernel: Kernel, module: Module | None) -> str | None:
     return rest if head in ("tl", "triton.language") or name.startswith("triton.language.") else None
 
 
-def _dtype_node(call):
+def dtype_node(call):
     """The dtype argument of `x.to(dtype)`, `tl.zeros(shape, dtype)`, `tl.full(shape, value, dtype)`."""
     if call.name == ".to":
         return call.arg(0, "dtype")
@@ -43,7 +43,7 @@ class ElementSizes:
         self.half_hint: tuple[str, int] | None = None
         for c in kernel.calls:
             if c.name in (".to", "zeros", "full"):
-                dt = tl_dtype(_dtype_node(c), kernel, module)
+                dt = tl_dtype(dtype_node(c), kernel, module)
                 if dt in _HALF:
                     self.half_hint = (dt, c.range.start.line + 1)
                     break
@@ -73,8 +73,36 @@ class ElementSizes:
             if c is None:
                 return None
             if c.name in (".to", "zeros", "full"):
-                return element_bytes(tl_dtype(_dtype_node(c), self.kernel, self.module))
+                return element_bytes(tl_dtype(dtype_node(c), self.kernel, self.module))
             if c.name == "load":
                 base = base_pointer(self.kernel, c.arg(0, "pointer"))
                 return self.given.get(base) if base else None
         return None
+
+    def of_load(self, node, run: RunResult | None = None, depth: int = 0) -> int | None:
+        """Element size of the data a `tl.load` brings in for the value `node` (through
+        conversions: `tl.load(p).to(tl.bfloat16)` gives the load's size): what a pipelined copy
+        stages in shared memory. None when the value is not a load or the load's type is unknown."""
+        node = unwrap(node)
+        if node is None or depth > 8:
+            return None
+        if node.type == "identifier":
+            a = reaching(self.kernel, self.kernel.src.text_of(node), node.start_byte)
+            return self.of_load(a.value, run, depth + 1) if a is not None and a.value is not None else None
+        if node.type != "call":
+            return None
+        c = call_at(self.kernel, node)
+        if c is None:
+            return None
+        if c.name == ".to":
+            obj = node.child_by_field_name("function")
+            obj = obj.child_by_field_name("object") if obj is not None and obj.type == "attribute" else None
+            return self.of_load(obj, run, depth + 1)
+        if c.name != "load":
+            return None
+        a = run.at(node) if run is not None else None
+        size = element_bytes(a.dtype) if a is not None and a.kind == "tensor" else None
+        if size is not None:
+            return size
+        base = base_pointer(self.kernel, c.arg(0, "pointer"))
+        return self.given.get(base) if base else None

@@ -1,25 +1,34 @@
 """TL013 — pipelined `tl.dot` over the shared-memory limit
 
 ## What it finds
-For each configuration (launch sites × autotune configs), the shared memory a software-pipelined
-`tl.dot` needs: `num_stages × (BLOCK_M×BLOCK_K + BLOCK_K×BLOCK_N) × element bytes` for a `tl.dot`
-inside a `range`/`tl.range` loop (one stage outside loops; `tl.range(..., num_stages=S)` wins
-over the kernel's), summed over the kernel's dots, against the target's limit per block (H100:
-232,448 bytes = 227 KB, from analysis/gpus.py). The element size comes from the code
-(`.to(tl.float32)` on an operand, a `tl.float16` conversion elsewhere in the kernel); when the
-code does not say, operands are taken as 2-byte (fp16/bf16), the smallest usual `tl.dot` input,
-so a kernel that fits is never reported.
+For each configuration (launch sites × autotune configs), the shared memory Triton stages for
+the operands of the kernel's `tl.dot` calls, against the target's limit per block (H100: 232,448
+bytes = 227 KB, from analysis/gpus.py). A `tl.dot` inside a `range`/`tl.range` loop is software
+pipelined over `num_stages` (`tl.range(..., num_stages=S)` wins over the kernel's); the dots of
+one loop add up, while different loops (and dots outside loops) reuse the same memory, so the
+kernel needs the largest of them. Per dot, as triton 3.9 allocates for sm_90:
+- operands loaded in the type the dot takes: `num_stages × (BLOCK_M×BLOCK_K + BLOCK_K×BLOCK_N) ×
+  element bytes`;
+- operands converted between the load and the dot (`tl.load(p).to(tl.bfloat16)` of fp32 data):
+  `num_stages − 1` copies of the loaded tiles, in the loaded type, plus one converted B tile;
+- 8-bit operands (int8, fp8): `(num_stages + 1) / 2 × (A + B)` bytes, since Triton stages them
+  more sparingly;
+- a dot outside loops: one copy of each operand.
+Element sizes come from the code (a conversion, a `tl.zeros` dtype, a typed load). When the code
+gives no type for an operand, it is taken as 2 bytes (fp16/bf16, the usual `tl.dot` input) and
+the message says so; a load whose type is unknown is taken to be in the type the dot takes.
 
 ## Why
-The estimate matches what Triton allocates. Cross-compiled with triton 3.9 for sm_90 (contiguous,
-16-aligned operands as at a real launch), the tutorial matmul's `metadata.shared` is exactly the
-formula: 128×128×64 fp16 → 32,768 / 65,536 / 98,304 / 131,072 bytes for 1–4 stages; 128×256×64
-with 4 stages → 196,608 (this is the 691 TFLOP/s H100 config, shared/gpu/h100.md); 256×256×64 or
-128×128×128 with 4 stages → 262,144. Such a kernel compiles, but loading it on an H100 fails in
-`CompiledKernel._init_handles` with
+The model is what Triton allocates. Cross-compiled with triton 3.9 for sm_90 (contiguous,
+16-aligned operands as at a real launch), `metadata.shared` of a matmul loop is: 128×128×64 fp16,
+1–4 stages → 32,768 per stage (the tutorial matmul); 128×256×64 bf16, 3 stages → 147,456;
+4 stages → 196,608 (the 691 TFLOP/s H100 config, shared/gpu/h100.md); 256×256×64 bf16,
+4 stages → 262,144; the same 128×256×64 loop on fp32 data converted to bf16, 3 stages →
+229,376 (2 × fp32 tiles + one bf16 B); int8 128×128×128, 4 stages → 81,920. A kernel over the
+limit compiles, but loading it on an H100 fails in `CompiledKernel._init_handles` with
 `out of resource: shared memory, Required: 262144, Hardware limit: 232448. Reducing block sizes or
-`num_stages` may help.` — inside `@triton.autotune` that config is silently skipped, at a plain
-launch it is an exception.
+`num_stages` may help.` — inside `@triton.autotune` that config is skipped (tuning time lost, and
+the kernel fails if every config is over); at a plain launch it is an exception.
 
 ## Example
 ```python
@@ -34,10 +43,8 @@ tiles. No automatic fix: which of them to change is a performance decision.
 
 from __future__ import annotations
 
-import types
-
 from .. import gpus
-from ..estimates import ElementSizes, dot_operand_shapes, shared_estimate
+from ..estimates import ElementSizes, dot_buffers
 from ..findings import Related, Severity
 from .base import KernelContext, RuleInfo
 
@@ -45,68 +52,65 @@ RULE = RuleInfo(
     id="TL013",
     name="shared-memory-over-limit",
     severity=Severity.WARNING,
-    summary="estimated shared memory of a pipelined tl.dot over the target's limit (H100: 227 KB per block)",
+    summary="shared memory of a pipelined tl.dot over the target's limit (H100: 227 KB per block)",
 )
+
+ASSUMED_BYTES = 2  # an operand of unknown type: fp16/bf16, the usual tl.dot input
 
 
 def check(ctx: KernelContext):
     k = ctx.kernel
-    dots = k.calls_named("dot")
-    if not dots:
+    if not k.calls_named("dot"):
         return
     # Settings and the CLI refuse unknown names; one that still gets here fails the rule loudly
     # (an analysis error) rather than being judged against another GPU's limit.
     gpu = gpus.get(ctx.target)
+    sizes = ElementSizes(k, ctx.module)
     for config in k.configs:
-        shared, assumed = shared_estimate(k, ctx.module, config)
-        note = ""
-        if assumed:
-            # The operands' dtype is unknown: judge with the smallest usual tl.dot input (fp16/bf16)
-            # rather than guess fp32 and report a kernel that fits.
-            low, _ = shared_estimate(k, ctx.module, config, {p.name: 2 for p in k.params if not p.is_constexpr})
-            if low != shared:
-                note = "assumed 2-byte (fp16/bf16) dot operands: their dtype is not in the code"
-            shared = low
-        elif _half_hint(k, ctx.module):
-            note = _half_hint(k, ctx.module)
-        if shared is None or shared <= gpu.smem_per_block:
+        buffers = dot_buffers(k, ctx.module, config, sizes, fallback=ASSUMED_BYTES)
+        if not buffers:
             continue
-        stages_v = config.values.get("num_stages")
-        est = types.SimpleNamespace(shared_bytes=shared, num_stages=_stages(k, config))
-        dot = dots[0]
-        detail = _detail(ctx, dot, config, est)
-        stages = stages_v
-        origin = f"num_stages={est.num_stages} from {stages.origin}" if stages is not None and stages.origin else ""
-        related = [Related(stages.range, origin)] if stages is not None and stages.range is not None else \
-            ctx.related_for(config, None, "configuration")
-        assumed = [note] if note else []
+        regions: dict = {}
+        for d in buffers:
+            regions.setdefault(id(d.region), []).append(d)
+        worst = max(regions.values(), key=lambda ds: sum(d.bytes for d in ds))
+        total = sum(d.bytes for d in worst)
+        if total <= gpu.smem_per_block:
+            continue
+        stages = config.values.get("num_stages")
+        related = [Related(stages.range, f"num_stages={stages.value} from {stages.origin or config.label}")] \
+            if stages is not None and stages.range is not None else ctx.related_for(config, None, "configuration")
+        assumed = any(_assumed(ctx, sizes, d) for d in worst)
+        formula = _formula(worst[0]) if len(worst) == 1 else f"{len(worst)} dots in one loop"
+        skipped = "autotune skips this config" if "autotune" in config.label else "the launch fails"
         yield ctx.finding(
-            ctx.src.range(dot.node),
-            f"pipelined tl.dot needs about {est.shared_bytes:,} bytes of shared memory in {config.label} "
-            f"({detail}) but {gpu.name} gives a block at most {gpu.smem_per_block:,} bytes "
-            f"({gpu.smem_per_block // 1024} KB): the launch fails with OutOfResources; lower num_stages or BLOCK_K"
-            + (f" ({assumed[0]})" if assumed else ""),
+            ctx.src.range(worst[0].call.node),
+            f"tl.dot operands need {total:,} B of shared memory, {formula}{' (2-byte dtype assumed)' if assumed else ''}; "
+            f"{gpu.name} allows {gpu.smem_per_block:,}: {skipped}",
             related=related,
-            data={"shared_bytes": est.shared_bytes, "limit": gpu.smem_per_block, "gpu": gpu.name,
-                  "config": config.label},
+            data={"shared_bytes": total, "limit": gpu.smem_per_block, "gpu": gpu.name, "config": config.label,
+                  "assumed_operand_bytes": ASSUMED_BYTES if assumed else None},
         )
 
 
-def _detail(ctx, dot, config, est) -> str:
-    sa, sb = dot_operand_shapes(ctx.kernel, ctx.module, config, dot) or (None, None)
-    if not sa or not sb or est.num_stages is None:
-        return "stages × operand tiles × element bytes"
-    per_elem = est.shared_bytes // (est.num_stages * (sa[0] * sa[-1] + sb[0] * sb[-1])) \
-        if est.num_stages * (sa[0] * sa[-1] + sb[0] * sb[-1]) else 0
-    return (f"num_stages={est.num_stages} × ({sa[0]}×{sa[-1]} + {sb[0]}×{sb[-1]}) × {per_elem} bytes"
-            if len(ctx.kernel.calls_named('dot')) == 1 else "summed over the kernel's tl.dot calls")
+def _assumed(ctx: KernelContext, sizes: ElementSizes, d) -> bool:
+    """Whether an operand's type is not in the code (the estimate took ASSUMED_BYTES for it)."""
+    run = ctx.shapes.run_for(None)
+    return any(sizes.of_value(d.call.arg(i, name), run) is None for i, name in ((0, "input"), (1, "other")))
 
 
-def _stages(k, config) -> int | None:
-    v = config.get("num_stages")
-    return v if isinstance(v, int) else None
+def _formula(d) -> str:
+    a = "×".join(map(str, d.a_shape[-2:]))
+    b = "×".join(map(str, d.b_shape[-2:]))
+    la, lb = d.loaded_bytes
 
+    def tiles(x: int, y: int) -> str:
+        return f"({a} + {b}) × {x} B" if x == y else f"({a}×{x} + {b}×{y} B)"
 
-def _half_hint(k, module) -> str:
-    d = ElementSizes(k, module)
-    return d.default()[1] if d.half_hint is not None else ""
+    if d.stages == 1:
+        return f"{tiles(d.a_bytes, d.b_bytes)}, one stage"
+    if (la, lb) != (d.a_bytes, d.b_bytes):
+        return f"{d.stages - 1} × {tiles(la, lb)} loaded + {b} × {d.b_bytes} B converted"
+    if d.a_bytes == 1 and d.b_bytes == 1:
+        return f"({d.stages}+1)/2 × {tiles(1, 1)}"
+    return f"{d.stages} stages × {tiles(d.a_bytes, d.b_bytes)}"

@@ -82,7 +82,7 @@ def test_every_gpu_reaches_tl013_with_its_own_limit(name):
     (finding,) = tl013(HUGE, name)
     limit = EXPECTED[name][2]
     assert finding.data["gpu"] == name and finding.data["limit"] == limit
-    assert f"{limit:,} bytes" in finding.message and f"{name} gives" in finding.message
+    assert f"{name} allows {limit:,}" in finding.message
 
 
 @pytest.mark.parametrize("name,flagged", [("A100", True), ("L40S", True), ("H100", False), ("H200", False),
@@ -124,7 +124,7 @@ def test_check_cli_takes_a_gpu_and_refuses_unknown_names(tmp_path):
                               capture_output=True, text=True, timeout=60, check=False)
 
     flagged, fits, unknown = check("--gpu", "l40s"), check("--gpu", "H200"), check("--gpu", "V100")
-    assert flagged.returncode == 1 and "L40S gives a block at most 101,376 bytes" in flagged.stdout
+    assert flagged.returncode == 1 and "L40S allows 101,376" in flagged.stdout
     assert fits.returncode == 0, fits.stdout
     assert unknown.returncode == 2 and "'V100'" in unknown.stderr
     assert all(name in unknown.stderr for name in gpus.GPUS)

@@ -210,7 +210,7 @@ async def test_target_gpu_l40s_then_h200_judges_with_each_limit(bare_client, tmp
     target.write_text(SIX_STAGE.read_text())
     doc = Doc(client, target).open()
     (finding,) = [d for d in await doc.diagnostics() if d.code == "TL013"]
-    assert "L40S gives a block at most 101,376 bytes" in finding.message
+    assert "L40S allows 101,376" in finding.message
     # The kernel's hover card estimates for the same GPU.
     pos = position_of(doc.text, "mm(a_ptr", doc.encoding)
     card = (await doc.hover(pos.line, pos.character + 1)).contents.value
