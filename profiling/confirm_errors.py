@@ -144,6 +144,9 @@ def _configs(module, kernel) -> tuple[list[dict], dict[str, frozenset]]:
                 names.append(p.name)
                 if kind == "dtype":
                     dtypes[p.name] = value
+        for option, default in (("num_warps", 4), ("num_stages", 3)):  # Triton's defaults
+            if option in values and values[option].value is UNKNOWN:
+                values[option] = Value(default, "guessed")
         guessed_configs.append(dataclasses.replace(cfg, values=values))
         guessed[f"static: {cfg.label}"] = frozenset(names)
     if not guessed_configs:
@@ -387,9 +390,9 @@ def _judge_one(ask: _Ask, request: Request, lowered: dict[str, FrontendKernelRes
                 else:
                     notes.append("lowered, but with guessed constexpr values: " + ", ".join(sorted(guessed)))
             elif o.status == ACCEPTED:
-                notes.append(f"{o.label}: the line is not compiled in that configuration")
+                notes.append(f"the line is not compiled in {o.label.removeprefix('static: ')}")
             else:
-                notes.append(f"{o.label}: not lowered ({o.message[:120]})")
+                notes.append(f"not lowered in {o.label.removeprefix('static: ')} ({o.message[:120]})")
     if accepted and not refused_here and (ask.code in CONFIG_FREE or not refused_other):
         return Judgement(Verdict.REFUTED, f"Triton {version} lowers these lines without an error")
     if ask.kernel in request.not_built and not notes:
