@@ -175,8 +175,14 @@ def handle(job) -> dict:
     result = FrontendResult(triton_version=triton.__version__)
     with _compile_mode(target), _Visits() as visits:
         for kernel in job.kernels:
+            cached = set(linecache.cache)
             try:
                 result.kernels.append(_kernel(kernel, backend, target, visits))
             except JobError as exc:
                 result.kernels.append(FrontendKernelResult(name=kernel.name, error=str(exc)))
+            finally:
+                # A long-lived worker sees every edit's text: its sources go once they are lowered.
+                for name in set(linecache.cache) - cached:
+                    if "::tritonlens-standalone-" in name:
+                        linecache.cache.pop(name, None)
     return result.to_json()
