@@ -11,8 +11,11 @@ on the host. A read that no configuration of the kernel executes (a constexpr br
 launch rules out) is not reported either.
 
 ## Why
-Triton 3.x refuses the read when it compiles the kernel. Checked on Triton 3.9.0 (sm_90 target)
-with ints, floats, bools, tuples and `X: tl.constexpr = 32`:
+Triton refuses the read when it compiles the kernel: plain globals since Triton 3.0
+(triton-lang/triton#3762), globals only annotated `tl.constexpr` since 3.2 (reported on
+foundation-model-stack/fms-acceleration#148). Neither is reported when the project's Triton is
+older than that. Checked on Triton 3.9.0 (sm_90 target) with ints, floats, bools, tuples and
+`X: tl.constexpr = 32`:
 `NameError: Cannot access global variable BLOCK from within @jit'ed function. Triton kernels can
 only access global variables that are instanstiated as constexpr (x = triton.language.constexpr(42)).
 Note that this is different from annotating a variable as constexpr (x: triton.language.constexpr = 42),
@@ -39,6 +42,7 @@ Wrap the value: `BLOCK = tl.constexpr(128)` (host code that reads it gets a `tl.
 
 from __future__ import annotations
 
+from .. import tlapi
 from ..findings import Severity
 from ..model import module_level_statements
 from ..source import captures, dotted_name
@@ -205,10 +209,21 @@ def _executed(ctx, node) -> bool:
     return any(ctx.values(node, c) != [] for c in configs)
 
 
+# Triton versions from which the compiler refuses plain globals, and globals only annotated
+# tl.constexpr (see the docstring for where each change is recorded).
+REFUSES_PLAIN = (3, 0)
+REFUSES_ANNOTATED = (3, 2)
+
+
 def check(ctx: KernelContext):
     globals_ = _module_globals(ctx)
     if not globals_:
         return
+    version = tlapi._version_key(tlapi.active().version)[:2]
+    if version < REFUSES_PLAIN:
+        return
+    if version < REFUSES_ANNOTATED:
+        globals_ = {n: v for n, v in globals_.items() if not v[1]}
     candidates = {n: v for n, v in globals_.items() if n not in _locals(ctx)}
     reported = set()
     for node in _reads(ctx, candidates):
