@@ -8,7 +8,8 @@ or a tuple of them (`BLOCK = 128`, `EPS = 1e-6`, `LOG2E = 1.4426950408889634`,
 modules, `@triton.jit` functions or the result of an unknown call are not reported, nor are
 globals used as parameter defaults (`BLOCK: tl.constexpr = DEFAULT_BLOCK`), which Triton reads
 on the host. A read that no configuration of the kernel executes (a constexpr branch every
-launch rules out) is not reported either.
+launch rules out) is not reported either. Each global is reported once per file, at its first
+read, with the count of the other @jit functions that read it.
 
 ## Why
 Triton refuses the read when it compiles the kernel: plain globals since Triton 3.0
@@ -243,5 +244,7 @@ def check(ctx: KernelContext):
         yield ctx.finding(ctx.src.range(node), f"{why}: Triton refuses it in @jit code; "
                           f"write `{name} = tl.constexpr({right})`",
                           data={"name": name, "line": line, "annotated": bool(annotation),
+                                # one global, one fix: its reads in every @jit function of the file are one finding
+                                "once_per_file": f"global:{name}",
                                 "value": list(value) if isinstance(value, tuple) else
                                 None if value is _COMPUTED else value})
