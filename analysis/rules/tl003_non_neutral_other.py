@@ -8,9 +8,13 @@ reduction's neutral element: `other=0` into a `max` (or `min`), `other=1` into a
 the load to the reduction through casts, element-wise arithmetic (`exp(0) = 1` into a sum is
 caught, `exp(-inf - m) = 0` is recognised as neutral), `tl.where(mask, x, 0.0)` and loop
 accumulators (`acc += x`). It reports only values it knows: an `other` from a runtime parameter,
-or `x - shift` with an unknown `shift`, stays silent. `-1e9`-style sentinels count as `-inf` for
-`max`, and a padded 0 into the `max` of a non-negative expression (`tl.abs(x)`, `tl.exp(x)`,
-`x * x`) is fine.
+one a branch may change (`v = a; if c: v = b`), or `x - shift` with an unknown `shift`, stays
+silent. A pad at or beyond half precision's extreme (`-65504`, `-1e9`) counts as `-inf` for
+`max`, and so does a negative value the author picks with `tl.where(mask, x, -1)`. A padded 0 into
+the `max` of values that cannot be negative is fine: `tl.abs`, `tl.exp`, squares, probabilities
+(`e / tl.sum(e)`), booleans and unsigned casts, `tl.maximum(acc, x)` with a non-negative `acc`,
+and loads whose pointer names a length, count, size, norm or probability (`seq_lens_ptr`,
+`counts`) or that sit in a max-norm or bincount kernel. A load with `mask=True` pads nothing.
 
 ## Why
 `other` is what the masked lanes *are* from then on, and a reduction does not know which lanes
@@ -32,18 +36,31 @@ tl.store(out_ptr + row, tl.max(x, axis=0))
 Pad with the neutral element: `other=float("-inf")` for `max`/`argmax`, `float("inf")` for
 `min`/`argmin`, `0.0` for `sum`. The quick fix rewrites (or adds) `other=` only when the new
 value makes *every* reduction the load feeds neutral (it re-evaluates the kernel with the new
-value), e.g. `-inf` in a softmax whose sum then sees `exp(-inf) = 0`. For integer tensors use the
-type's extreme (`-2**31`) instead of an infinity.
+value), e.g. `-inf` in a softmax whose sum then sees `exp(-inf) = 0`, and for a max or min only
+where the data is visibly floating point (a float `other`, or a float cast of the result): an
+infinity does not fit an integer tensor, for which the type's extreme (`-2**31`) is the pad. Its
+title names the value it sets.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import re
 
 from ..findings import Applicability, Range, Related, Severity, TextEdit
 from ..values import UNKNOWN, fmt
 from . import _offsets as off
+from ._pad_values import (
+    NONNEG_FUNCS,
+    UNARY,
+    UNDEF,
+    Const,
+    Pad,
+    apply_fn,
+    as_nonneg,
+    nonneg_source,
+    unsigned_cast,
+)
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -58,51 +75,13 @@ RULE = RuleInfo(
                 '`other` the code relied on) sees the new value too.'),
 )
 
-UNDEF = "undefined"  # a masked load with no `other`
-_SENTINEL = 1e9  # -1e9 for max (and 1e9 for min) is a deliberate "minus infinity" in practice
+# A pad at or beyond half precision's largest finite value (-65504, -1e9) is a deliberate
+# "minus infinity" for max (plus infinity for min): no real value lies below it in practice.
+_SENTINEL = 65504.0
 _REDUCE = {"sum": "sum", "max": "max", "min": "min", "argmax": "max", "argmin": "min",
            ".sum": "sum", ".max": "max", ".min": "min"}
 _NEUTRAL_TEXT = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")'}
 _NEUTRAL_VALUE = {"sum": 0.0, "max": -math.inf, "min": math.inf}
-
-
-@dataclass(frozen=True)
-class Const:
-    """A lane-independent value (a literal, `tl.zeros`), known or not."""
-
-    value: object = UNKNOWN
-    nonneg: bool = False
-
-
-@dataclass(frozen=True)
-class Pad:
-    """Values of lanes masked off by `loads`: `value` is what they hold (UNKNOWN, UNDEF, a float)."""
-
-    value: object
-    loads: frozenset
-    direct: bool  # reached only through casts and names (a fix of `other` is then exact)
-    nonneg: bool = False  # every lane (not only the padded ones) is ≥ 0
-
-
-_UNARY = {
-    "exp": math.exp, "math.exp": math.exp, "exp2": lambda v: 2.0 ** v, "math.exp2": lambda v: 2.0 ** v,
-    "log": math.log, "math.log": math.log, "log2": math.log2, "math.log2": math.log2,
-    "sqrt": math.sqrt, "math.sqrt": math.sqrt, "abs": abs, "math.abs": abs, "sigmoid": lambda v: 1 / (1 + math.exp(-v)),
-}
-_NONNEG = {"exp", "math.exp", "exp2", "math.exp2", "sqrt", "math.sqrt", "abs", "math.abs", "sigmoid"}
-
-
-def _apply(fn, *vals):
-    if any(v is UNKNOWN for v in vals):
-        return UNKNOWN
-    if any(v is UNDEF for v in vals):
-        return UNDEF
-    try:
-        return float(fn(*vals))
-    except (ValueError, OverflowError, ZeroDivisionError, TypeError):
-        if fn is math.log and vals and vals[0] == 0:
-            return -math.inf
-        return UNKNOWN
 
 
 class _Interp:
@@ -129,7 +108,8 @@ class _Interp:
         src, t = self.src, node.type
         if t in ("integer", "float"):
             v = self.ctx.values(node, None)
-            return Const(float(v[0]) if v and isinstance(v[0], (int, float)) else UNKNOWN)
+            f = float(v[0]) if v and isinstance(v[0], (int, float)) else UNKNOWN
+            return Const(f, f is not UNKNOWN and f >= 0)
         if t == "call":
             return self._call(node, depth)
         if t == "unary_operator":
@@ -145,6 +125,8 @@ class _Interp:
             return self._binop(op, a, b, square)
         if t == "identifier":
             return self._name(node, depth)
+        if t == "subscript":  # `x[:, None]` holds the same values
+            return self.value(node.child_by_field_name("value"), depth + 1)
         return Const()
 
     def _name(self, node, depth):
@@ -157,6 +139,8 @@ class _Interp:
         plain = [a for a in defs if not a.augmented]
         if len(plain) > 1 or (plain and defs[0] is not plain[0]):
             return Const()
+        if plain and self._conditional(plain[0], node):
+            return Const()  # `v = a` then `if c: v = b`: either value reaches the use
         cur = None
         for a in defs:
             right = off.rhs_of(a)
@@ -179,7 +163,7 @@ class _Interp:
         call = self.calls.get(node.id)
         mc = off.method_call(node, src, "to")
         if mc is not None:
-            return self.value(mc[0], depth + 1)
+            return as_nonneg(self.value(mc[0], depth + 1), unsigned_cast(src.text_of(mc[1])))
         if call is None:
             fn = node.child_by_field_name("function")
             if fn is not None and fn.type == "identifier" and src.text_of(fn) == "float":
@@ -193,40 +177,45 @@ class _Interp:
             return Const()
         name = call.name
         if name == "load":
-            if self.ctx.kernel and call.arg(1, "mask") is None:
+            mask = call.arg(1, "mask")
+            if mask is None or src.text_of(mask) == "True":
                 return Const()  # unmasked: no padded lanes
+            nonneg = nonneg_source(self.ctx, call)
             if node.id in self.overrides:
-                return Pad(self.overrides[node.id], frozenset([node.id]), True)
+                return Pad(self.overrides[node.id], frozenset([node.id]), True, nonneg)
             other = call.arg(2, "other")
             if other is None:
-                return Pad(UNDEF, frozenset([node.id]), True)
+                return Pad(UNDEF, frozenset([node.id]), True, nonneg)
             ov = self.value(other, depth + 1)
-            return Pad(ov.value if isinstance(ov, Const) else UNKNOWN, frozenset([node.id]), True)
+            return Pad(ov.value if isinstance(ov, Const) else UNKNOWN, frozenset([node.id]), True, nonneg)
         if name in ("zeros", "zeros_like"):
-            return Const(0.0)
+            return Const(0.0, True)
         if name == "full":
             v = self.value(call.arg(1, "value"), depth + 1)
-            return Const(v.value if isinstance(v, Const) else UNKNOWN)
+            return Const(v.value, v.nonneg) if isinstance(v, Const) else Const()
         if name in ("cast",):
-            return self.value(call.arg(0, "input"), depth + 1)
-        if name in _UNARY:
+            dtype = call.arg(1, "dtype")
+            return as_nonneg(self.value(call.arg(0, "input"), depth + 1),
+                              dtype is not None and unsigned_cast(src.text_of(dtype)))
+        if name in UNARY:
             inner = self.value(call.arg(0, "x"), depth + 1)
-            r = self._map(inner, _UNARY[name], keep_direct=False)
-            if name in _NONNEG and isinstance(r, Pad):
-                r = Pad(r.value, r.loads, False, True)
-            return r
+            r = self._map(inner, UNARY[name], keep_direct=False)
+            return as_nonneg(r, name in NONNEG_FUNCS)
+        if name in _REDUCE:
+            # a reduction's result is no padded lane, but it keeps the sign of what it reduces
+            fn = node.child_by_field_name("function")
+            arg = fn.child_by_field_name("object") if name.startswith(".") and fn is not None else call.arg(0, "input")
+            return Const(UNKNOWN, self.value(arg, depth + 1).nonneg)
         if name in ("maximum", "minimum"):
             a, b = self.value(call.arg(0, "x"), depth + 1), self.value(call.arg(1, "y"), depth + 1)
             r = self._binop("max" if name == "maximum" else "min", a, b, False)
-            if name == "maximum" and isinstance(r, Pad) and any(isinstance(x, Const) and isinstance(x.value, float) and x.value >= 0 for x in (a, b)):
-                r = Pad(r.value, r.loads, False, True)
-            return r
+            return as_nonneg(r, (name == "maximum" and (a.nonneg or b.nonneg)) or (a.nonneg and b.nonneg))
         if name == "where":
             a, b = self.value(call.arg(1, "x"), depth + 1), self.value(call.arg(2, "y"), depth + 1)
             cond = off.strip_parens(call.arg(0, "condition"))
             # `tl.where(mask, x, c)`: the lanes the load masked off are the ones the condition drops
             if cond is not None and isinstance(b, Const) and isinstance(a, Pad) and self._is_mask_like(cond):
-                return Pad(b.value, a.loads, False, a.nonneg and isinstance(b.value, float) and b.value >= 0)
+                return Pad(b.value, a.loads, False, a.nonneg and b.nonneg, chosen=True)
             return Const()
         return Const()  # reductions, dots, anything else: not a padded lane value we follow
 
@@ -240,11 +229,21 @@ class _Interp:
             return len(defs) == 1 and defs[0].value is not None and self._is_mask_like(off.strip_parens(defs[0].value))
         return False
 
+    def _conditional(self, assignment, use) -> bool:
+        """Whether `assignment` sits under an `if` (or `else`) that does not also hold `use`."""
+        stmt = assignment.node
+        for p in off.ancestors(stmt):
+            if p.type in ("if_statement", "elif_clause", "else_clause"):
+                return not (p.start_byte <= use.start_byte < p.end_byte)
+            if p.type in ("for_statement", "while_statement", "function_definition"):
+                return False
+        return False
+
     @staticmethod
     def _map(v, fn, keep_direct):
         if isinstance(v, Pad):
-            return Pad(_apply(fn, v.value), v.loads, v.direct and keep_direct)
-        return Const(_apply(fn, v.value) if v.value is not UNKNOWN else UNKNOWN)
+            return Pad(apply_fn(fn, v.value), v.loads, v.direct and keep_direct)
+        return Const(apply_fn(fn, v.value) if v.value is not UNKNOWN else UNKNOWN)
 
     @staticmethod
     def _binop(op, a, b, square):
@@ -253,27 +252,25 @@ class _Interp:
         fn = fns.get(op)
         if fn is None:
             return Const()
+        both = a.nonneg and b.nonneg and op in ("+", "*", "/", "max", "min")
         if isinstance(a, Const) and isinstance(b, Const):
-            return Const(_apply(fn, a.value, b.value))
+            return Const(apply_fn(fn, a.value, b.value), both or square)
         pa, pb = isinstance(a, Pad), isinstance(b, Pad)
         loads = (a.loads if pa else frozenset()) | (b.loads if pb else frozenset())
         av, bv = a.value, b.value
         if pa and pb:
-            v = _apply(fn, av, bv)
+            v = apply_fn(fn, av, bv)
         else:
             pv, cv = (av, bv) if pa else (bv, av)
             if cv is not UNKNOWN or pv is UNDEF:
-                v = _apply(fn, av, bv)
+                v = apply_fn(fn, av, bv)
             elif op in ("+", "-") and isinstance(pv, float) and math.isinf(pv):
                 v = pv if (pa or op == "+") else -pv  # inf ± a finite unknown stays inf
-            elif op == "*" and pv == 0.0:
-                v = 0.0
-            elif op == "/" and pa and pv == 0.0:
+            elif op == "*" and pv == 0.0 or op == "/" and pa and pv == 0.0:
                 v = 0.0
             else:
                 v = UNKNOWN
-        nonneg = square or (op in ("*", "+") and pa and pb and a.nonneg and b.nonneg)
-        return Pad(v, loads, False, nonneg)
+        return Pad(v, loads, False, square or both)
 
 
 def _non_neutral(kind: str, p: Pad) -> bool:
@@ -287,7 +284,9 @@ def _non_neutral(kind: str, p: Pad) -> bool:
     if math.isnan(v):
         return True
     if kind == "max":
-        return v > -_SENTINEL and not (p.nonneg and v <= 0.0)
+        # a negative value the author picked with tl.where (`-1` before the max of indices or
+        # counts) is a sentinel below the data
+        return v > -_SENTINEL and not (p.nonneg and v <= 0.0) and not (p.chosen and v < 0.0)
     return v < _SENTINEL
 
 
@@ -325,24 +324,38 @@ def check(ctx: KernelContext):
 
 def _finding(ctx, red, kind, p: Pad, load, reductions):
     src = ctx.src
-    value = "undefined values (0 in the compiled code)" if p.value is UNDEF else fmt(p.value)
+    value = "undefined (0 when compiled)" if p.value is UNDEF else fmt(p.value)
     red_text = f"tl.{red.name.lstrip('.')}" if not red.name.startswith(".") else f"`.{red.name[1:]}()`"
     neutral = {"sum": "0", "max": "-inf", "min": "+inf"}[kind]
     if load is not None:
         other = load.arg(2, "other")
         where = f"`other={src.text_of(other)}`" if other is not None else "no `other`"
-        how = "" if p.direct else " after the element-wise math between them"
-        msg = (f"masked lanes of this tl.load ({where}) reach {red_text} at line {off.line_of(red.node)} as {value}{how}; "
-               f"the neutral element of {kind} is {neutral}, so the padded lanes change the result")
+        how = "" if p.direct else " after element-wise math"
+        msg = (f"padded lanes ({where}) reach {red_text} at line {off.line_of(red.node)} as {value}{how}, "
+               f"not {kind}'s neutral {neutral}")
         rng = src.range(other) if other is not None else src.range(load.node)
         related = [Related(src.range(red.node), f"the {kind} reduction the padded lanes reach")]
         fix = _fix(ctx, load, reductions)
     else:
-        msg = (f"masked lanes of the loads feeding {red_text} reach it as {value}, not the neutral element of {kind} "
-               f"({neutral}), so the padded lanes change the result")
+        msg = f"padded lanes of the loads feeding {red_text} reach it as {value}, not {kind}'s neutral {neutral}"
         rng = src.range(red.node)
         related, fix = [], None
-    return ctx.finding(rng, msg, fix=fix, related=related, data={"reduction": kind, "padded": value})
+    edits, title = fix if fix else (None, None)
+    return ctx.finding(rng, msg, fix=edits, fix_title=title, related=related, data={"reduction": kind, "padded": value})
+
+
+def _float_data(ctx, load) -> bool:
+    """Whether the load reads floating-point data as far as the text shows: a float `other` or a
+    cast of the result to a float type (an infinity would not fit an integer tensor)."""
+    other = load.arg(2, "other")
+    if other is not None:
+        text = ctx.src.text_of(other)
+        return "inf" in text or "float" in text or bool(re.search(r"\d\.|\.\d|e-?\d", text))
+    parent = load.node.parent
+    if parent is not None and parent.type == "attribute" and parent.parent is not None:
+        mc = off.method_call(parent.parent, ctx.src, "to")
+        return mc is not None and bool(re.search(r"float|bf?16", ctx.src.text_of(mc[1])))
+    return False
 
 
 def _fix(ctx, load, reductions):
@@ -363,15 +376,16 @@ def _fix(ctx, load, reductions):
             if isinstance(p, Pad) and load.node.id in p.loads and (p.value is UNKNOWN or _non_neutral(k2, p)):
                 ok = False
                 break
-        if not ok:
+        if not ok or (kind != "sum" and not _float_data(ctx, load)):
             continue
+        text = _NEUTRAL_TEXT[kind]
         other = load.arg(2, "other")
         if other is not None:
-            return [TextEdit(src.range(other), _NEUTRAL_TEXT[kind])]
+            return [TextEdit(src.range(other), text)], f"set other={text}"
         if "other" not in load.kwargs and len(load.args) <= 2:
             args = load.node.child_by_field_name("arguments")
             last = [a for a in (args.named_children if args is not None else []) if a.type != "comment"]
             if last:
                 pos = src.pos(last[-1].end_point)
-                return [TextEdit(Range(pos, pos), f", other={_NEUTRAL_TEXT[kind]}")]
+                return [TextEdit(Range(pos, pos), f", other={text}")], f"add other={text}"
     return None

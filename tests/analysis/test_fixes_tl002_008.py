@@ -100,7 +100,7 @@ def masked_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 @triton.jit
 def col_min(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n)
+    x = tl.load(x_ptr + offs, mask=offs < n).to(tl.float32)
     tl.store(out_ptr, tl.min(x, axis=0))
 ''')
 
@@ -109,9 +109,26 @@ def test_tl003_sets_neutral_other():
     after = (TL003_BEFORE
              .replace('mask=mask, other=0.0).to(tl.float32)', 'mask=mask, other=float("-inf")).to(tl.float32)')
              .replace("mask=offs < n, other=1.0)", "mask=offs < n, other=0.0)")
-             .replace("x = tl.load(x_ptr + offs, mask=offs < n)\n    tl.store(out_ptr, tl.min",
-                      'x = tl.load(x_ptr + offs, mask=offs < n, other=float("inf"))\n    tl.store(out_ptr, tl.min'))
+             .replace("x = tl.load(x_ptr + offs, mask=offs < n).to(tl.float32)",
+                      'x = tl.load(x_ptr + offs, mask=offs < n, other=float("inf")).to(tl.float32)'))
     assert _fixed("TL003", TL003_BEFORE) == after
+
+
+def test_tl003_no_infinity_where_the_data_may_be_integers():
+    text = _src('''
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def count_max(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+        tl.store(out_ptr, tl.max(x, axis=0))
+    ''')
+    result = Analyzer().analyze(text, select=["TL003"])
+    found = [f for f in result.findings if f.code == "TL003"]
+    assert found and all(f.fix is None for f in found), [f.message for f in found]
 
 
 def test_tl003_no_fix_when_one_value_cannot_serve_two_reductions():
