@@ -51,6 +51,7 @@ __all__ = [
     "CONFIG_FREE",
     "DTYPE_DEPENDENT",
     "STATS",
+    "Ask",
     "Judgement",
     "LowerError",
     "Request",
