@@ -4,7 +4,13 @@
 A 1-D element-wise kernel — `tl.load`/`tl.store` over one `tl.arange` axis, no `tl.dot`, no
 reduction, no atomics, no loop — whose `tl.arange` extent (the elements each program handles) is
 below 256 in some configuration: a literal, a launch value, a wrapper variable, an autotune
-config. Unknown extents are not reported.
+config. The arange must be the programs' block of a flat index (`pid * BLOCK + tl.arange(0,
+BLOCK)`) with a grid that divides the work by it (`cdiv(n, BLOCK)`, a `meta[...]` lambda).
+
+Silent for unknown extents, for a row a program handles whole (one program per token over
+`tl.arange(0, HEAD_DIM)`, a grid of `(n_tokens,)`), for a sub-block beside a large block of the
+same programs, for blocks computed from the sizes (`next_power_of_2(n) if n else 1`), and for
+autotuned kernels that also try a block of 256 or more.
 
 ## Why
 An element-wise kernel is memory-bound and its programs are short; below a few hundred elements
@@ -29,9 +35,12 @@ the mask first.
 
 from __future__ import annotations
 
+import re
+
 from ..findings import Applicability, Related, Severity
 from ..model import ATOMICS, REDUCTIONS
 from ..shapes import infer_kernel
+from . import _offsets as off
 from ._literals import is_wrapper_assignment, literal_edit
 from .base import KernelContext, RuleInfo
 
@@ -49,9 +58,6 @@ RULE = RuleInfo(
 
 MIN_BLOCK = 256
 SUGGESTED = 1024
-# fp32 vector add, 2^26 elements, num_warps=4, H100 (shared/gpu/h100.md); copy ceiling 2.97 TB/s.
-MEASURED_TBPS = {64: 1.27, 128: 2.49, 256: 3.02, 1024: 2.99}
-COPY_TBPS = 2.97
 _NOT_ELEMENTWISE = {"dot", ".sum", ".max", ".min"} | REDUCTIONS | ATOMICS
 
 
@@ -71,25 +77,29 @@ def check(ctx: KernelContext):
     if any(len(s) != 1 for s in (shapes.shape_of(a.node) for a in aranges) if s is not None):
         return
     masked = all("mask" in c.kwargs for c in mem)
-    for arange in aranges:
+    blocks = [a for a in aranges if _blocks_the_grid(ctx, a)]
+    for arange in blocks:
         end = arange.arg(1, "end")
         if end is None:
             continue
+        sizes = [(shapes.tile_shape(arange.node, c) or (0,))[0] for c in k.configs]
+        if k.autotuned and max(sizes, default=0) >= MIN_BLOCK:
+            continue  # the autotuner picks a large block where the small one is slower
         for config in k.configs:
             shp = shapes.tile_shape(arange.node, config)
             if not shp or shp[0] >= MIN_BLOCK or shp[0] <= 0:
                 continue
+            if any((shapes.tile_shape(a.node, config) or (0,))[0] >= MIN_BLOCK for a in blocks):
+                continue  # another axis of the same programs is large: this one is a sub-block
+            if not _grid_follows(ctx, end, config):
+                continue  # one program per row of the data (`(n_tokens,)`): the row sets the extent
             block = shp[0]
             origin, origin_range = ctx.origin_of(end, config)
+            if _derived(origin):
+                continue  # computed from the sizes (`next_power_of_2(n) if n else 1`): not a fixed choice
             where = f" ({origin})" if origin else (f" in {config.label}" if config.launch else "")
-            measured = MEASURED_TBPS.get(block)
-            why = (f"on H100 an fp32 vector add with BLOCK={block} reaches {measured} TB/s, "
-                   f"{round(100 * measured / COPY_TBPS)}% of the {COPY_TBPS} TB/s copy bandwidth"
-                   if measured else
-                   f"on H100 an fp32 vector add with BLOCK=64 reaches 43% of the {COPY_TBPS} TB/s copy bandwidth")
-            msg = (f"{block} elements per program{where} in a 1-D element-wise kernel: {why}, while "
-                   f"BLOCK=256 reaches 100% (3.02 TB/s); use {SUGGESTED}"
-                   + ("" if masked else " (and mask the loads and stores so the last block can overhang)"))
+            msg = (f"{block} elements per program{where}: a 1-D element-wise kernel needs {MIN_BLOCK}+ for full "
+                   f"bandwidth; use {SUGGESTED}" + ("" if masked else " with masks"))
             edit = None
             if masked and origin_range is not None and _safe_to_edit(ctx, config, origin, origin_range):
                 edit = literal_edit(ctx.src, origin_range, SUGGESTED)
@@ -97,6 +107,64 @@ def check(ctx: KernelContext):
                 ctx.related_for(config, None, "configuration")
             yield ctx.finding(ctx.src.range(arange.node), msg, fix=[edit] if edit else None, related=related,
                               data={"block": block, "suggested": SUGGESTED, "config": config.label})
+
+
+# Extents named after a dimension of the data (a head, a feature row, a rope half): a program
+# handles that row whole, whatever the launch.
+_ROW_OF_DATA = re.compile(r"HEAD|DIM|_D\b|ROPE|SCALE|HIDDEN|VOCAB|EMBED|FEAT|CHANNEL", re.IGNORECASE)
+
+
+def _blocks_the_grid(ctx, arange) -> bool:
+    """Whether `arange` is the program's block of a 1-D index: it sits beside `pid * EXTENT` in an
+    address (`pid * BLOCK + tl.arange(0, BLOCK)`). An arange over a row that a program handles
+    whole (`tl.arange(0, HEAD_DIM)` per token) is sized by the data, not a tunable block."""
+    end = arange.arg(1, "end")
+    if end is None or _ROW_OF_DATA.search(ctx.src.text_of(end)):
+        return False
+    extent = " ".join(ctx.src.text_of(end).split())
+    for call in ctx.kernel.calls_named("load", "store"):
+        ptr = call.arg(0, "pointer")
+        if ptr is None or not off.is_fed(ctx, ptr, "arange"):
+            continue
+        for term in off.additive_terms(ctx, ptr):
+            t = off.strip_parens(term)
+            if t is None or t.type != "binary_operator" or ctx.src.text_of(t.child_by_field_name("operator")) != "*":
+                continue
+            sides = [off.strip_parens(t.child_by_field_name(n)) for n in ("left", "right")]
+            texts = [" ".join(ctx.src.text_of(x).split()) if x is not None else "" for x in sides]
+            for i in (0, 1):
+                if texts[i] == extent and off.is_fed(ctx, sides[1 - i], "program_id"):
+                    return True
+    return False
+
+
+def _grid_follows(ctx, end, config) -> bool:
+    """Whether the launch's grid divides the work by the block: it names the value the launch
+    passes for the extent (`cdiv(n, BLOCK_SIZE)`, `n // 32`) or is a `meta[...]` lambda. A grid
+    that is a name (`grid`) or no visible launch cannot say otherwise."""
+    launch = config.launch
+    if launch is None or launch.grid is None or launch.grid.type == "identifier":
+        return True
+    grid = ctx.src.text_of(launch.grid)
+    if "meta" in grid or launch.grid.type == "lambda":
+        return True
+    if end.type == "integer":
+        return ctx.src.text_of(end) in grid
+    for name in ctx.names_in(end):
+        for lch, node in off.launch_args(ctx, name):
+            if lch is launch and (node.type == "integer" or node.type == "identifier") and ctx.src.text_of(node) in grid:
+                return True
+    return False
+
+
+def _derived(origin: str) -> bool:
+    """Whether the assignment a configuration value came from (quoted in `origin`) computes it from
+    the sizes, with a call or a conditional: the value the shapes give is then not a fixed choice."""
+    quoted = origin.split("`")
+    if len(quoted) < 3 or "=" not in quoted[1]:
+        return False
+    right = quoted[1].split("=", 1)[1]
+    return "(" in right or " if " in right
 
 
 def _safe_to_edit(ctx, config, origin: str, rng) -> bool:
