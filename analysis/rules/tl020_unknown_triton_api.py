@@ -16,6 +16,9 @@ Triton does not have or no longer honours:
   `libdevice.erf` from `triton.language.extra`);
 - a name newer than the installed version.
 
+A kernel defined under a module-level `if` on the Triton version (`if TRITON3: … else: …`) is
+not checked: one of its definitions is meant for another Triton.
+
 The API comes from the real package — introspected from the project's Python when Triton is
 importable there, else from snapshots generated from the PyPI wheels of Triton 3.5.1, 3.6.0 and
 3.9.0 (`scripts/gen_api_snapshot.py`) — and the message says in which versions the name exists.
@@ -101,10 +104,30 @@ def _missing_module(api, module: str) -> str | None:
     return head
 
 
+def version_alternative(ctx) -> bool:
+    """Whether the kernel is defined under a module-level `if` on the Triton version
+    (`if TRITON3: @triton.jit def f… else: @triton.jit def f…`): one definition is for another
+    Triton, whose API it may use."""
+    src, node = ctx.src, ctx.kernel.outer.parent
+    constants = ctx.module.constants
+    while node is not None and node.type != "module":
+        if node.type in ("if_statement", "elif_clause"):
+            cond = node.child_by_field_name("condition")
+            texts = [src.text_of(cond)] if cond is not None else []
+            for name in (captures(cond, "(identifier) @i", "i") if cond is not None else []):
+                texts += [src.text_of(v) for v in constants.get(src.text_of(name), [])]
+            if any("version" in t.lower() for t in texts):
+                return True
+        node = node.parent
+    return False
+
+
 def check(ctx: KernelContext):
     api = tlapi.active()
     src = ctx.src
     known = set(api.modules())
+    if version_alternative(ctx):
+        return
     seen = set()
     for node in captures(ctx.kernel.outer, "(attribute) @a", "a"):
         parent = node.parent

@@ -9,7 +9,8 @@ keyword (`evict=` → did you mean `eviction_policy=`?), a keyword the project's
 block pointers — reported once per file, on the first use, naming the versions that had it), or
 a missing required argument (`tl.arange(BLOCK)` has no `end`). Signatures come from the real Triton
 (`inspect.signature` of the installed package, or the snapshots generated from the 3.5.1, 3.6.0
-and 3.9.0 wheels). Calls with `*args`/`**kwargs` splats and method calls are not checked.
+and 3.9.0 wheels). Calls with `*args`/`**kwargs` splats and method calls are not checked, nor
+kernels defined under a module-level `if` on the Triton version.
 
 ## Why
 Triton builtins are plain Python functions called while the kernel compiles: a wrong argument
@@ -36,6 +37,7 @@ import difflib
 from .. import tlapi
 from ..findings import Severity
 from .base import KernelContext, RuleInfo
+from .tl020_unknown_triton_api import version_alternative
 
 RULE = RuleInfo(
     id="TL021",
@@ -59,6 +61,8 @@ def _with_signature(message: str, version: str, shown: str) -> str:
 def check(ctx: KernelContext):
     api = tlapi.active()
     src = ctx.src
+    if version_alternative(ctx):
+        return  # a definition for another Triton version (see TL020)
     for call in ctx.kernel.calls:
         if call.name.startswith("."):
             continue
