@@ -5,7 +5,8 @@ A `tl.load` in a `for`/`while` loop whose pointer (and mask) depends neither on 
 nor on any variable assigned inside the loop (`ptrs += BLOCK_K * stride` counts as assigned), so
 every iteration loads exactly the same elements. Loads that are meant to be repeated are left
 alone: `volatile=True` loads (polled flags) and loads of a buffer the same loop stores to or
-updates atomically.
+updates atomically. So are loads under an `if` that the loop decides (`if i == 0:` loading an
+initial state, `else:` of `if j < n:`): they run in one iteration, not in every one.
 
 ## Why
 Each iteration issues the same memory transactions again. At best they hit L1/L2 and cost issue
@@ -37,6 +38,7 @@ from __future__ import annotations
 from ..estimates import base_pointer
 from ..findings import Related, Severity
 from ..model import ATOMICS
+from ._tree import enclosing_conditions
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -68,6 +70,8 @@ def check(ctx: KernelContext):
             deps |= ctx.depends_on(mask)
         if any(d.startswith("<loop:") for d in deps) or deps & variant:
             continue
+        if _guarded_per_iteration(ctx, call, loop, variant):
+            continue  # `if i == 0: load(h0)`: it runs in one iteration, not in every one
         # The loop writes where it reads (a flag, a lock, a running buffer): re-reading is the point.
         base = base_pointer(k, ptr)
         if base is None or _written_in_loop(ctx, k, loop, base):
@@ -78,8 +82,7 @@ def check(ctx: KernelContext):
         what = f"the loop at line {loop.range.start.line + 1}"
         yield ctx.finding(
             ctx.src.range(call.node),
-            f"tl.load of `{text}` does not depend on {what}: every iteration reloads the same data; load it once "
-            "before the loop",
+            f"tl.load of `{text}` reads the same data in every iteration of {what}; load it once before the loop",
             related=[Related(loop.range, f"{what} (variables changed there: {', '.join(sorted(variant)) or 'none'})")],
             data={"loop_line": loop.range.start.line + 1, "pointer": text},
         )
@@ -93,6 +96,18 @@ def _assigned_in(k, loop) -> set[str]:
         if any(loop in a.loops for a in assigns):
             out.add(name)
     return out
+
+
+def _guarded_per_iteration(ctx, call, loop, variant: set[str]) -> bool:
+    """Whether an `if` (or conditional expression) inside the loop decides, from what the loop
+    changes, whether `call` runs in an iteration."""
+    for cond in enclosing_conditions(call.node):
+        if not (loop.node.start_byte <= cond.start_byte < loop.node.end_byte):
+            continue
+        deps = ctx.depends_on(cond)
+        if deps & variant or any(d.startswith("<loop:") for d in deps):
+            return True
+    return False
 
 
 def _volatile(ctx, call) -> bool:
