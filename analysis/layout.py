@@ -86,6 +86,8 @@ def regions(lay: Layout, name: str) -> tuple[list[tuple[bytes, object]], list[st
             out.append((b"j", lay.jit_outer[dep]))
         else:
             plain.append(dep)
+    # Whether another jit function names it decides if it is a device helper (shapes/kernel.py).
+    plain.extend(f"<named by {k}>" for k in sorted(lay.uses) if k != name and name in lay.uses[k])
     if lay.constant_stmts:
         names = lay.constant_stmts.keys()
         todo = [w for _, n in out for w in lay.words[id(n)] & names]

@@ -42,7 +42,7 @@ def shape_findings(ctx, kinds: set[str]):
             vals = config_values(config, ctx.kernel)
             where = f" (with {vals})" if vals else ""
         others = len({id(r.config) for r, _ in items}) - 1
-        more = f"; also in {others} other configuration{'s' if others > 1 else ''}" if others > 0 else ""
+        more = f"; {others} more configuration{'s' if others > 1 else ''}" if others > 0 else ""
         yield ctx.finding(
             ctx.src.range(prob.node), prob.message + where + more, related=related,
             data={"kind": prob.kind, "config": config.label if config is not None else None,

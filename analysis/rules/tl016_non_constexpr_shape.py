@@ -1,12 +1,21 @@
-"""TL016 — non-constexpr parameter used as an `arange` extent or tile shape
+"""TL016 — runtime value used as an `arange` extent or tile shape
 
 ## What it finds
-A kernel parameter without a `tl.constexpr` annotation that reaches (directly or through local
-variables) a `tl.arange` bound, a `tl.zeros`/`tl.full` shape, or a `tl.reshape` /
-`tl.broadcast_to` / `.reshape` shape.
+A `tl.arange` bound, or a shape given to `tl.zeros` / `tl.full` / `tl.empty` / `tl.reshape` /
+`tl.broadcast_to` / `tl.view` (or the `.reshape`, `.broadcast_to`, `.view` methods), that the
+shape engine knows to be a runtime value in a configuration Triton compiles: a kernel parameter
+without a `tl.constexpr` annotation, a value loaded from memory, or a local bound by a plain
+assignment (`HALF = BLOCK // 2`: Triton's code generator turns a constexpr assigned to a name
+into a 0-d tensor; `HALF: tl.constexpr = BLOCK // 2` keeps it a constexpr).
+
+Never reported: anything the engine does not know. A block's `.shape`, `.numel` and `.dtype`,
+locals annotated `x: tl.constexpr = ...`, `tl.constexpr(...)` values, `tl.static_range` loop
+variables and constexpr tuples are compile-time; the parameters of a @jit device helper (a
+function the file does not launch and that returns a value or is called by another @jit
+function) are whatever its callers pass, often the callers' constexprs, so they are unknown.
 
 ## Why
-Tile shapes are compile-time: Triton specializes the kernel for each shape. A runtime parameter is
+Tile shapes are compile-time: Triton specializes the kernel for each shape. A runtime value is
 a tensor in the compiled program, and the compiler rejects it. With triton 3.9
 (`triton.compile(..., target=GPUTarget("cuda", 90, 32))`):
 
@@ -18,9 +27,9 @@ def k(x_ptr, n, BLOCK):
 arange's arguments must be of type tl.constexpr
 ```
 
-and for a shape, `TypeError: Shape element 0 must have type `constexpr[int]`, got
-`constexpr[<class 'triton.language.core.tensor'>]`` from `tl.zeros((BM, BLOCK), ...)` and
-`tl.reshape(x, (R, BLOCK // 4))`. The error only appears at the first launch.
+and for a shape, `TypeError: Shape element 0 must have type `constexpr[int]`` from
+`tl.zeros((BM, BLOCK), ...)` and `tl.reshape(x, (R, BLOCK // 4))`. The error only appears at
+the first launch.
 
 ## Example
 ```python
@@ -32,13 +41,16 @@ def scale_kernel(x_ptr, out_ptr, n, BLOCK=1024):
 ## Fix
 Annotate the parameter: `BLOCK: tl.constexpr = 1024` (the quick fix keeps an existing default
 and replaces another annotation such as `: int`). Each distinct value then compiles its own
-specialization, which is what a tile size needs.
+specialization, which is what a tile size needs. The quick fix is offered only when the shape is
+built from one runtime parameter of a launched kernel and constexprs, never for a local or a
+loaded value; annotate a local `NAME: tl.constexpr = ...` by hand.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..findings import Applicability, Related, Severity, TextEdit
-from ..shapes import infer_kernel
 from ..values import UNKNOWN
 from .base import KernelContext, RuleInfo
 
@@ -46,56 +58,126 @@ RULE = RuleInfo(
     id="TL016",
     name="non-constexpr-shape",
     severity=Severity.ERROR,
-    summary="parameter used as an arange extent or tile shape but not tl.constexpr",
+    summary="runtime value used as an arange extent or tile shape instead of a tl.constexpr",
     fix_title="annotate the parameter as tl.constexpr",
     fix_applicability=Applicability.SAFE,
     fix_safety=('The kernel cannot compile without it; the annotation changes how the value is passed (one '
                 'compiled specialization per distinct value), not what the kernel computes.'),
 )
 
+# call name → index of the first shape argument (a method's receiver is not an argument)
 _SHAPE_CALLS = {"zeros": 0, "full": 0, "empty": 0, "reshape": 1, "broadcast_to": 1, "view": 1,
                 ".reshape": 0, ".broadcast_to": 0, ".view": 0}
+_ARANGE_ERROR = "arange's arguments must be of type tl.constexpr"
+_SHAPE_ERROR = "Shape element must have type `constexpr[int]`"
+
+
+def _runtime(a) -> bool:
+    """A value Triton holds as a tensor: never a constexpr, whatever its number."""
+    return a is not None and a.kind == "tensor" and not a.weak
+
+
+def _operands(call):
+    """(node, what, compiler error) for each operand of `call` that must be a constexpr."""
+    if call.name == "arange":
+        return [(a, "a tl.arange bound", _ARANGE_ERROR) for a in (call.arg(0, "start"), call.arg(1, "end")) if a is not None]
+    idx = _SHAPE_CALLS.get(call.name)
+    if idx is None:
+        return []
+    shape = call.arg(idx, "shape")
+    varargs = call.name.startswith(".") or (call.name in ("reshape", "view", "broadcast_to") and len(call.args) > idx + 1)
+    nodes = call.args[idx:] if varargs and "shape" not in call.kwargs else [shape]
+    what = f"the shape of {call.name if call.name.startswith('.') else 'tl.' + call.name}"
+    return [(n, what, _SHAPE_ERROR) for n in nodes if n is not None]
+
+
+def _offending(node, a) -> list:
+    """The parts of an operand whose value is a runtime tensor: the operand itself, or the items
+    of a shape tuple (their own nodes when the tuple is written out)."""
+    if a is None:
+        return []
+    if a.kind == "tuple":
+        kids = [c for c in node.named_children if c.type != "comment"] if node.type in ("tuple", "list") else []
+        same = len(kids) == len(a.items)
+        return [kids[i] if same else node for i, item in enumerate(a.items) if _runtime(item)]
+    return [node] if _runtime(a) else []
 
 
 def check(ctx: KernelContext):
     k = ctx.kernel
-    runtime = {p.name: p for p in k.params if not p.is_constexpr}
-    if not runtime:
-        return
-    runs = infer_kernel(ctx.module, k).per_config
+    shapes = ctx.shapes
+    runs = shapes.results()
+    runtime_params = {p.name: p for p in k.params if not p.is_constexpr}
     for call in k.calls:
-        taking = [run for run in runs if run.executes(call.node)]
-        if runs and not taking:
-            continue  # in a branch no configuration takes: Triton never compiles it
-        config = taking[0].config if taking else None
-        uses = []
-        if call.name == "arange":
-            uses = [(a, "a tl.arange bound", "arange's arguments must be of type tl.constexpr")
-                    for a in (call.arg(0, "start"), call.arg(1, "end")) if a is not None]
-        elif call.name in _SHAPE_CALLS:
-            idx = _SHAPE_CALLS[call.name]
-            shape = call.arg(idx, "shape")
-            nodes = call.args[idx:] if call.name.startswith(".") or (call.name in ("reshape", "view") and len(call.args) > 2) \
-                else [shape]
-            if call.name in ("zeros", "full", "empty") and len(call.args) < 1:
-                nodes = [shape]
-            what = f"the shape of {'tl.' + call.name if not call.name.startswith('.') else call.name}"
-            uses = [(n, what, "Shape element 0 must have type `constexpr[int]`") for n in nodes if n is not None]
-        for node, what, error in uses:
-            for name in sorted(ctx.depends_on(node)):
-                p = runtime.get(name)
-                if p is None:
-                    continue
-                yield ctx.finding(
-                    ctx.src.range(node),
-                    f"`{name}` is used as {what} but is not a tl.constexpr parameter: Triton refuses to compile it "
-                    f"(\"{error}\"); annotate it `{name}: {_tl(ctx)}.constexpr`",
-                    fix=[_annotate(ctx, p)],
-                    related=[Related(p.range, f"parameter {name}")],
-                    # the constexprs of a configuration whose compilation meets the call
-                    data={"parameter": name, "constexprs": {} if config is None else {
-                        q.name: config.get(q.name) for q in k.params if q.is_constexpr and config.get(q.name) is not UNKNOWN}},
-                )
+        for node, what, error in _operands(call):
+            parts = []
+            for run in runs:
+                if not run.executes(node):
+                    continue  # Triton never compiles it in this configuration
+                parts = _offending(node, run.at(node))
+                if parts:
+                    break
+            if not parts:
+                continue
+            yield _finding(ctx, node, parts, what, error, run, runtime_params, shapes.helper)
+
+
+def _constexpr_made_tensor(ctx, part, run) -> bool:
+    """A local whose every assignment binds a constexpr: only the plain assignment made it a tensor."""
+    if part.type != "identifier":
+        return False
+    defs = ctx.kernel.assignments.get(ctx.src.text_of(part), [])
+    values = [run.at(a.value) for a in defs if a.value is not None and not a.augmented]
+    return bool(values) and len(values) == len(defs) and all(v is not None and v.weak for v in values)
+
+
+def _finding(ctx, node, parts, what, error, run, runtime_params, helper):
+    k, config = ctx.kernel, run.config
+    deps = set()
+    for part in parts:
+        deps |= ctx.depends_on(part)
+    params = sorted(n for n in deps if n in runtime_params)
+    text = ctx.src.text_of(parts[0]) if len(parts) == 1 else ctx.src.text_of(node)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    if params == [text]:
+        message = f"`{text}` is used as {what} but is not a tl.constexpr: Triton refuses to compile it"
+    elif len(parts) == 1 and _constexpr_made_tensor(ctx, parts[0], run):
+        message = f"`{text}` is used as {what}, but its plain assignment made it a tensor; annotate it `: tl.constexpr`"
+    else:
+        source = f" (from `{'`, `'.join(params)}`)" if params else ""
+        message = f"`{text}` is used as {what} but is a runtime value{source}: Triton refuses to compile it"
+    fix = None
+    if not helper and len(params) == 1 and _only_parameter_and_constexprs(ctx, parts, params[0]):
+        fix = [_annotate(ctx, runtime_params[params[0]])]
+    related = [Related(runtime_params[p].range, f"parameter {p}") for p in params]
+    f = ctx.finding(
+        ctx.src.range(node), message, fix=fix, related=related,
+        # the constexprs of a configuration whose compilation meets the call
+        data={"parameter": params[0] if params else None, "compiler_error": error,
+              "constexprs": {} if config is None else {
+                  q.name: config.get(q.name) for q in k.params if q.is_constexpr and config.get(q.name) is not UNKNOWN}},
+    )
+    if f.fix is not None:
+        f = dataclasses.replace(f, fix=dataclasses.replace(f.fix, title=f"annotate `{params[0]}` as {_tl(ctx)}.constexpr"))
+    return f
+
+
+def _only_parameter_and_constexprs(ctx, parts, name: str) -> bool:
+    """Whether annotating parameter `name` makes every offending part a constexpr: each is built
+    from that parameter, constexpr parameters and module constants only, through no local."""
+    k = ctx.kernel
+    for part in parts:
+        for n in ctx.names_in(part):
+            if n == name:
+                continue
+            p = k.param(n)
+            if p is not None and p.is_constexpr:
+                continue
+            if p is None and n not in k.assignments and (n in ctx.module.constants or n in ("tl", "triton")):
+                continue
+            return False
+    return True
 
 
 def _tl(ctx) -> str:

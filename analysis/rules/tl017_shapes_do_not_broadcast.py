@@ -11,8 +11,9 @@ against its pointer block. Shapes come from tritonlens' shape inference (`tl.ara
 indexing, reductions, `tl.reshape`, `tl.trans`, `tl.dot`, loops, `@triton.jit` helpers…) with
 each configuration's constexpr values; the message names the shapes, the dimension that
 conflicts and the configuration, e.g. `in the launch at line 30 with autotune config #2
-(BLOCK_M=32, BLOCK_N=128)`. Dimensions that are not known (a constexpr computed at run time)
-never conflict: the rule stays silent rather than guess.
+(BLOCK_M=32, BLOCK_N=128)`. Dimensions that are not known (a constexpr computed at run time, the
+parameters of a @jit device helper, which are whatever its callers pass) never conflict: the rule
+stays silent rather than guess.
 
 ## Why
 Triton broadcasts like NumPy: shapes are aligned on the right, and each pair of dimensions must be

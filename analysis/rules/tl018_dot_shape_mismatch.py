@@ -6,7 +6,10 @@ A `tl.dot` whose operands, in at least one resolved configuration, are not two 2
 (`[64, 32]` by `[64, 64]`), the ranks differ (a 3-D block by a 2-D one), an operand is a vector
 (a dot product written as `tl.dot(x, y)`), the batch dimensions differ, or the accumulator passed
 as `acc` does not have the product's shape. The message names the shapes and the configuration.
-Unknown dimensions are never reported.
+Only shapes the shape engine knows are compared: an unknown dimension, or an operand whose shape
+it does not know (a @jit helper's parameter, a value it does not model), is never reported. The
+parameters of a device helper (a @jit function the file does not launch, which returns a value or
+is called by another @jit function) are whatever its callers pass, so they are unknown.
 
 ## Why
 `tl.dot` lowers to tensor-core MMA instructions over tiles; Triton checks the operand shapes when

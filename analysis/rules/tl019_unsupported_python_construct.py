@@ -8,9 +8,16 @@ context managers, `lambda`, list/set/dict comprehensions, set and dict literals,
 functions of the same file.
 
 Not reported, because Triton 3.9 compiles them: `assert` (device assert), `print`, chained
-comparisons, `:=`, `*args` parameters, calls of `@triton.jit` helpers — and any construct in a
-branch of an `if` whose condition depends on constexprs only (Triton prunes the untaken branch
-without generating code for it, so `if MODE == 2: raise …` is fine).
+comparisons, `:=`, `*args` parameters, calls of `@triton.jit` helpers. Nor is a construct Triton
+may never compile: Triton compiles only the arm of an `if` that a compile-time condition selects,
+so a construct is reported only where the shape engine knows it is compiled, in some
+configuration: every `if` around it has a runtime condition (both arms are compiled) or a
+constexpr condition that configuration decides in its favour. An undecided compile-time
+condition (`if dtype is tl.int64:`, `if x.dtype == tl.float16:`,
+`if tl.constexpr(x.dtype.primitive_bitwidth) == 8:`, a helper's parameter) or one the engine
+does not know keeps it silent, and so does code after a `return` in the same block (the code
+generator stops there). A `raise` under any compile-time condition is a deliberate compile-time
+error (it refuses a configuration on purpose) and is never reported.
 
 ## Why
 Triton compiles the kernel's Python AST itself (`triton/compiler/code_generator.py`); AST nodes it
@@ -42,13 +49,13 @@ dicts or globals.
 # Each construct listed here was checked against the real compiler (Triton 3.9, sm_90 target): see
 # tests/fixtures/rules/TL019 and tests/inference/test_rules_real_compiler.py. Constructs the compiler
 # accepts (assert, print, chained comparisons, `:=`, tuple comprehensions, `with` on Triton's own
-# context managers) are not reported. A construct under an `if` on constexprs alone is not reported
-# either: Triton prunes the untaken branch without looking at it.
+# context managers) are not reported.
 
 from __future__ import annotations
 
 from ..findings import Range, Severity
 from ..source import captures, dotted_name
+from ..values import UNKNOWN
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -73,41 +80,86 @@ CONSTRUCTS = {
     "nonlocal_statement": ("`nonlocal`", "pass the value as an argument"),
     "function_definition": ("a nested function definition", "move it to module level and decorate it with @triton.jit"),
     "class_definition": ("a class definition", "define classes outside the kernel"),
-    "break_statement": ("`break`", "Triton 3.9 has no `break`: fold the exit condition into the loop bounds or a mask"),
-    "continue_statement": ("`continue`", "Triton 3.9 has no `continue`: wrap the rest of the body in an `if`"),
+    "break_statement": ("`break`", "fold the exit condition into the loop bounds or a mask"),
+    "continue_statement": ("`continue`", "wrap the rest of the body in an `if`"),
     "delete_statement": ("`del`", "just stop using the name"),
 }
 _QUERY = "[" + " ".join(f"({t})" for t in CONSTRUCTS) + " (with_statement) (return_statement) (for_statement) (while_statement) (call)] @n"
 
 
-def _constexpr_only(ctx, cond) -> bool:
-    names = ctx.names_in(cond)
-    if not names:
-        return True
-    for n in names:
-        p = ctx.kernel.param(n)
-        if p is not None and p.is_constexpr:
-            continue
-        if n in ctx.module.constants or n in ("True", "False", "None", "tl", "triton"):
-            continue
-        if ctx.kernel.param(n) is None and n not in ctx.kernel.assignments:
-            continue  # a module-level name (a constexpr global): also decided at compile time
-        return False
-    return True
-
-
-def _pruned_or_nested(ctx, node, body) -> bool:
-    """Inside a nested definition (reported once, at the definition) or under a constexpr `if`."""
+def _nested(node, body) -> bool:
+    """Inside a nested definition: reported once, at the definition."""
     n = node.parent
     while n is not None and n != body:
         if n.type in ("function_definition", "class_definition", "lambda"):
             return True
-        if n.type in ("if_statement", "elif_clause"):
-            cond = n.child_by_field_name("condition")
-            if cond is not None and not (cond.start_byte <= node.start_byte < cond.end_byte) and _constexpr_only(ctx, cond):
-                return True
         n = n.parent
     return False
+
+
+def _after_return(node, body) -> bool:
+    """After a `return` in the same block: the code generator stops at the return."""
+    n = node
+    while n is not None and n != body:
+        parent = n.parent
+        if parent is not None and parent.type in ("block", "module"):
+            for sib in parent.named_children:
+                if sib.start_byte >= n.start_byte:
+                    break
+                if sib.type == "return_statement":
+                    return True
+        n = parent
+    return False
+
+
+def _arm_conditions(node, body) -> list:
+    """The condition deciding each `if` arm around `node`: an arm's own, and for an `else` the
+    chain's last one (Triton's `elif` is an `if` in the `else` of the one before)."""
+    out = []
+    n, child = node.parent, node
+    while n is not None and n != body:
+        if n.type in ("if_statement", "elif_clause"):
+            cond = n.child_by_field_name("condition")
+            if cond is not None and child == n.child_by_field_name("consequence"):
+                out.append(cond)
+        elif n.type == "else_clause" and n.parent is not None:
+            chain = n.parent
+            elifs = [c for c in chain.children_by_field_name("alternative") if c.type == "elif_clause"]
+            last = elifs[-1] if elifs else chain
+            cond = last.child_by_field_name("condition")
+            if cond is not None:
+                out.append(cond)
+        child, n = n, n.parent
+    return out
+
+
+def _compiling_run(ctx, node, body, deliberate: bool):
+    """The run of a configuration in which Triton compiles `node`, as far as the shape engine knows:
+    every `if` around it is decided there (a constexpr the configuration gives) or is a runtime
+    condition (both arms are compiled). An undecided compile-time condition or an unknown one
+    may prune it: no finding. A `raise` under any compile-time condition is a deliberate
+    compile-time error (the branch exists to refuse a configuration), never reported."""
+    if _nested(node, body) or _after_return(node, body):
+        return None
+    conds = _arm_conditions(node, body)
+    for run in ctx.shapes.results():
+        if not run.executes(node):
+            continue
+        kinds = [_condition_kind(run.at(c)) for c in conds]
+        if "unknown" in kinds or "compile-time" in kinds:
+            continue
+        if deliberate and "decided" in kinds:
+            continue
+        return run
+    return None
+
+
+def _condition_kind(a) -> str:
+    if a is None or a.kind == "unknown":
+        return "unknown"
+    if a.kind == "tensor" and not a.weak:
+        return "runtime"
+    return "decided" if a.constant else "compile-time"
 
 
 def _in_loop(node, body) -> bool:
@@ -148,51 +200,61 @@ def check(ctx: KernelContext):
         if p.type == "dictionary_splat_pattern":
             yield ctx.finding(src.range(p), f"`{src.text_of(p)}`: @triton.jit refuses `**` parameters "
                               "(TypeError when the module is imported); name each parameter", data={"construct": "**kwargs"})
-    plain = None
     for node in captures(body, _QUERY, "n"):
-        t = node.type
-        if _pruned_or_nested(ctx, node, body):
-            continue
-        if t in CONSTRUCTS:
-            what, instead = CONSTRUCTS[t]
-            rng = src.range(node)
-            if t in ("function_definition", "class_definition", "try_statement", "for_statement"):
-                rng = src.line_range(node.start_point[0])
-            yield ctx.finding(rng, f"{what} inside @triton.jit `{k.name}`: Triton's compiler rejects it; {instead}",
-                              data={"construct": t})
-        elif t == "with_statement":
-            items = [c for c in captures(node, "(with_item) @w", "w") if c.parent is not None and c.parent.parent == node]
-            for item in items:
-                value = item.named_children[0] if item.named_children else None
-                if value is not None and value.type == "as_pattern":
-                    value = value.named_children[0] if value.named_children else None
-                fn = value.child_by_field_name("function") if value is not None and value.type == "call" else None
-                dotted = dotted_name(fn, src) if fn is not None else None
-                if dotted and (k and (ctx.module.aliases.tl_function(dotted) or ctx.module.aliases.triton_attr(dotted))):
-                    continue
-                yield ctx.finding(src.line_range(node.start_point[0]),
-                                  f"`with {src.text_of(value) if value is not None else ''}` inside @triton.jit `{k.name}`: "
-                                  "Triton only lowers its own context managers", data={"construct": "with"})
-                break
-        elif t == "return_statement":
-            if _in_loop(node, body):
-                yield ctx.finding(src.range(node), f"`return` inside a loop of @triton.jit `{k.name}`: Triton rejects it; "
-                                  "set a flag or restructure so the return comes after the loop", data={"construct": "return-in-loop"})
-        elif t in ("for_statement", "while_statement"):
-            alt = node.child_by_field_name("alternative")
-            if alt is not None:
-                row, col = alt.start_point
-                yield ctx.finding(Range(src.pos((row, col)), src.pos((row, col + 4))),
-                    f"`{'for' if t == 'for_statement' else 'while'} … else` in @triton.jit `{k.name}`: Triton rejects the "
-                    "`else` of a loop; put that code after the loop", data={"construct": "loop-else"})
-        elif t == "call":
-            fn = node.child_by_field_name("function")
-            if fn is None or fn.type != "identifier":
+        f = _construct_finding(ctx, node, body)
+        run = _compiling_run(ctx, node, body, deliberate=node.type == "raise_statement") if f is not None else None
+        if run is not None:
+            # the constexprs of a configuration whose compilation meets the construct
+            f.data["constexprs"] = {} if run.config is None else {
+                p.name: run.config.get(p.name) for p in k.params if p.is_constexpr and run.config.get(p.name) is not UNKNOWN}
+            yield f
+
+
+def _construct_finding(ctx, node, body):
+    """The finding `node` gives if Triton compiles it; None when it is a construct Triton takes."""
+    k, src = ctx.kernel, ctx.src
+    t = node.type
+    if t in CONSTRUCTS:
+        what, instead = CONSTRUCTS[t]
+        rng = src.range(node)
+        if t in ("function_definition", "class_definition", "try_statement", "for_statement"):
+            rng = src.line_range(node.start_point[0])
+        return ctx.finding(rng, f"{what} in @triton.jit code: Triton's compiler rejects it; {instead}",
+                           data={"construct": t})
+    if t == "with_statement":
+        items = [c for c in captures(node, "(with_item) @w", "w") if c.parent is not None and c.parent.parent == node]
+        for item in items:
+            value = item.named_children[0] if item.named_children else None
+            if value is not None and value.type == "as_pattern":
+                value = value.named_children[0] if value.named_children else None
+            fn = value.child_by_field_name("function") if value is not None and value.type == "call" else None
+            dotted = dotted_name(fn, src) if fn is not None else None
+            if dotted and (ctx.module.aliases.tl_function(dotted) or ctx.module.aliases.triton_attr(dotted)):
                 continue
-            name = src.text_of(fn)
-            if plain is None:
-                plain = _plain_functions(ctx)
-            if name in plain and name not in k.assignments and k.param(name) is None:
-                yield ctx.finding(src.range(fn), f"`{name}` is a plain Python function: @triton.jit `{k.name}` can only call "
-                                  f"other @triton.jit functions and Triton builtins; decorate `{name}` with @triton.jit",
-                                  data={"construct": "plain-call", "function": name})
+            return ctx.finding(src.line_range(node.start_point[0]),
+                               f"`with {src.text_of(value) if value is not None else ''}` in @triton.jit code: "
+                               "Triton only lowers its own context managers", data={"construct": "with"})
+        return None
+    if t == "return_statement":
+        if not _in_loop(node, body):
+            return None
+        return ctx.finding(src.range(node), "`return` inside a loop in @triton.jit code: Triton rejects it; "
+                           "set a flag and return after the loop", data={"construct": "return-in-loop"})
+    if t in ("for_statement", "while_statement"):
+        alt = node.child_by_field_name("alternative")
+        if alt is None:
+            return None
+        row, col = alt.start_point
+        return ctx.finding(Range(src.pos((row, col)), src.pos((row, col + 4))),
+                           f"`{'for' if t == 'for_statement' else 'while'} … else` in @triton.jit code: Triton rejects a loop's "
+                           "`else`; put that code after the loop", data={"construct": "loop-else"})
+    if t == "call":
+        fn = node.child_by_field_name("function")
+        if fn is None or fn.type != "identifier":
+            return None
+        name = src.text_of(fn)
+        if name in _plain_functions(ctx) and name not in k.assignments and k.param(name) is None:
+            return ctx.finding(src.range(fn), f"`{name}` is a plain Python function: @triton.jit code can only call @triton.jit "
+                               "functions and Triton builtins; decorate it with @triton.jit",
+                               data={"construct": "plain-call", "function": name})
+    return None

@@ -10,11 +10,12 @@ does not take, and the shape conflicts the compiler would refuse (broadcasts, ma
 (KernelShapes.constant_at), TL016–TL018, the estimates, hover and inlay hints all read it.
 
 Modules: abstract (values, broadcasting, joins), dtypes (names, promotion, sizes), interpreter
-(statements), expressions (Python syntax, @jit helpers), tl_calls and tl_layout (`tl.*`
-semantics), kernel (the per-kernel entry point). Constant arithmetic is values.py's.
+(statements), expressions (Python syntax), jit_calls (@jit helpers), tl_calls and tl_layout
+(`tl.*` semantics), kernel (the per-kernel entry point). Constant arithmetic is values.py's.
 
 Pure: no pygls, torch or triton import. Unknown stays unknown: a dimension or dtype that cannot be
-known is None and is never reported as a conflict.
+known is None and is never reported as a conflict, and a value the engine does not model is
+UNKNOWN_ABS, neither a constexpr nor a runtime tensor. A device helper's parameters are unknown.
 """
 
 from .abstract import (

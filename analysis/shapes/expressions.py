@@ -6,10 +6,11 @@ the caller's arguments and constexprs.
 
 from __future__ import annotations
 
+import math
+
 from ..source import dotted_name
 from ..values import UNKNOWN, constants_scope, evaluate, literal, unary
 from .abstract import (
-    NONE_ABS,
     UNKNOWN_ABS,
     Abs,
     ShapeConflict,
@@ -24,7 +25,10 @@ from .abstract import (
 )
 from .dtypes import DTYPE_NAMES, is_int, literal_dtype, promote
 
-MAX_CALL_DEPTH = 4
+# A constexpr whose value is not known (an unknown dimension of a block's `.shape`).
+_COMPILE_TIME = Abs((), "int32", weak=True)
+# Attributes of a tl dtype that are Python constants.
+_DTYPE_CONSTANTS = {"primitive_bitwidth", "itemsize", "fp_mantissa_width", "exponent_bias", "int_bitwidth"}
 # Methods of a block that are tl functions of it (`x.to(tl.float16)` is `tl.cast(x, tl.float16)`).
 METHOD_TL = {"to": "cast", "sum": "sum", "max": "max", "min": "min", "argmax": "argmax", "argmin": "argmin",
              "reshape": "reshape", "view": "view", "trans": "trans", "permute": "permute",
@@ -93,15 +97,24 @@ class Expressions:
             return self.tl_attr(tl)
         obj = self.expr(n.child_by_field_name("object"), env)
         attr = self.src.text_of(n.child_by_field_name("attribute"))
-        if attr == "dtype" and obj.kind in ("tensor", "block_ptr"):
+        # What a block knows of itself is compile-time: its dtype, shape and element count are
+        # constexprs in Triton even where the engine does not know their values.
+        if attr == "dtype" and obj.kind in ("tensor", "block_ptr", "descriptor", "unknown"):
             return Abs(kind="dtype", value=obj.dtype if obj.dtype is not None else UNKNOWN)
         if attr == "element_ty" and obj.kind == "dtype":
             v = obj.value
             return Abs(kind="dtype", value=v[1:] if isinstance(v, str) and v.startswith("*") else UNKNOWN)
+        if attr in _DTYPE_CONSTANTS and obj.kind == "dtype":
+            return _COMPILE_TIME
         # A scalar's `.shape` is read in @jit helpers that are handed blocks (element-wise
         # functions a wrapper applies): the parameter is not the scalar it is taken for.
         if attr == "shape" and obj.kind == "tensor" and obj.is_block:
-            return Abs(kind="tuple", items=tuple(const(d) if d is not None else Abs((), "int32") for d in obj.shape))
+            return Abs(kind="tuple", items=tuple(const(d) if d is not None else _COMPILE_TIME for d in obj.shape))
+        if attr == "numel" and obj.kind in ("tensor", "unknown"):
+            shape = obj.shape if obj.kind == "tensor" and obj.is_block else None
+            if shape is not None and all(isinstance(d, int) for d in shape):
+                return const(math.prod(shape))
+            return _COMPILE_TIME
         if attr == "T" and obj.kind == "tensor" and obj.shape is not None and len(obj.shape) == 2:
             return Abs(obj.shape[::-1], obj.dtype)
         return UNKNOWN_ABS
@@ -154,6 +167,8 @@ class Expressions:
 
     def e_not(self, n, env):
         a = self.expr(n.child_by_field_name("argument"), env)
+        if a.kind not in ("tensor", "none"):
+            return _BOOL_OF_UNKNOWN
         v = (not a.value) if a.value is not UNKNOWN and not isinstance(a.value, Sym) else UNKNOWN
         return Abs(a.shape, "int1" if a.shape is not None else None, value=v, weak=a.weak)
 
@@ -161,6 +176,8 @@ class Expressions:
         left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
         a, b = self.expr(left, env), self.expr(right, env)
         op = self.src.text_of(n.child_by_field_name("operator"))
+        if any(x.kind not in ("tensor", "none") for x in (a, b)):
+            return _bool_of(a, b)
         v = UNKNOWN
         if a.weak and b.weak and a.value is not UNKNOWN and b.value is not UNKNOWN and not isinstance(a.value, Sym) and not isinstance(b.value, Sym):
             v = (a.value and b.value) if op == "and" else (a.value or b.value)
@@ -186,8 +203,8 @@ class Expressions:
         try:
             shape = broadcast(a.shape, b.shape)
         except ShapeConflict as c:
-            self.problem("broadcast", node, f"`{op}` of a {shape_text(a.shape)} block and a {shape_text(b.shape)} block: "
-                         f"dimension {c.index} is {c.left} on the left and {c.right} on the right",
+            self.problem("broadcast", node, f"`{op}` of {shape_text(a.shape)} and {shape_text(b.shape)} blocks: "
+                         f"dimension {c.index} is {c.left} vs {c.right}",
                          (a.shape, b.shape), (left, right))
             shape = None
         dt = promote(a, b, div_or_mod=op in ("/", "%"))
@@ -216,12 +233,12 @@ class Expressions:
             v = value_op(op, a.value, b.value) if a.value is not UNKNOWN and b.value is not UNKNOWN else UNKNOWN
             return Abs((), "int1", value=v, weak=True)
         if a.kind != "tensor" or b.kind != "tensor":
-            return Abs(None, "int1")
+            return _bool_of(a, b)
         try:
             shape = broadcast(a.shape, b.shape)
         except ShapeConflict as c:
-            self.problem("broadcast", n, f"`{op}` of a {shape_text(a.shape)} block and a {shape_text(b.shape)} block: "
-                         f"dimension {c.index} is {c.left} on the left and {c.right} on the right",
+            self.problem("broadcast", n, f"`{op}` of {shape_text(a.shape)} and {shape_text(b.shape)} blocks: "
+                         f"dimension {c.index} is {c.left} vs {c.right}",
                          (a.shape, b.shape), (kids[0], kids[1]))
             shape = None
         v = scalar_value(op, a, b)
@@ -321,56 +338,17 @@ class Expressions:
         kv = {k: self.expr(v, env) for k, v in kwargs.items()}
         return vals, kv
 
-    def jit_call(self, name: str, n, args, kwargs, env) -> Abs:
-        vals, kv = self._eval_args(args, kwargs, env)
-        if self.depth >= MAX_CALL_DEPTH:
-            return UNKNOWN_ABS
-        fn, src = self.jit[name]
-        key = (name, tuple(vals), tuple(sorted(kv.items())))
-        if key in self.memo:
-            return self.memo[key]
-        self.memo[key] = UNKNOWN_ABS  # recursion: unknown
-        params = fn.child_by_field_name("parameters")
-        env2: dict = {}
-        consts: dict = {}
-        i = 0
-        for p in (params.named_children if params else []):
-            if p.type == "identifier":
-                pname, ann, default = src.text_of(p), None, None
-            elif p.type in ("typed_parameter",):
-                idn = next((c for c in p.named_children if c.type == "identifier"), None)
-                pname, ann, default = (src.text_of(idn) if idn else None), p.child_by_field_name("type"), None
-            elif p.type in ("default_parameter", "typed_default_parameter"):
-                pname, ann, default = src.text_of(p.child_by_field_name("name")), p.child_by_field_name("type"), p.child_by_field_name("value")
-            else:
-                return UNKNOWN_ABS
-            if pname is None:
-                continue
-            if i < len(vals):
-                v = vals[i]
-            elif pname in kv:
-                v = kv[pname]
-            elif default is not None:
-                sub = type(self)(self.module, src, {}, None, jit_functions=self.jit, depth=self.depth + 1, memo=self.memo)
-                v = sub.expr(default, {})
-            else:
-                v = UNKNOWN_ABS
-            i += 1
-            if ann is not None and "constexpr" in src.text_of(ann):
-                consts[pname] = v.value if v.weak and v.value is not UNKNOWN else Sym(pname)
-            else:
-                env2[pname] = v
-        sub = type(self)(self.module, src, consts, None, jit_functions=self.jit, depth=self.depth + 1, memo=self.memo)
-        body = fn.child_by_field_name("body")
-        if body is not None:
-            sub.body(body, env2)
-        out = NONE_ABS
-        if sub.returns:
-            out = sub.returns[0]
-            for r in sub.returns[1:]:
-                out = join(out, r)
-        self.memo[key] = out
-        return out
+
+# A truth value of operands the engine does not know: a tensor or a constexpr, it cannot say.
+_BOOL_OF_UNKNOWN = Abs(None, "int1", kind="unknown")
+
+
+def _bool_of(a: Abs, b: Abs) -> Abs:
+    """A comparison or `and`/`or` with an operand the engine does not model: a tensor when the
+    other operand is a runtime tensor (Triton compares elementwise), unknown otherwise."""
+    if any(x.kind == "tensor" and not x.weak for x in (a, b)):
+        return Abs(None, "int1")
+    return _BOOL_OF_UNKNOWN
 
 
 def _scalar(v, operands) -> Abs:

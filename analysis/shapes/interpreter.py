@@ -14,7 +14,9 @@ from typing import Any
 from ..model import Config, Module
 from ..source import Source, dotted_name
 from .abstract import NONE_ABS, UNKNOWN_ABS, Abs, join_env
+from .dtypes import literal_dtype
 from .expressions import DISPATCH, Expressions
+from .jit_calls import JitCalls
 from .tl_calls import TlCalls
 from .tl_layout import TlLayout
 
@@ -57,7 +59,20 @@ class RunResult:
         return RunResult(config, label, self.targets, self.exprs, self.problems, self.skipped)
 
 
-class Interpreter(Expressions, TlCalls, TlLayout):
+def assigned(value: Abs) -> Abs:
+    """A value once a plain assignment binds it: Triton's code generator turns a constexpr number
+    or bool into a 0-d tensor there (tuple items included), so `HALF = BLOCK // 2` is a runtime
+    value, no longer a valid `tl.arange` bound; its number stays known. Only
+    `HALF: tl.constexpr = BLOCK // 2` keeps a constexpr."""
+    if value.kind == "tuple":
+        items = tuple(assigned(i) for i in value.items)
+        return value if items == value.items else Abs(kind="tuple", items=items)
+    if value.weak and value.kind == "tensor":
+        return Abs(value.shape, value.dtype or literal_dtype(value.value), value=value.value)
+    return value
+
+
+class Interpreter(Expressions, JitCalls, TlCalls, TlLayout):
     """Interprets one function body in one configuration."""
 
     def __init__(self, module: Module, src: Source, consts: dict, run: RunResult | None,
@@ -88,7 +103,15 @@ class Interpreter(Expressions, TlCalls, TlLayout):
         try:
             return self._tl_memo[dotted]
         except KeyError:
-            r = self._tl_memo[dotted] = self.al.tl_function(dotted)
+            r = self.al.tl_function(dotted)
+            if r is None and dotted and "." in dotted:
+                # `from triton.language import core`: core.constexpr, core.where, core.int8
+                head, _, rest = dotted.partition(".")
+                if self.al.tl_names.get(head) == "core":
+                    r = rest
+            elif r is not None and r.startswith("core."):
+                r = r[5:]
+            self._tl_memo[dotted] = r
             return r
 
     # -- recording ----------------------------------------------------------------------------
@@ -181,8 +204,11 @@ class Interpreter(Expressions, TlCalls, TlLayout):
             value = env.get(self.src.text_of(inner), UNKNOWN_ABS) if inner is not None and inner.type == "identifier" else UNKNOWN_ABS
         else:
             value = self.expr(right, env)
-        if constexpr_ann and value.kind == "tensor":
+        if constexpr_ann and value.kind in ("tensor", "unknown"):
+            # `x: tl.constexpr = ...` is a compile-time value whatever the engine knows of it.
             value = Abs((), value.dtype, value=value.value, weak=True)
+        elif not constexpr_ann:
+            value = assigned(value)
         if left is not None:
             self.bind(left, value, env)
 
@@ -193,7 +219,7 @@ class Interpreter(Expressions, TlCalls, TlLayout):
             return
         cur = self.expr(left, env)
         rhs = self.expr(right, env)
-        value = self.binop(op, cur, rhs, e, left, right)
+        value = assigned(self.binop(op, cur, rhs, e, left, right))
         if left.type == "identifier":
             self.bind(left, value, env)
 
@@ -244,10 +270,9 @@ class Interpreter(Expressions, TlCalls, TlLayout):
                 for a in (argn.named_children if argn else []):
                     self.expr(a.child_by_field_name("value") if a.type == "keyword_argument" else a, env)
                 if fname == "range" or tl in ("range", "static_range"):
-                    var = Abs((), "int32")
                     vals = [self.expr(a, env) for a in (argn.named_children if argn else []) if a.type != "keyword_argument"]
-                    if any(v.dtype == "int64" for v in vals):
-                        var = Abs((), "int64")
+                    # tl.static_range unrolls: its variable is a constexpr in each copy of the body.
+                    var = Abs((), "int64" if any(v.dtype == "int64" for v in vals) else "int32", weak=tl == "static_range")
             else:
                 self.expr(right, env)
         if left is not None and left.type == "identifier":

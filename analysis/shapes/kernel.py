@@ -11,12 +11,13 @@ decides what `BLOCK // 2` is and whether the code that reads it runs.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from typing import Any
 
 from ..model import Config, Kernel, Module, is_kernel_definition, top_level_definitions
 from ..values import UNKNOWN
-from .abstract import NOT_RUN, Abs, Sym, known_scalar
+from .abstract import NOT_RUN, UNKNOWN_ABS, Abs, Sym, known_scalar
 from .dtypes import normalize_dtype
 from .interpreter import Interpreter, RunResult
 
@@ -29,9 +30,10 @@ class KernelShapes:
     values share theirs) and the symbolic one, made on first use (rules need only the
     configurations; the editor wants the symbolic shapes too)."""
 
-    def __init__(self, module: Module, kernel: Kernel, arg_dtypes: dict, jit: dict):
+    def __init__(self, module: Module, kernel: Kernel, arg_dtypes: dict, jit: dict, helper: bool = False):
         self.module, self.kernel = module, kernel
         self._arg_dtypes, self._jit = arg_dtypes, jit
+        self.helper = helper  # a device helper: its parameters are whatever its callers pass
         self._runs: dict = {}  # constexpr values → RunResult
         self._by_config: dict = {}  # id(config) → (config, its labelled RunResult)
         self.per_config: list[RunResult] = [self.run_for(c) for c in kernel.configs]
@@ -74,7 +76,7 @@ class KernelShapes:
         it = Interpreter(self.module, src, consts, run, arg_dtypes=self._arg_dtypes, jit_functions=self._jit)
         body = self.kernel.node.child_by_field_name("body")
         if body is not None:
-            it.body(body, _param_env(self.kernel, consts, scalars, self._arg_dtypes))
+            it.body(body, _param_env(self.kernel, consts, scalars, self._arg_dtypes, self.helper))
         return run
 
     def value_at(self, node, config: Config | None = None) -> Abs | None:
@@ -129,10 +131,49 @@ def jit_functions(module: Module) -> dict:
     return out
 
 
-def _param_env(kernel: Kernel, consts: dict, scalars: dict, arg_dtypes: dict) -> dict:
+def device_helper(module: Module, kernel: Kernel) -> bool:
+    """Whether `kernel` is a @jit device helper: not launched in the file, and it returns a value
+    or another @jit function of the file names it (calls it, or hands it to a tl.reduce)."""
+    if kernel.launches:
+        return False
+    memo = module.__dict__.setdefault("_tritonlens_helpers", {})
+    found = memo.get(kernel.name)
+    if found is None:
+        found = memo[kernel.name] = _returns_value(kernel) or _named_by_other_jit(module, kernel.name)
+    return found
+
+
+def _returns_value(kernel: Kernel) -> bool:
+    body = kernel.node.child_by_field_name("body")
+    stack = list(body.named_children) if body is not None else []
+    while stack:
+        n = stack.pop()
+        if n.type in ("function_definition", "class_definition", "lambda"):
+            continue
+        if n.type == "return_statement":
+            if any(c.type != "none" for c in n.named_children):
+                return True
+            continue
+        stack.extend(n.named_children)
+    return False
+
+
+def _named_by_other_jit(module: Module, name: str) -> bool:
+    word = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
+    for other, (fn, src) in jit_functions(module).items():
+        if other != name and word.search(src.data, fn.start_byte, fn.end_byte):
+            return True
+    return False
+
+
+def _param_env(kernel: Kernel, consts: dict, scalars: dict, arg_dtypes: dict, helper: bool) -> dict:
     env = {}
     for p in kernel.params:
         if p.is_constexpr or p.name in consts:
+            continue
+        if helper:
+            # A helper's argument may be a block, a constexpr or a dtype: nothing is known of it.
+            env[p.name] = UNKNOWN_ABS
             continue
         dt = normalize_dtype(arg_dtypes.get(p.name)) if arg_dtypes.get(p.name) else None
         # A kernel argument is a scalar or a pointer: a 0-d value either way. A runtime value the
@@ -181,7 +222,8 @@ def infer_kernel(module: Module, kernel: Kernel, arg_dtypes: dict | None = None)
     hkey = module.__dict__.get("_tritonlens_helpers_key")
     if hkey is None:
         hkey = module.__dict__["_tritonlens_helpers_key"] = _helpers_key(jit) if len(jit) > 1 else ""
-    dkey = tuple(sorted(arg_dtypes.items()))
+    helper = device_helper(module, kernel)
+    dkey = (tuple(sorted(arg_dtypes.items())), helper)
     cache = kernel.__dict__.get("_tritonlens_inference")
     if cache is None or cache[0] != hkey:
         cache = kernel.__dict__["_tritonlens_inference"] = (hkey, {})
@@ -190,7 +232,7 @@ def infer_kernel(module: Module, kernel: Kernel, arg_dtypes: dict | None = None)
     if result is None:
         if len(variants) >= _MAX_DTYPE_VARIANTS:
             variants.clear()
-        result = variants[dkey] = KernelShapes(module, kernel, arg_dtypes, jit)
+        result = variants[dkey] = KernelShapes(module, kernel, arg_dtypes, jit, helper)
     else:
         # The engine reuses a kernel whose text did not change in a new module: runs made from
         # now on read the new one, and the earlier module (and its tree) is not kept alive.

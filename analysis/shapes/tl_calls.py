@@ -62,6 +62,12 @@ class TlCalls:
             return nodes[i] if i < len(nodes) else None
 
         short = name
+        if short == "constexpr":
+            # tl.constexpr(v): the value as a compile-time constant, known or not
+            x = arg(0, "value")
+            if x is None or x.kind in ("tensor", "unknown"):
+                return Abs((), x.dtype if x is not None else None, value=x.value if x is not None else UNKNOWN, weak=True)
+            return x
         if short in ("arange",):
             s, e = arg(0, "start"), arg(1, "end")
             if s is None or e is None:
@@ -257,7 +263,7 @@ class TlCalls:
             try:
                 shape = broadcast(shape, m.shape)
             except ShapeConflict as c:
-                self.problem(kind, argnode(i, kw), f"the {kw} of tl.load is a {shape_text(m.shape)} block but the pointer block is "
+                self.problem(kind, argnode(i, kw), f"tl.load {kw} {shape_text(m.shape)} does not fit the pointer block "
                              f"{shape_text(p.shape)}: dimension {c.index} is {c.left} vs {c.right}", (p.shape, m.shape),
                              (argnode(0, "pointer"), argnode(i, kw)))
                 shape = None
@@ -274,16 +280,16 @@ class TlCalls:
             try:
                 shape = broadcast(shape, v.shape)
             except ShapeConflict as c:
-                self.problem("store_value", argnode(1, "value"), f"the value stored is a {shape_text(v.shape)} block but the pointer "
-                             f"block is {shape_text(p.shape)}: dimension {c.index} is {c.left} vs {c.right}",
+                self.problem("store_value", argnode(1, "value"), f"tl.store value {shape_text(v.shape)} does not fit the pointer "
+                             f"block {shape_text(p.shape)}: dimension {c.index} is {c.left} vs {c.right}",
                              (p.shape, v.shape), (argnode(0, "pointer"), argnode(1, "value")))
                 return
         if m is not None and m.kind == "tensor":
             try:
                 broadcast(shape, m.shape)
             except ShapeConflict as c:
-                self.problem("mask", argnode(2, "mask"), f"the mask of tl.store is a {shape_text(m.shape)} block but the pointer "
-                             f"block is {shape_text(shape)}: dimension {c.index} is {c.left} vs {c.right}",
+                self.problem("mask", argnode(2, "mask"), f"tl.store mask {shape_text(m.shape)} does not fit the pointer "
+                             f"block {shape_text(shape)}: dimension {c.index} is {c.left} vs {c.right}",
                              (shape, m.shape), (argnode(0, "pointer"), argnode(2, "mask")))
 
     def _dot(self, n, arg, argnode, kv) -> Abs:
@@ -296,28 +302,28 @@ class TlCalls:
             return Abs(None, acc.dtype if acc is not None and acc.kind == "tensor" else None)
         ra, rb = len(a.shape), len(b.shape)
         if ra not in (2, 3) or rb not in (2, 3) or ra != rb:
-            self.problem("dot_rank", n, f"tl.dot takes two 2-D blocks or two 3-D (batched) blocks of the same rank; "
+            self.problem("dot_rank", n, f"tl.dot needs two 2-D or two 3-D blocks, "
                          f"got {shape_text(a.shape)} and {shape_text(b.shape)}", (a.shape, b.shape),
                          (argnode(0, "input"), argnode(1, "other")))
             return UNKNOWN_ABS
         ka, kb = a.shape[-1], b.shape[-2]
         if isinstance(ka, int) and isinstance(kb, int) and ka != kb:
-            self.problem("dot_inner", n, f"tl.dot of {shape_text(a.shape)} by {shape_text(b.shape)}: the inner dimensions "
-                         f"differ ({ka} vs {kb})", (a.shape, b.shape), (argnode(0, "input"), argnode(1, "other")))
+            self.problem("dot_inner", n, f"tl.dot of {shape_text(a.shape)} by {shape_text(b.shape)}: inner dimensions "
+                         f"{ka} vs {kb}", (a.shape, b.shape), (argnode(0, "input"), argnode(1, "other")))
         shape = a.shape[:-1] + (b.shape[-1],)
         if ra == 3:
             ba, bb = a.shape[0], b.shape[0]
             if isinstance(ba, int) and isinstance(bb, int) and ba != bb:
-                self.problem("dot_batch", n, f"batched tl.dot of {shape_text(a.shape)} by {shape_text(b.shape)}: the batch "
-                             f"dimensions differ ({ba} vs {bb})", (a.shape, b.shape), (argnode(0, "input"), argnode(1, "other")))
+                self.problem("dot_batch", n, f"batched tl.dot of {shape_text(a.shape)} by {shape_text(b.shape)}: batch "
+                             f"dimensions {ba} vs {bb}", (a.shape, b.shape), (argnode(0, "input"), argnode(1, "other")))
             shape = ((ba if ba == bb else (ba if isinstance(bb, int) and bb == ba else None)),) + shape[1:]
         dt = None
         if acc is not None and acc.kind == "tensor" and acc.shape is not None:
             if len(acc.shape) == len(shape):
                 for x, y in zip(acc.shape, shape):
                     if isinstance(x, int) and isinstance(y, int) and x != y:
-                        self.problem("dot_acc", n, f"the accumulator of tl.dot is a {shape_text(acc.shape)} block but the "
-                                     f"product is {shape_text(shape)}", (acc.shape, shape), (argnode(2, "acc"),))
+                        self.problem("dot_acc", n, f"tl.dot accumulator {shape_text(acc.shape)} does not fit the "
+                                     f"product {shape_text(shape)}", (acc.shape, shape), (argnode(2, "acc"),))
                         break
             dt = acc.dtype
         elif out_dt is not None and out_dt.kind == "dtype":

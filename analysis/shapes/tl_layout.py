@@ -49,7 +49,7 @@ class TlLayout:
                 try:
                     broadcast(x.shape, shape)
                 except ShapeConflict as c:
-                    self.problem("broadcast", n, f"tl.broadcast_to of a {shape_text(x.shape)} block to {shape_text(shape)}: "
+                    self.problem("broadcast", n, f"tl.broadcast_to of {shape_text(x.shape)} to {shape_text(shape)}: "
                                  f"dimension {c.index} is {c.left} vs {c.right}", (x.shape, shape))
             return Abs(shape, x.dtype)
         if short == "expand_dims":

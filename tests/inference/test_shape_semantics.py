@@ -47,7 +47,9 @@ CASES = [
     ("r = tl.arange(8, 24)", "r", "[16] int32", "[16] int32"),
     ("r = tl.arange(0, 2 * BM)", "r", "[2*BM] int32", "[64] int32"),
     ("r = tl.arange(0, BN // 2)", "r", "[BN//2] int32", "[32] int32"),
-    ("c = BM * BN + 1", "c", "int32", "constexpr 2049"),
+    ("c: tl.constexpr = BM * BN + 1", "c", "constexpr 'BM*BN+1'", "constexpr 2049"),
+    # a plain assignment makes a constexpr a 0-d tensor (Triton's code generator does)
+    ("c = BM * BN + 1", "c", "int32", "int32"),
     ("c = tl.cdiv(n, BM)", "c", "int32", "int32"),
     # broadcasting through [:, None] / [None, :]
     ("o = tl.arange(0, BM)[:, None] * n + tl.arange(0, BN)[None, :]", "o", "[BM, BN] int32", "[32, 64] int32"),
@@ -90,7 +92,7 @@ CASES = [
      "out_dtype=tl.float16)"), "d", "[BM, BN] fp16", "[32, 64] fp16"),
     # Python builtins Triton maps to tl functions, and program ids
     ("p = min(tl.program_id(0), BM)", "p", "int32", "int32"),
-    ("p = max(BM, BN)", "p", "constexpr 'max(BM, BN)'", "constexpr 64"),
+    ("p: tl.constexpr = max(BM, BN)", "p", "constexpr 'max(BM, BN)'", "constexpr 64"),
 ]
 
 
@@ -181,9 +183,8 @@ def test_conflicts_name_the_dimensions():
 '''
     *_, shapes = _table(body, LAUNCH)
     problems = {p.kind: p.message for p in shapes.per_config[0].problems.values()}
-    assert problems["dot_inner"] == "tl.dot of [32, 16] by [32, 64]: the inner dimensions differ (16 vs 32)"
-    assert problems["broadcast"] == ("`+` of a [32] block and a [64] block: dimension 0 is 32 on the left and 64 "
-                                     "on the right")
+    assert problems["dot_inner"] == "tl.dot of [32, 16] by [32, 64]: inner dimensions 16 vs 32"
+    assert problems["broadcast"] == "`+` of [32] and [64] blocks: dimension 0 is 32 vs 64"
     # Symbolic BM and BN could be equal; the literal inner dimensions cannot.
     assert {p.kind for p in shapes.symbolic.problems.values()} == {"dot_inner"}
 
