@@ -83,7 +83,7 @@ def bench_dots() -> list[dict]:
         c = torch.empty(n, n, device="cuda")
         grid = (triton.cdiv(n, 128) * triton.cdiv(n, 128),)
 
-        def run():
+        def run(grid=grid, c=c, prec=prec):
             matmul[grid](a, b, c, n, n, n, BM=128, BN=128, BK=32, PRECISION=prec, num_warps=8, num_stages=3)
 
         ms = triton.testing.do_bench(run)
@@ -97,7 +97,7 @@ def bench_dots() -> list[dict]:
     for prec in ("ieee", "tf32", "tf32x3"):
         c = torch.empty_like(a)
 
-        def run():
+        def run(c=c, prec=prec):
             chunk_dots[(programs,)](a, b, c, C=C, PRECISION=prec, num_warps=4)
 
         ms = triton.testing.do_bench(run)
@@ -115,7 +115,10 @@ def bench_pairs() -> list[dict]:
         for name, kernel in (("two stride-2 loads", pairs_strided), ("one load + tl.split", pairs_split)):
             y = torch.empty_like(x)
             for block in (512, 1024):
-                ms = triton.testing.do_bench(lambda: kernel[(triton.cdiv(n, block),)](x, y, n, BLOCK=block))
+                def run(kernel=kernel, x=x, y=y, block=block):
+                    kernel[(triton.cdiv(n, block),)](x, y, n, BLOCK=block)
+
+                ms = triton.testing.do_bench(run)
                 rows.append({"case": f"{name} {str(dtype).split('.')[-1]}", "block": block, "ms": ms,
                              "tb_per_s": 2 * x.numel() * x.element_size() / ms / 1e9})
         ref = torch.empty_like(x)
