@@ -7,7 +7,8 @@ import math
 from dataclasses import dataclass
 
 from ..model import Config, Kernel, Module, TlCall
-from ..shapes import infer_kernel
+from ..shapes import infer_kernel, jit_functions
+from ..source import captures
 from ..values import UNKNOWN
 from .elements import ElementSizes, dtype_node, tl_dtype
 from .figures import MEMORY_OPS
@@ -34,7 +35,9 @@ def tile_node(call: TlCall):
 
 
 def largest_tile(kernel: Kernel, module: Module, config: Config | None) -> Tile | None:
-    """The kernel's largest tile in `config`, among the calls that run in it."""
+    """The kernel's largest tile in `config`, among the calls that run in it. A block a `@jit`
+    helper returns may be larger than any tile the kernel's own calls make: then, or when its
+    shape is unknown, the tile found is not `complete`."""
     shapes = infer_kernel(module, kernel)
     run = shapes.run_for(config)
     best: Tile | None = None
@@ -51,8 +54,25 @@ def largest_tile(kernel: Kernel, module: Module, config: Config | None) -> Tile 
         if best is None or n > best.elements:
             best = Tile(n, c, True, c.name == "dot")
     if best is not None:
+        for call in _helper_calls(kernel, module):
+            if not run.executes(call):
+                continue
+            shp = shapes.tile_shape(call, config)
+            if shp is None or math.prod(shp) > best.elements:
+                complete = False
+                break
         best.complete = complete
     return best
+
+
+def _helper_calls(kernel: Kernel, module: Module) -> list:
+    """Calls of the file's `@jit` helpers in the kernel's body."""
+    helpers = jit_functions(module)
+    body = kernel.node.child_by_field_name("body")
+    if body is None or not helpers:
+        return []
+    return [c for c in captures(body, "(call function: (identifier) @f) @c", "c")
+            if kernel.src.text_of(c.child_by_field_name("function")) in helpers]
 
 
 def dot_operand_shapes(kernel: Kernel, module: Module, config: Config | None, dot: TlCall) -> tuple | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..findings import Applicability, Finding, Fix, Range, Related, Severity, TextEdit
-from ..model import Config, Kernel, Module, TlCall
+from ..model import Config, Kernel, Module, TlCall, jit_functions
 from ..shapes import NOT_RUN, KernelShapes, infer_kernel
 from ..source import captures
 from ..values import LITERAL_TYPES, UNKNOWN, fmt, literal
@@ -56,6 +56,16 @@ class KernelContext:
         self.target = target  # the GPU the user targets ("H100", "sm_80", …); None = the default
         self.src = kernel.src or module.src  # a cached kernel keeps the text it was built from
         self._shapes: KernelShapes | None = None
+
+    @property
+    def device_helper(self) -> bool:
+        """Whether this `@jit` function is a device helper rather than a kernel (not launched in
+        the file, and it returns a value or other JIT functions call it): `kernel_discovery`'s
+        judgement, made once per file."""
+        kinds = self.module.memo.get("jit_kinds")
+        if kinds is None:
+            kinds = self.module.memo["jit_kinds"] = {j.name: j.launchable for j in jit_functions(self.src, self.module.aliases)}
+        return not kinds.get(self.kernel.name, True)
 
     # -- values -------------------------------------------------------------------------------
 

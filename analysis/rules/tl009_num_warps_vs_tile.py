@@ -7,9 +7,12 @@ biggest `tl.arange` / `tl.zeros` / `tl.load` / `tl.store` / `tl.dot` tile) divid
 `num_warps × 32` threads:
 - **fewer than 1 element per thread**: threads with no element sit idle (e.g. `BLOCK=256` with
   `num_warps=16`: 512 threads, 256 of them idle);
-- **more than 64 elements per thread** (128 for the accumulator of a `tl.dot` kernel): the tile
-  cannot stay in registers and spills to local memory.
-Unknown tiles or num_warps (e.g. `BLOCK = triton.next_power_of_2(n)`) are not reported.
+- **more than 64 elements per thread** (128 for the accumulator of a `tl.dot`/`tl.dot_scaled`
+  kernel): the tile cannot stay in registers and spills to local memory.
+Unknown tiles or num_warps (e.g. `BLOCK = triton.next_power_of_2(n)`) are not reported, nor are
+`@jit` device helpers (they run on their caller's threads, with the tiles their caller passes)
+and scalar kernels whose largest value is a single element (every thread runs the same scalar
+code; there is no tile to spread).
 
 ## Why
 A Triton program runs on `num_warps × 32` threads and spreads its tile over them. Measured on
@@ -64,7 +67,9 @@ MAX_WARPS = 32  # 1,024 threads per block
 
 
 def check(ctx: KernelContext):
-    has_dot = bool(ctx.kernel.calls_named("dot"))
+    if ctx.device_helper:
+        return  # a device helper runs on its caller's threads, with its caller's tiles
+    has_dot = bool(ctx.kernel.calls_named("dot", "dot_scaled"))
     limit = MAX_PER_THREAD_DOT if has_dot else MAX_PER_THREAD
     for config in ctx.kernel.configs:
         nw_val = config.values.get("num_warps")
@@ -72,28 +77,26 @@ def check(ctx: KernelContext):
         if not isinstance(nw, int) or isinstance(nw, bool) or nw <= 0:
             continue
         tile = largest_tile(ctx.kernel, ctx.module, config)
-        if tile is None:
-            continue
+        if tile is None or tile.elements <= 1:
+            continue  # scalar code: every thread runs it, there is no tile to spread
         threads = nw * 32
         per_thread = tile.elements / threads
         if per_thread < 1 and tile.complete:
-            problem = (f"{_fmt(per_thread)} elements per thread: {threads - tile.elements} of the {threads} threads "
-                       "have no element and sit idle")
+            problem = f"{threads - tile.elements} threads idle"
         elif per_thread > limit:
-            problem = (f"{_fmt(per_thread)} elements per thread (more than {limit}): the tile cannot stay in "
-                       "registers and spills to local memory")
+            problem = f"{_fmt(per_thread)} per thread, over the {limit} that stay in registers"
         else:
             continue
         suggested = _suggest(tile.elements, limit)
-        what = _tile_text(ctx, tile, config)
-        msg = (f"largest tile {what} over num_warps={nw} ({nw_val.origin or config.label}, {threads} threads) "
-               f"gives {problem}")
+        values = _values(ctx, tile, config)
+        msg = f"tile of {tile.elements} elements{values} over num_warps={nw} ({threads} threads): {problem}"
         if suggested is not None and suggested != nw:
             msg += f"; num_warps={suggested} gives {_fmt(tile.elements / (suggested * 32))} per thread"
         related = [Related(nw_val.range, f"num_warps={nw} from {nw_val.origin or config.label}")] if nw_val.range else \
             ctx.related_for(config, None, "configuration")
         edit = literal_edit(ctx.src, nw_val.range, suggested) if suggested is not None and suggested != nw else None
-        yield ctx.finding(ctx.src.range(tile.call.node), msg, fix=[edit] if edit else None, related=related,
+        yield ctx.finding(ctx.src.range(tile.call.node), msg, fix=[edit] if edit else None,
+                          fix_title=f"set num_warps={suggested} (was {nw})" if edit else None, related=related,
                           data={"elements": tile.elements, "num_warps": nw, "per_thread": per_thread,
                                 "suggested_num_warps": suggested, "config": config.label})
 
@@ -109,13 +112,12 @@ def _suggest(elements: int, limit: int) -> int | None:
     return nw if 1 <= per <= limit else None
 
 
-def _tile_text(ctx, tile, config) -> str:
+def _values(ctx, tile, config) -> str:
+    """` (BLOCK_M=64, BLOCK_N=256)`: the constexprs that size the tile in this configuration."""
     node = tile.call.node
-    origin, _ = ctx.origin_of(node, config)
-    text = ctx.src.text_of(node)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"`{text}` = {tile.elements} elements" + (f" ({origin})" if origin else "")
+    names = ctx.names_in(node if tile.call.name in ("arange", "zeros", "full", "dot") else tile.call.arg(0, "pointer"))
+    known = [f"{n}={fmt(config.values[n].value)}" for n in names if n in config.values]
+    return f" ({', '.join(known[:3])})" if known else ""
 
 
 def _fmt(x: float) -> str:
