@@ -32,6 +32,7 @@ def test_tl014_float64_to_float32():
     before = (FIXTURES / "TL014" / "positive_full_and_zeros.py").read_text()
     after, found = _fix_all(before, "TL014")
     assert len(found) == 2 and all(f.fix for f in found)
+    assert {f.fix.title for f in found} == {"change `tl.float64` to `tl.float32`"}
     assert "acc = tl.zeros([BLOCK], dtype=tl.float32)" in after
     assert "bias = tl.full([BLOCK], 0.5, dtype=tl.float32)" in after
     assert after == before.replace("tl.float64", "tl.float32")
@@ -111,6 +112,7 @@ def test_tl009_num_warps_literal():
     before = (FIXTURES / "TL009" / "positive_launch_num_warps.py").read_text()
     after, found = _fix_all(before, "TL009")
     assert len(found) == 1 and found[0].data["suggested_num_warps"] == 1
+    assert found[0].fix.title == "set num_warps=1 (was 16)"
     assert "BLOCK=BLOCK, num_warps=1)" in after
     assert after == before.replace("num_warps=16)", "num_warps=1)")
     _assert_fixed(before, after, "TL009")
