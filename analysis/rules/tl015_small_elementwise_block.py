@@ -148,11 +148,12 @@ def _grid_follows(ctx, end, config) -> bool:
     grid = ctx.src.text_of(launch.grid)
     if "meta" in grid or launch.grid.type == "lambda":
         return True
+    words = set(re.findall(r"\w+", grid))
     if end.type == "integer":
-        return ctx.src.text_of(end) in grid
+        return ctx.src.text_of(end) in words
     for name in ctx.names_in(end):
         for lch, node in off.launch_args(ctx, name):
-            if lch is launch and (node.type == "integer" or node.type == "identifier") and ctx.src.text_of(node) in grid:
+            if lch is launch and node.type in ("integer", "identifier") and ctx.src.text_of(node) in words:
                 return True
     return False
 
