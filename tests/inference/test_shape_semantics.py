@@ -208,3 +208,60 @@ def test_name_bound_under_a_flag_keeps_its_block():
     params = "x_ptr, y_ptr, n, BM: tl.constexpr, BN: tl.constexpr, HAS_BIAS: tl.constexpr"
     table, *_ = _table(body, "kernel[(1,)](x, y, 10, BM=32, BN=64, HAS_BIAS=flag)", params=params, arg_dtypes=FP16)
     assert table["b"] == ("[BM] fp16", "[32] fp16")
+
+
+def test_compile_time_values_stay_constexpr():
+    body = '''    x = tl.load(x_ptr + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :])
+    count: tl.constexpr = x.numel
+    wide: tl.constexpr = tl.constexpr(BM * 2)
+    for i in tl.static_range(2):
+        step = i
+    plain = BM
+'''
+    table, _module, k, shapes = _table(body, LAUNCH, arg_dtypes=FP16)
+    assert table["count"][1] == "constexpr 2048"
+    assert table["wide"][1] == "constexpr 64"
+    # The loop variable of tl.static_range is a constexpr; the plain assignments make tensors.
+    loop = next(s for s, t, name in assignment_targets(k) if name == "i")
+    var = loop.child_by_field_name("left")
+    assert shapes.per_config[0].at(var).weak
+    assert table["step"] == ("int32", "int32") and table["plain"] == ("int32", "int32")
+
+
+def test_device_helper_parameters_are_unknown():
+    helpers = '''
+@triton.jit
+def _scaled(x, factor):
+    y = x * factor
+    return y + tl.arange(0, 16)
+'''
+    body = '''    z = _scaled(tl.zeros((BM, 16), dtype=tl.float32), 2.0)
+'''
+    table, module, _k, _shapes = _table(body, LAUNCH, helpers=helpers, arg_dtypes=FP16)
+    assert table["z"] == ("[BM, 16] fp32", "[32, 16] fp32")  # at the call, with the caller's block
+    helper = module.kernel("_scaled")
+    alone = infer_kernel(module, helper)
+    assert alone.helper and not infer_kernel(module, module.kernel("kernel")).helper
+    target = next(t for _s, t, name in assignment_targets(helper) if name == "y")
+    assert describe(alone.symbolic.at(target)) == "?"  # not the 0-d scalar a kernel argument is
+
+
+def test_comparisons_of_unknown_values_are_unknown():
+    helpers = '''
+@triton.jit
+def _pick(dtype, x):
+    if dtype is tl.int64:
+        return x
+    return x == 1
+'''
+    body = '''    v = _pick(tl.int32, n)
+'''
+    _, module, *_ = _table(body, LAUNCH, helpers=helpers, arg_dtypes=FP16)
+    helper = module.kernel("_pick")
+    run = infer_kernel(module, helper).symbolic
+    body_node = helper.node.child_by_field_name("body")
+    conds = [n.child_by_field_name("condition") for n in body_node.named_children if n.type == "if_statement"]
+    cond = run.at(conds[0])
+    assert cond.weak and not cond.constant  # `is` is a compile-time test whose answer is unknown here
+    ret = [n for n in body_node.named_children if n.type == "return_statement"][-1]
+    assert run.at(ret.named_children[0]).kind == "unknown"  # neither a constexpr nor a runtime tensor
