@@ -10,8 +10,11 @@ is large:
   the data is contiguous along the *first* axis.
 
 Silent when the launch passes the stride as `t.stride(-1)`/`t.stride(1)` (the innermost one,
-matmul's `offs_k[None, :] * stride_ak`), and when both axes carry runtime strides and no launch
-tells which is large. The message names the axis, the stride and the launch argument.
+matmul's `offs_k[None, :] * stride_ak`), when both axes carry runtime strides (directly or through
+a local such as `row_off = rows * stride_t`) and no launch tells which is large, and for a load
+whose tile feeds a `tl.dot` (K read as K^T) or a store of a dot's result: Triton stages dot
+operands and accumulators through shared memory anyway, so the global access gets a coalesced
+order at no extra cost. The message names the axis, the stride and the launch argument.
 
 ## Why
 A warp's global access is served in 32-byte sectors; when its 32 lanes read consecutive
@@ -23,7 +26,11 @@ Access to Global Memory"). Triton's coalescing pass orders each access's threads
 `order = [0, 1]` plus a `ttg.convert_layout` from the load's layout — coalesced, but with a
 layout conversion through shared memory and scalar `st.global.b32` stores; without that
 specialisation the store keeps `order = [1, 0]` and each warp writes 32 addresses a row apart.
-Either way the kernel pays for a tile laid out against memory.
+Either way the kernel pays for a tile laid out against memory. Where the other axis is provably
+contiguous the rewrite mostly moves that conversion rather than removing it: compiling a
+column-major store of a 64×64 fp32 tile for sm_90 both ways (`out + c[None, :] * rows + r[:, None]`
+against `out + c[:, None] * rows + r[None, :]` with `tl.trans`, sizes divisible by 16) gives the
+same PTX, 8 `st.global.v4` and 32 `st.shared`/`ld.shared` each; the finding is informational.
 
 ## Example
 ```python
@@ -69,6 +76,8 @@ def check(ctx: KernelContext):
         ptr = call.arg(0, "pointer")
         if ptr is None:
             continue
+        if _staged_for_dot(ctx, call):
+            continue  # a tl.dot operand goes through shared memory in whatever order it arrives
         infos = off.pointer_terms(ctx, ptr)
         rows = [i for i in infos if i.ndim == 2 and i.axis == 0]
         cols = [i for i in infos if i.ndim == 2 and i.axis == 1]
@@ -88,6 +97,38 @@ def check(ctx: KernelContext):
             yield _finding(ctx, call, col, strides, reason)
 
 
+def _staged_for_dot(ctx, call) -> bool:
+    """A load whose tile feeds a tl.dot (K loaded as K^T, say), or a store of a dot's result:
+    Triton stages dot operands and accumulators through shared memory anyway, so the global
+    access gets a coalesced order at no extra cost."""
+    dots = ctx.kernel.calls_named("dot", "dot_scaled")
+    if not dots:
+        return False
+    if call.name == "store":
+        value = call.arg(1, "value")
+        return value is not None and off.is_fed(ctx, value, "dot")
+    name = _assigned_name(ctx, call.node)
+    for dot in dots:
+        for arg in dot.args[:2]:
+            if arg.start_byte <= call.node.start_byte < arg.end_byte:
+                return True
+            if name is not None and name in off.depends(ctx, arg):
+                return True
+    return False
+
+
+def _assigned_name(ctx, node):
+    p = node.parent
+    while p is not None and p.type in ("attribute", "call", "argument_list", "parenthesized_expression",
+                                      "binary_operator", "unary_operator"):
+        p = p.parent
+    if p is not None and p.type in ("assignment", "augmented_assignment"):
+        left = p.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            return ctx.src.text_of(left)
+    return None
+
+
 def _reason(ctx, strides, rows):
     """Why the stride is large: the launch passes it as `t.stride(0)`, or the other axis of the
     tile is the contiguous one (no runtime stride at all). None when we cannot tell."""
@@ -96,18 +137,12 @@ def _reason(ctx, strides, rows):
         outer = [(launch, node) for launch, node in passed if off.stride_dim(ctx, node) == 0]
         if outer:
             launch, node = outer[0]
-            return (f"`{s}`, which the launch at line {launch.line} passes as `{ctx.src.text_of(node)}` "
-                    f"(the outer dimension's stride): neighbouring lanes of a warp are a whole row apart. Triton "
-                    f"re-orders the threads only when it can prove the other axis contiguous (its stride specialised "
-                    f"to 1 at launch), and then pays a layout conversion and loses vectorized access; otherwise each "
-                    f"warp's access splits into up to 32 memory transactions",
+            return (f"`{s}` = `{ctx.src.text_of(node)}` (line {launch.line})",
                     Related(ctx.src.range(node), f"{s} passed here"))
         if passed and all(off.stride_dim(ctx, node) in (-1, 1) for _, node in passed):
             return None  # the innermost stride: 1 for a contiguous tensor
-    if all(not _runtime_factors(ctx, r) for r in rows):
-        return (f"the runtime `{strides[0]}` while the other axis of the tile has unit stride: Triton's coalescing "
-                f"pass must order this access's threads along the other axis and convert the tile's layout to match "
-                f"the rest of the kernel", None)
+    if all(not off.runtime_params_in(ctx, r.node) for r in rows):  # through locals: `row_off[:, None]`
+        return f"`{strides[0]}` while the other axis is contiguous", None
     return None
 
 
@@ -116,7 +151,6 @@ def _finding(ctx, call, col, strides, reason):
     text, related = reason
     what = "tl.load" if call.name == "load" else ("tl.store" if call.name == "store" else f"tl.{call.name}")
     leaf = src.text_of(col.leaf) if col.leaf is not None else src.text_of(col.node)
-    msg = (f"{what}: the tile's fastest-varying axis `{leaf}` is multiplied by {text}; likely uncoalesced: make the "
-           f"contiguous dimension the last tile axis (swap the axes and tl.trans the tile)")
+    msg = f"{what}'s fast axis `{leaf}` steps by {text}: put the contiguous dim last (tl.trans the tile)"
     return ctx.finding(src.range(col.node), msg, related=[related] if related else [],
                        data={"strides": strides})
