@@ -65,6 +65,7 @@ __all__ = [
     "prepare",
     "shutdown",
     "unconfirmed",
+    "warm_up",
 ]
 
 CACHE_FORMAT = 2  # bump when the worker answers differently for the same kernel
@@ -115,6 +116,15 @@ def _client(python: str | None):
         if client is None:
             client = _clients[key] = WorkerClient(python=python, timeout=TIMEOUT_S, env={"TRITON_INTERPRET": "0"})
         return client
+
+
+def warm_up(python: str | None = None) -> None:
+    """Start the worker and import Triton in it now, so that the first confirmation pays only for
+    its lowering (the language server calls this at start-up)."""
+    from tritonlens.profiling.compile_worker import triton_version
+
+    if triton_version(python) != "none":
+        _client(python).run(FrontendJob("frontend", target=TARGET), timeout=TIMEOUT_S)
 
 
 def shutdown() -> None:

@@ -154,6 +154,22 @@ class ConfirmErrors(LanguageFeature):
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
+    def initialized(self) -> None:
+        """Start the worker now (importing Triton costs a second or two) when confirming is on."""
+        settings = self.ls.settings.global_settings
+        if not settings.trusted:
+            return
+
+        async def warm():
+            from tritonlens.profiling import confirm_errors as ce
+
+            try:
+                await asyncio.to_thread(ce.warm_up, settings.python or None)
+            except Exception as exc:  # noqa: BLE001 - a broken interpreter shows up again, as a reason
+                log.warning("the front-end worker did not start: %s", exc)
+
+        self.ls.spawn(warm())
+
     def settings_changed(self) -> None:
         for uri in list(self.running):
             if not self.ls.settings.for_uri(uri).trusted:
