@@ -26,6 +26,7 @@ _BOOL_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO)_|
 _DTYPE_NAME = re.compile(r"dtype|_type$|^type_|^(DTYPE|TYPE)$", re.IGNORECASE)
 GUESSED_INT = 32  # a power of two ≥ 16: what tl.arange and tl.dot accept
 
+
 def key_of(f: Finding) -> tuple:
     return (f.code, f.range, f.message, f.kernel)
 
@@ -55,8 +56,6 @@ class Request:
     absent: dict[str, frozenset] = field(default_factory=dict)  # kernel → file names its standalone lacks
 
 
-
-
 class _Proxy:
     """The module with one kernel's configurations replaced (static_configs reads `kernels`)."""
 
@@ -69,7 +68,7 @@ class _Proxy:
 
 
 def _guess(param) -> tuple[object, str]:
-    if param.annotation and "bool" in param.annotation or _BOOL_NAME.search(param.name):
+    if (param.annotation and "bool" in param.annotation) or _BOOL_NAME.search(param.name):
         return True, "bool"
     if _DTYPE_NAME.search(param.name):
         return "float32", "dtype"
