@@ -192,14 +192,18 @@ def _stride_params(ctx, factor, kinds) -> list[str]:
     lengths, and constexprs set to a long row somewhere (`row * STRIDE` with STRIDE=8192 wraps as
     well as `row * n_cols`). Counts (`topk`, `num_heads`) and tile sizes cannot."""
     names = {n for n in off.runtime_params_in(ctx, factor) if "stride" in n.lower() or not _COUNT.search(n)}
+    tiles = {ctx.src.text_of(a.arg(1, "end")) for a in ctx.kernel.calls_named("arange") if a.arg(1, "end") is not None}
     for n in off.depends(ctx, factor):
-        if n in kinds.constexpr and (_long_constexpr(ctx, n) or (n not in _values_of(ctx, n) and "stride" in n.lower())):
+        if n in tiles or _TILE_NAME.search(n) or n not in kinds.constexpr:
+            continue  # `pid * BLOCK`: a tile offset, which the grid bounds by the size
+        if _long_constexpr(ctx, n) or (n not in _values_of(ctx, n) and "stride" in n.lower()):
             names.add(n)
     return sorted(names)
 
 
 _COUNT = re.compile(r"^(num|n)_(?!col|elem|el$|row)|_num$|^n?[Hh]$|heads?$|topk|groups?$|experts?$|gamma|tiles?$|"
                     r"blocks?$|splits?$|per_|draft|^k$", re.IGNORECASE)
+_TILE_NAME = re.compile(r"BLOCK|TILE|GROUP|SPLIT|STAGES|WARPS|^B[A-Z]?$", re.IGNORECASE)
 LONG_ROW = 2048  # elements: a shorter row needs over a million rows before the offset passes 2**31
 
 
