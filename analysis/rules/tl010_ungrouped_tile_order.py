@@ -4,8 +4,11 @@
 A kernel with `tl.dot` whose only program id is `tl.program_id(0)` (a 1-D grid) and that splits it
 into a tile row and column with `//` and `%` (`pid_m = pid // num_pid_n; pid_n = pid % num_pid_n`),
 with no grouping: no `tl.swizzle2d` and no `GROUP_SIZE_M`-style group (`group_id = pid //
-num_pid_in_group`) in the computation of the tile indices. Reported at the `tl.program_id` call.
-2-D grids (`program_id(1)`) and kernels without `tl.dot` are left alone.
+num_pid_in_group`) in the computation of the tile indices. Both halves of the split must be tile
+indices, each multiplied by its own block-size constexpr (`pid_m * BLOCK_M`, `pid_n * BLOCK_N`): a
+split into batch, head, frame or chunk indices (`b = pid // H; h = pid % H`) is not a grid of output
+tiles and is left alone. Reported at the `tl.program_id` call. 2-D grids (`program_id(1)`) and
+kernels without `tl.dot` are left alone too.
 
 ## Why
 Row-major order makes consecutive programs — the ones resident on the GPU at the same time —
@@ -42,7 +45,11 @@ fix: the rewrite touches several lines and adds a parameter.
 
 from __future__ import annotations
 
+import re
+
 from ..findings import Severity
+from ..source import walk
+from . import _offsets as off
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -84,14 +91,49 @@ def check(ctx: KernelContext):
                 mod.append(name)
     if grouped or not div or not mod:
         return
+    tiles = _tile_blocks(ctx, set(div) | set(mod))
+    pair = next(((d, m) for d in div for m in mod if tiles.get(d) and tiles.get(m) and tiles[d] != tiles[m]), None)
+    if pair is None:
+        return  # a batch/head/chunk split, not the rows and columns of a tile grid
+    row, col = pair
     call = next(c for c in pids if _assigned(ctx, c) in pid_vars)
     yield ctx.finding(
         ctx.src.range(call.node),
-        f"1-D program id split into tiles in linear order ({div[0]} by `//`, {mod[0]} by `%`) with no "
-        "grouped ordering: consecutive programs sweep a whole row (or column) of output tiles and re-read the "
-        "other operand from DRAM; group GROUP_SIZE_M rows of tiles (or use tl.swizzle2d) so they share it in L2",
-        data={"row": div[0], "column": mod[0]},
+        f"tiles in linear order ({row} by `//`, {col} by `%`): group GROUP_SIZE_M rows (or tl.swizzle2d) to share "
+        "operands in L2",
+        data={"row": row, "column": col},
     )
+
+
+_BLOCK_NAME = re.compile(r"BLOCK|TILE|BLK|^B[MNK]$", re.IGNORECASE)
+
+
+def _tile_blocks(ctx, names) -> dict:
+    """For each of `names` multiplied by a block-size constexpr (`pid_m * BLOCK_M`), the set of
+    those constexprs: a tile index of the grid, as opposed to a batch or head index."""
+    constexprs = {p.name for p in ctx.kernel.params if p.is_constexpr and _BLOCK_NAME.search(p.name)}
+    out: dict = {}
+    for node in walk(ctx.kernel.node):
+        if node.type != "binary_operator" or ctx.src.text_of(node.child_by_field_name("operator")) != "*":
+            continue
+        sides = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+        for a, b in (sides, sides[::-1]):
+            a = _strip_cast(ctx, a)
+            if a is not None and a.type == "identifier" and ctx.src.text_of(a) in names:
+                blocks = set(ctx.names_in(b)) & constexprs
+                if blocks:
+                    out.setdefault(ctx.src.text_of(a), set()).update(blocks)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _strip_cast(ctx, node):
+    while node is not None:
+        node = off.strip_parens(node)
+        mc = off.method_call(node, ctx.src, "to")
+        if mc is None:
+            return node
+        node = mc[0]
+    return None
 
 
 def _axis(ctx, call) -> int | None:
