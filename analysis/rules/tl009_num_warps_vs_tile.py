@@ -12,7 +12,10 @@ biggest `tl.arange` / `tl.zeros` / `tl.load` / `tl.store` / `tl.dot` tile) divid
 Unknown tiles or num_warps (e.g. `BLOCK = triton.next_power_of_2(n)`) are not reported, nor are
 `@jit` device helpers (they run on their caller's threads, with the tiles their caller passes)
 and scalar kernels whose largest value is a single element (every thread runs the same scalar
-code; there is no tile to spread).
+code; there is no tile to spread). A launch whose block and num_warps come from the wrapper's
+branches resolves to every combination of their values, some of which the wrapper never makes
+(`block, warps = 32, 1` or `2048, 8`): it is reported only when every combination has the
+problem. Each autotune config is judged on its own.
 
 ## Why
 A Triton program runs on `num_warps × 32` threads and spreads its tile over them. Measured on
@@ -41,6 +44,8 @@ together with the block size.
 
 from __future__ import annotations
 
+import re
+
 from ..estimates import largest_tile
 from ..findings import Applicability, Related, Severity
 from ..values import fmt
@@ -64,6 +69,7 @@ MAX_PER_THREAD = 64
 # fastest fp16 matmul config measured on H100 (691 TFLOP/s), so dot kernels get a higher bound.
 MAX_PER_THREAD_DOT = 128
 MAX_WARPS = 32  # 1,024 threads per block
+_AUTOTUNE = re.compile(r"autotune config #\d+")
 
 
 def check(ctx: KernelContext):
@@ -71,34 +77,65 @@ def check(ctx: KernelContext):
         return  # a device helper runs on its caller's threads, with its caller's tiles
     has_dot = bool(ctx.kernel.calls_named("dot", "dot_scaled"))
     limit = MAX_PER_THREAD_DOT if has_dot else MAX_PER_THREAD
+    groups: dict = {}
     for config in ctx.kernel.configs:
-        nw_val = config.values.get("num_warps")
-        nw = nw_val.value if nw_val is not None else None
-        if not isinstance(nw, int) or isinstance(nw, bool) or nw <= 0:
+        judged = _judge(ctx, config, limit)
+        if judged is not None:
+            groups.setdefault(_launch_choice(config), []).append(judged)
+    for judged in groups.values():
+        # One launch whose values come from the wrapper's branches (`BLOCK, nw = (32, 1) if
+        # small else (256, 8)`) resolves to every combination of them, some it never makes:
+        # report it only when each combination has the problem.
+        if not all(problem for _, _, _, problem in judged):
             continue
-        tile = largest_tile(ctx.kernel, ctx.module, config)
-        if tile is None or tile.elements <= 1:
-            continue  # scalar code: every thread runs it, there is no tile to spread
-        threads = nw * 32
-        per_thread = tile.elements / threads
-        if per_thread < 1 and tile.complete:
-            problem = f"{threads - tile.elements} threads idle"
-        elif per_thread > limit:
-            problem = f"{_fmt(per_thread)} per thread, over the {limit} that stay in registers"
-        else:
-            continue
-        suggested = _suggest(tile.elements, limit)
-        values = _values(ctx, tile, config)
-        msg = f"tile of {tile.elements} elements{values} over num_warps={nw} ({threads} threads): {problem}"
-        if suggested is not None and suggested != nw:
-            msg += f"; num_warps={suggested} gives {_fmt(tile.elements / (suggested * 32))} per thread"
-        related = [Related(nw_val.range, f"num_warps={nw} from {nw_val.origin or config.label}")] if nw_val.range else \
-            ctx.related_for(config, None, "configuration")
-        edit = literal_edit(ctx.src, nw_val.range, suggested) if suggested is not None and suggested != nw else None
-        yield ctx.finding(ctx.src.range(tile.call.node), msg, fix=[edit] if edit else None,
-                          fix_title=f"set num_warps={suggested} (was {nw})" if edit else None, related=related,
-                          data={"elements": tile.elements, "num_warps": nw, "per_thread": per_thread,
-                                "suggested_num_warps": suggested, "config": config.label})
+        for config, nw_val, tile, problem in judged:
+            yield _finding(ctx, config, nw_val, tile, problem, limit)
+
+
+def _launch_choice(config) -> tuple:
+    """Configurations that differ only by values a launch's wrapper picks share a key; each
+    autotune config is its own choice."""
+    m = _AUTOTUNE.search(config.label)
+    return id(config.launch), m.group(0) if m else None
+
+
+def _judge(ctx: KernelContext, config, limit: int):
+    """(config, num_warps value, tile, problem or "") for a configuration with a known num_warps
+    and a tile of more than one element; None otherwise."""
+    nw_val = config.values.get("num_warps")
+    nw = nw_val.value if nw_val is not None else None
+    if not isinstance(nw, int) or isinstance(nw, bool) or nw <= 0:
+        return None
+    tile = largest_tile(ctx.kernel, ctx.module, config)
+    if tile is None or tile.elements <= 1:
+        return None  # scalar code: every thread runs it, there is no tile to spread
+    threads = nw * 32
+    per_thread = tile.elements / threads
+    problem = ""
+    if per_thread < 1 and tile.complete:
+        problem = f"{threads - tile.elements} threads idle"
+    elif per_thread > limit:
+        problem = f"{_fmt(per_thread)} per thread, over the {limit} that stay in registers"
+    elif per_thread < 1:
+        return None  # a larger tile may exist: neither a problem nor proof of a fit
+    return config, nw_val, tile, problem
+
+
+def _finding(ctx: KernelContext, config, nw_val, tile, problem: str, limit: int):
+    nw = nw_val.value
+    threads = nw * 32
+    suggested = _suggest(tile.elements, limit)
+    values = _values(ctx, tile, config)
+    msg = f"tile of {tile.elements} elements{values} over num_warps={nw} ({threads} threads): {problem}"
+    if suggested is not None and suggested != nw:
+        msg += f"; num_warps={suggested} gives {_fmt(tile.elements / (suggested * 32))} per thread"
+    related = [Related(nw_val.range, f"num_warps={nw} from {nw_val.origin or config.label}")] if nw_val.range else \
+        ctx.related_for(config, None, "configuration")
+    edit = literal_edit(ctx.src, nw_val.range, suggested) if suggested is not None and suggested != nw else None
+    return ctx.finding(ctx.src.range(tile.call.node), msg, fix=[edit] if edit else None,
+                       fix_title=f"set num_warps={suggested} (was {nw})" if edit else None, related=related,
+                       data={"elements": tile.elements, "num_warps": nw, "per_thread": tile.elements / threads,
+                             "suggested_num_warps": suggested, "config": config.label})
 
 
 def _suggest(elements: int, limit: int) -> int | None:
