@@ -240,10 +240,10 @@ def check(ctx: KernelContext):
             yield _finding(ctx, t, index, strides, r)
 
 
-# Tensors of a few values per row (scales, lengths, index tables, softmax statistics): far below
-# 2**31 elements whatever the row stride is.
+# Tensors of a few values per row (scales, `As`/`Bs` block scales, lengths, index tables, softmax
+# statistics): far below 2**31 elements whatever the row stride is.
 _SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|idx|ids?(_|$)|table|mask|slope|lse|mean|rstd|"
-                    r"stat|count|offsets|position|topk|bias|alpha|beta|gate", re.IGNORECASE)
+                    r"stat|count|offsets|position|topk|bias|alpha|beta|gate|^[A-Za-z]?s$", re.IGNORECASE)
 
 
 def _small_tensor(ctx, ptr, kinds) -> bool:
