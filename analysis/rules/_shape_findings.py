@@ -21,14 +21,16 @@ def shape_findings(ctx, kinds: set[str]):
     shapes = infer_kernel(ctx.module, ctx.kernel)
     grouped: dict = {}
     for run in shapes.per_config:
-        for (start, kind), prob in run.problems.items():
-            if kind in kinds:
-                grouped.setdefault((start, kind), []).append((run, prob))
+        for prob in run.problems.values():
+            if prob.kind in kinds:
+                grouped.setdefault((prob.node.start_byte, prob.kind), []).append((run, prob))
     for (_start, _kind), items in sorted(grouped.items(), key=lambda kv: kv[0]):
         run, prob = items[0]
         config = run.config
         where = ""
         related = []
+        if prob.call is not None:  # in a @jit helper, with the values this call passes
+            related.append(Related(ctx.src.range(prob.call), "the call passing these blocks"))
         if config is not None and config.label != "defaults":
             vals = config_values(config, ctx.kernel)
             where = f" in {config.label}" + (f" ({vals})" if vals else "")
@@ -43,8 +45,9 @@ def shape_findings(ctx, kinds: set[str]):
             where = f" (with {vals})" if vals else ""
         others = len({id(r.config) for r, _ in items}) - 1
         more = f"; {others} more configuration{'s' if others > 1 else ''}" if others > 0 else ""
+        via = f" (call at line {prob.call.start_point[0] + 1})" if prob.call is not None else ""
         yield ctx.finding(
-            ctx.src.range(prob.node), prob.message + where + more, related=related,
+            ctx.src.range(prob.node), prob.message + via + where + more, related=related,
             data={"kind": prob.kind, "config": config.label if config is not None else None,
                   "constexprs": {p.name: config.get(p.name) for p in ctx.kernel.params
                                  if p.is_constexpr and config is not None and config.get(p.name) is not UNKNOWN},

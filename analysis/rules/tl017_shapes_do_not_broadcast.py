@@ -13,7 +13,8 @@ each configuration's constexpr values; the message names the shapes, the dimensi
 conflicts and the configuration, e.g. `in the launch at line 30 with autotune config #2
 (BLOCK_M=32, BLOCK_N=128)`. Dimensions that are not known (a constexpr computed at run time, the
 parameters of a @jit device helper, which are whatever its callers pass) never conflict: the rule
-stays silent rather than guess.
+stays silent rather than guess. A kernel's call of a helper passes known blocks: a conflict in
+the helper with those is reported there, for that kernel, naming the call.
 
 ## Why
 Triton broadcasts like NumPy: shapes are aligned on the right, and each pair of dimensions must be

@@ -9,7 +9,9 @@ as `acc` does not have the product's shape. The message names the shapes and the
 Only shapes the shape engine knows are compared: an unknown dimension, or an operand whose shape
 it does not know (a @jit helper's parameter, a value it does not model), is never reported. The
 parameters of a device helper (a @jit function the file does not launch, which returns a value or
-is called by another @jit function) are whatever its callers pass, so they are unknown.
+is called by another @jit function) are whatever its callers pass, so they are unknown there; a
+kernel's call of the helper passes known blocks, and a conflict with those is reported in the
+helper, for that kernel, naming the call.
 
 ## Why
 `tl.dot` lowers to tensor-core MMA instructions over tiles; Triton checks the operand shapes when

@@ -33,6 +33,7 @@ class Problem:
     message: str  # what conflicts, without the configuration
     shapes: tuple = ()
     operands: tuple = ()  # nodes of the operands involved
+    call: Any = None  # for a conflict inside a @jit helper: the kernel's call that passes these values
 
 
 @dataclass
@@ -92,6 +93,7 @@ class Interpreter(Expressions, JitCalls, TlCalls, TlLayout):
         self.depth = depth
         self.memo = memo if memo is not None else {}
         self.returns: list[Abs] = []
+        self.found: list | None = None  # in a @jit helper: the conflicts it finds, for its caller
         # The tree does not change between configurations, loop passes or rules: what each call,
         # operator and assignment node is made of is read from it once.
         self._call_parts = src.memo_for("shapes.call")
@@ -124,6 +126,17 @@ class Interpreter(Expressions, JitCalls, TlCalls, TlLayout):
     def problem(self, kind: str, node, message: str, shapes=(), operands=()) -> None:
         if self.run is not None:
             self.run.problems[(node.start_byte, kind)] = Problem(kind, node, message, tuple(shapes), tuple(operands))
+        elif self.found is not None:  # inside a @jit helper: the caller records it at its call
+            self.found.append(Problem(kind, node, message, tuple(shapes), tuple(operands)))
+
+    def helper_problem(self, prob: Problem, call) -> None:
+        """A conflict found in a @jit helper the kernel's `call` reaches, with the caller's values.
+        Keyed by the call, so that a loop around the call drops it with its own passes."""
+        if self.run is not None:
+            self.run.problems[(call.start_byte, prob.kind, prob.node.start_byte)] = Problem(
+                prob.kind, prob.node, prob.message, prob.shapes, prob.operands, call)
+        elif self.found is not None:
+            self.found.append(prob)
 
     def skip(self, node) -> None:
         if self.run is not None and node is not None:

@@ -1,6 +1,7 @@
 """Calls of @triton.jit helpers in the shape engine: the helper's body interpreted with the
 caller's arguments. A constexpr the caller passes stays a constexpr in the helper, annotated or
-not (Triton specializes the call on it), so a helper's shapes are its caller's.
+not (Triton specializes the call on it), so a helper's shapes are its caller's, and a shape
+conflict in the helper with those values is the caller's (recorded at the call).
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ class JitCalls:
             return UNKNOWN_ABS
         fn, src = self.jit[name]
         key = (name, tuple(vals), tuple(sorted(kv.items())))
-        if key in self.memo:
-            return self.memo[key]
-        self.memo[key] = UNKNOWN_ABS  # recursion: unknown
+        hit = self.memo.get(key)
+        if hit is not None:
+            out, found = hit
+            for prob in found:
+                self.helper_problem(prob, n)
+            return out
+        self.memo[key] = (UNKNOWN_ABS, ())  # recursion: unknown
         params = fn.child_by_field_name("parameters")
         env2: dict = {}
         consts: dict = {}
@@ -54,6 +59,7 @@ class JitCalls:
             else:
                 env2[pname] = v
         sub = type(self)(self.module, src, consts, None, jit_functions=self.jit, depth=self.depth + 1, memo=self.memo)
+        sub.found = []
         body = fn.child_by_field_name("body")
         if body is not None:
             sub.body(body, env2)
@@ -62,5 +68,7 @@ class JitCalls:
             out = sub.returns[0]
             for r in sub.returns[1:]:
                 out = join(out, r)
-        self.memo[key] = out
+        self.memo[key] = (out, tuple(sub.found))
+        for prob in sub.found:
+            self.helper_problem(prob, n)
         return out
