@@ -51,6 +51,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..findings import Applicability, Related, Severity, TextEdit
+from ..source import captures, dotted_name
 from ..values import UNKNOWN
 from .base import KernelContext, RuleInfo
 
@@ -68,6 +69,8 @@ RULE = RuleInfo(
 # call name → index of the first shape argument (a method's receiver is not an argument)
 _SHAPE_CALLS = {"zeros": 0, "full": 0, "empty": 0, "reshape": 1, "broadcast_to": 1, "view": 1,
                 ".reshape": 0, ".broadcast_to": 0, ".view": 0}
+# Calls that give a constexpr of constexpr arguments.
+_CONSTEXPR_CALLS = {"cdiv", "next_power_of_2", "constexpr", "min", "max"}
 _ARANGE_ERROR = "arange's arguments must be of type tl.constexpr"
 _SHAPE_ERROR = "Shape element must have type `constexpr[int]`"
 
@@ -168,6 +171,11 @@ def _only_parameter_and_constexprs(ctx, parts, name: str) -> bool:
     from that parameter, constexpr parameters and module constants only, through no local."""
     k = ctx.kernel
     for part in parts:
+        for call in captures(part, "(call) @c", "c"):
+            fn = call.child_by_field_name("function")
+            dotted = dotted_name(fn, ctx.src) if fn is not None else None
+            if (dotted or "").rsplit(".", 1)[-1] not in _CONSTEXPR_CALLS:
+                return False  # tl.program_id(0) * n stays a tensor whatever n is
         for n in ctx.names_in(part):
             if n == name:
                 continue
