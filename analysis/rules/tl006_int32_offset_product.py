@@ -4,21 +4,23 @@
 A product in an address (`tl.load`/`tl.store`/atomic pointer, directly or through local
 variables and `X += ...`) of an index that comes from `tl.program_id` and a stride that can make it
 reach past 2**31 elements, with no `.to(tl.int64)` / `tl.int64` anywhere in the chain. Only the
-products that span a whole tensor of two or more dimensions are reported:
+products that span a tensor that can hold that many elements are reported:
 
-- the index walks the rows, tokens, batches, experts or pages (`row`, `offs_m`, `off_z`,
-  `cur_batch`, `page`), and the stride is the outermost one: passed as `t.stride(0)`, named like
-  a row or batch stride (`stride_xm`, `stride_qz`, `o_row_stride`, `stride_0`), or a row length
-  (`n_cols`, `N`, `hidden_size`);
+- a batch, expert or page index (`off_z`, `cur_batch`, `expert_id`, `page`) times its stride
+  (`stride_qz`, `k_batch_stride`, `stride_0`) in an address of two or more indices;
+- a row or token index times the row stride (`t.stride(0)`, `o_row_stride`, `n_cols`) of a
+  tensor whose rows alone get that long: a KV cache or pool, logits or probabilities over the
+  vocabulary, an embedding, attention scores, expert weights (read from the pointer's name);
 - a constexpr stride counts when a configuration sets it to a long row (`row * ROW` with
   `ROW=16384`).
 
-Silent for a tile's column axis and a head or feature index (`off_h * stride_qh` stays inside one
-batch), for the row product when a batch product of the same address is there (only the batch
-one is reported), for 1-D addresses (the tensor's size bounds the product), for row lengths that
-are counts (`topk`, `num_heads`, `n_blocks`) or constexprs shorter than 2048 elements, for
-per-row metadata tensors (scales, lengths, index tables, softmax statistics), for tile offsets
-(`pid * BLOCK_SIZE`), and when a cast to int64 already appears.
+Silent for the rows of activations (tokens × hidden: wrapping needs far more tokens than one call
+holds), a tile's column axis and a head or feature index (`off_h * stride_qh` stays inside one
+batch), the row product when a batch product of the same address is there (only the batch one is
+reported), 1-D addresses (the tensor's size bounds the product), row lengths that are counts
+(`topk`, `num_heads`, `n_blocks`) or constexprs shorter than 2048 elements, per-row metadata
+(scales, lengths, index tables, softmax statistics), tile offsets (`pid * BLOCK_SIZE`), and
+addresses where a cast to int64 already appears.
 
 ## Why
 Triton computes `program_id` and integer kernel arguments in int32 (arguments are specialised
@@ -33,7 +35,7 @@ kernel.
 ## Example
 ```python
 row = tl.program_id(0)
-row_ptr = in_ptr + row * in_row_stride          # TL006
+row_logits = logits_ptr + row * logits_row_stride   # TL006: 16k rows of a 128k vocabulary wrap
 ```
 
 ## Fix
@@ -147,18 +149,18 @@ def _reach(ctx, index, strides) -> int:
     dims = [off.stride_dim(ctx, node) for n in strides for _launch, node in off.launch_args(ctx, n)]
     info = off.term_info(ctx, index)
     idx = _index_class(ctx, index)
+    named = max((_stride_class(n) for n in strides), default=UNKNOWN_DIM)
     if dims and all(d is not None for d in dims):
-        if 0 in dims:
-            return BATCH  # `t.stride(0)`: the outermost dimension, whatever the names say
+        if 0 in dims:  # `t.stride(0)`: the outermost dimension, a batch or the rows of a matrix
+            return BATCH if BATCH in (idx, named) else ROW
         return INNER if idx != BATCH else BATCH
     if idx == BATCH:
         return BATCH
     if info.ndim == 2 and info.axis == 1 and not dims:
         return INNER  # a tile's column axis: `offs_n[None, :] * stride_bn`
-    stride = max((_stride_class(n) for n in strides), default=UNKNOWN_DIM)
-    if idx == INNER or stride == INNER:
+    if idx == INNER or named == INNER:
         return INNER
-    return max(idx, stride)
+    return max(idx, named)
 
 
 def _products(ctx, ptr, kinds, wide):
@@ -230,10 +232,13 @@ def check(ctx: KernelContext):
             continue  # a 1-D tensor (one index: its size bounds the product), or per-row metadata
         reach = {t.id: _reach(ctx, index, strides) for t, index, strides, _ in products}
         top = max(reach.values(), default=INNER)
+        large = _large_tensor(ctx, ptr, kinds)
         for t, index, strides, by_pid in products:
             r = reach[t.id]
             if t.id in seen or not by_pid or r == INNER or r < top or (r == UNKNOWN_DIM and len(products) > 1):
                 continue
+            if r != BATCH and not large:
+                continue  # the rows of an activation: wrapping needs far more tokens than a call holds
             if "int64" in off.chain_text(ctx, t):
                 continue
             seen.add(t.id)
@@ -246,12 +251,26 @@ _SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|idx|ids?(_
                     r"stat|count|offsets|position|topk|bias|alpha|beta|gate|^[A-Za-z]?s$", re.IGNORECASE)
 
 
-def _small_tensor(ctx, ptr, kinds) -> bool:
+# Tensors whose rows alone reach 2**31 elements: caches and pools of every token served, logits
+# and embeddings over the vocabulary, attention scores, expert weights.
+_LARGE = re.compile(r"cache|kv|pool|buffer|logit|prob|vocab|embed|lm_head|score|attn|expert|weight|^w\d?(_|$)",
+                    re.IGNORECASE)
+
+
+def _base_name(ctx, ptr, kinds) -> str:
     for term in off.additive_terms(ctx, ptr):
         t = off.strip_parens(term)
         if t is not None and t.type == "identifier" and ctx.src.text_of(t) in kinds.pointers:
-            return bool(_SMALL.search(ctx.src.text_of(t)))
-    return False
+            return ctx.src.text_of(t)
+    return ""
+
+
+def _small_tensor(ctx, ptr, kinds) -> bool:
+    return bool(_SMALL.search(_base_name(ctx, ptr, kinds) or "-"))
+
+
+def _large_tensor(ctx, ptr, kinds) -> bool:
+    return bool(_LARGE.search(_base_name(ctx, ptr, kinds)))
 
 
 _REACH_WORDS = {BATCH: "outermost", ROW: "row", UNKNOWN_DIM: "row"}

@@ -231,33 +231,33 @@ import triton.language as tl
 
 
 @triton.jit
-def softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+def softmax_kernel(probs_ptr, logits_ptr, in_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_SIZE)
-    x = tl.load(in_ptr + row * in_row_stride + cols, mask=cols < n_cols, other=-float("inf"))
-    tl.store(out_ptr + row * out_row_stride + cols, x, mask=cols < n_cols)
+    x = tl.load(logits_ptr + row * in_row_stride + cols, mask=cols < n_cols, other=-float("inf"))
+    tl.store(probs_ptr + row * out_row_stride + cols, x, mask=cols < n_cols)
 
 
 @triton.jit
-def rows(X, Y, stride, N, BLOCK: tl.constexpr):
-    X += tl.program_id(0) * stride
+def rows(KV_cache, Y, stride, N, BLOCK: tl.constexpr):
+    KV_cache += tl.program_id(0) * stride
     cols = tl.arange(0, BLOCK)
-    tl.store(Y + cols, tl.load(X + cols, mask=cols < N), mask=cols < N)
+    tl.store(Y + cols, tl.load(KV_cache + cols, mask=cols < N), mask=cols < N)
 
 
 @triton.jit
-def tile(x_ptr, M, stride_xm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def tile(scores_ptr, M, stride_xm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
-    t = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_n[None, :], mask=offs_m[:, None] < M)
-    tl.store(x_ptr + offs_n[None, :], t, mask=offs_m[:, None] < M)
+    t = tl.load(scores_ptr + offs_m[:, None] * stride_xm + offs_n[None, :], mask=offs_m[:, None] < M)
+    tl.store(scores_ptr + offs_n[None, :], t, mask=offs_m[:, None] < M)
 ''')
 
 
 def test_tl006_widens_the_program_id():
     after = (TL006_BEFORE
              .replace("row = tl.program_id(0)\n", "row = tl.program_id(0).to(tl.int64)\n")
-             .replace("X += tl.program_id(0) * stride", "X += tl.program_id(0).to(tl.int64) * stride")
+             .replace("KV_cache += tl.program_id(0) * stride", "KV_cache += tl.program_id(0).to(tl.int64) * stride")
              .replace("offs_m[:, None] * stride_xm", "offs_m[:, None].to(tl.int64) * stride_xm"))
     assert _fixed("TL006", TL006_BEFORE) == after
 
@@ -269,10 +269,10 @@ def test_tl006_uses_the_files_alias():
 
 
     @triton.jit
-    def rows(X, stride, N, BLOCK: language.constexpr):
+    def rows(kv_cache, stride, N, BLOCK: language.constexpr):
         pid = language.program_id(0)
         cols = language.arange(0, BLOCK)
-        language.store(X + pid * stride + cols, 0.0, mask=cols < N)
+        language.store(kv_cache + pid * stride + cols, 0.0, mask=cols < N)
     ''')
     after = before.replace("pid = language.program_id(0)", "pid = language.program_id(0).to(language.int64)")
     assert _fixed("TL006", before) == after
