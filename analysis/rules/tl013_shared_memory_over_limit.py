@@ -82,10 +82,10 @@ def check(ctx: KernelContext):
             if stages is not None and stages.range is not None else ctx.related_for(config, None, "configuration")
         assumed = any(_assumed(ctx, sizes, d) for d in worst)
         formula = _formula(worst[0]) if len(worst) == 1 else f"{len(worst)} dots in one loop"
-        skipped = "autotune skips this config" if "autotune" in config.label else "the launch fails"
+        skipped = "autotune skips it" if "autotune" in config.label else "the launch fails"
         yield ctx.finding(
             ctx.src.range(worst[0].call.node),
-            f"tl.dot operands need {total:,} B of shared memory, {formula}{' (2-byte dtype assumed)' if assumed else ''}; "
+            f"tl.dot needs {total:,} B of shared memory, {formula}{' (2-byte assumed)' if assumed else ''}; "
             f"{gpu.name} allows {gpu.smem_per_block:,}: {skipped}",
             related=related,
             data={"shared_bytes": total, "limit": gpu.smem_per_block, "gpu": gpu.name, "config": config.label,
