@@ -136,19 +136,36 @@ def test_fix_compiles(case: FixCase, tmp_path):
 
     failures, note = _compile_errors(fixed, f.kernel, tmp_path / "fixed", where)
     if failures:
-        # the same refusal without the fix comes from the assumed arguments (a pointer's dtype, an
-        # integer's value), not from the fix: nothing to learn about the fix from this compile
+        # The same refusal without the fix comes from the assumed arguments: most often a pointer
+        # assumed to hold floats whose loads are indices (`page = tl.load(slot_ptr + tok)`). Try
+        # each pointer as int32 instead; a variant the unfixed kernel compiles in judges the fix.
         before, _ = _compile_errors(text, f.kernel, tmp_path / "original", where)
         if set(failures) <= set(before):
-            pytest.skip(f"{where}: the fixture does not compile with assumed arguments, fix or not: {failures[0]}")
+            for pointer in _pointer_args(fixed, f.kernel):
+                retyped = {pointer: {"kind": "tensor", "dtype": "int32", "align": 16}}
+                if _compile_errors(text, f.kernel, tmp_path / "original", where, retyped)[0] == []:
+                    failures, note = _compile_errors(fixed, f.kernel, tmp_path / "fixed", where, retyped)
+                    note = f"{note}; {pointer} taken as int32" if note else f"{pointer} taken as int32"
+                    break
+            else:
+                pytest.skip(f"{where}: the fixture does not compile with assumed arguments, fix or not: {failures[0]}")
     assert not failures, (f"{where} gives a kernel Triton refuses" + (f" [{note}]" if note else "") + ":\n  "
                           + "\n  ".join(failures) + "\n" + _diff(text, fixed))
 
 
-def _compile_errors(text: str, kernel_name: str, folder: Path, where: str) -> tuple[list[str], str]:
-    """The configurations of `kernel_name` Triton refuses in `text`, as 'label: message (line N)'."""
+def _pointer_args(text: str, kernel_name: str) -> list[str]:
+    _, configs, _ = _configs(text, kernel_name)
+    return sorted({n for c in configs for n, a in c["args"].items() if a.get("kind") == "tensor"})
+
+
+def _compile_errors(text: str, kernel_name: str, folder: Path, where: str,
+                    retyped: dict | None = None) -> tuple[list[str], str]:
+    """The configurations of `kernel_name` Triton refuses in `text`, as 'label: message (line N)';
+    `retyped` replaces some arguments' assumed descriptions."""
     compiled, configs, note = _configs(text, kernel_name)
     assert configs, f"{where}: no configuration to compile the kernel in ({note}); give the fixture a launch"
+    if retyped:
+        configs = [{**c, "args": {**c["args"], **retyped}} for c in configs]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "kernels.py"
     path.write_text(compiled)
