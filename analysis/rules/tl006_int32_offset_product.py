@@ -10,7 +10,7 @@ products that span a tensor that can hold that many elements are reported:
   (`stride_qz`, `k_batch_stride`, `stride_0`) in an address of two or more indices;
 - a row or token index times the row stride (`t.stride(0)`, `o_row_stride`, `n_cols`) of a
   tensor whose rows alone get that long: a KV cache or pool, logits or probabilities over the
-  vocabulary, an embedding, attention scores, expert weights (read from the pointer's name);
+  vocabulary, an embedding, attention maps, expert weights (read from the pointer's name);
 - a constexpr stride counts when a configuration sets it to a long row (`row * ROW` with
   `ROW=16384`).
 
@@ -97,7 +97,8 @@ _DIM_WORDS = {
             "reqs", "request", "0", "outer"},
     ROW: {"row", "rows", "r", "m", "tok", "token", "tokens", "t", "seq", "seqs", "s", "l", "len", "n", "x", "slot",
           "slots", "sample", "samples"},
-    INNER: {"h", "head", "heads", "d", "dim", "k", "c", "col", "cols", "column", "w", "width", "g", "group", "v",
+    INNER: {"h", "head", "heads", "d", "dim", "k", "c", "ch", "channel", "channels", "col", "cols", "column", "w",
+            "width", "g", "group", "v",
             "1", "2", "3", "4", "f", "feat", "inner", "y", "q", "p", "kh", "qh", "vh", "oh"},
 }
 _LAST_LETTER = {"b": BATCH, "z": BATCH, "m": ROW, "r": ROW, "t": ROW, "s": ROW, "n": ROW,
@@ -152,7 +153,7 @@ def _reach(ctx, index, strides) -> int:
     named = max((_stride_class(n) for n in strides), default=UNKNOWN_DIM)
     if dims and all(d is not None for d in dims):
         if 0 in dims:  # `t.stride(0)`: the outermost dimension, a batch or the rows of a matrix
-            return BATCH if BATCH in (idx, named) else ROW
+            return BATCH if BATCH in (idx, named) else INNER if idx == INNER else ROW
         return INNER if idx != BATCH else BATCH
     if idx == BATCH:
         return BATCH
@@ -253,7 +254,7 @@ _SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|idx|ids?(_
 
 # Tensors whose rows alone reach 2**31 elements: caches and pools of every token served, logits
 # and embeddings over the vocabulary, attention scores, expert weights.
-_LARGE = re.compile(r"cache|kv|pool|buffer|logit|prob|vocab|embed|lm_head|score|attn|expert|weight|^w\d?(_|$)",
+_LARGE = re.compile(r"cache|kv|pool|buffer|logit|prob|vocab|embed|lm_head|attn|expert|weight|^w\d?(_|$)",
                     re.IGNORECASE)
 
 

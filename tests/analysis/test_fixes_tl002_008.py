@@ -246,11 +246,11 @@ def rows(KV_cache, Y, stride, N, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def tile(scores_ptr, M, stride_xm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def tile(attn_ptr, M, stride_xm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
-    t = tl.load(scores_ptr + offs_m[:, None] * stride_xm + offs_n[None, :], mask=offs_m[:, None] < M)
-    tl.store(scores_ptr + offs_n[None, :], t, mask=offs_m[:, None] < M)
+    t = tl.load(attn_ptr + offs_m[:, None] * stride_xm + offs_n[None, :], mask=offs_m[:, None] < M)
+    tl.store(attn_ptr + offs_n[None, :], t, mask=offs_m[:, None] < M)
 ''')
 
 
