@@ -8,7 +8,8 @@ can run past the data, where the kernel itself says the data is ragged:
   same lanes against a size elsewhere, the launch tiles that grid axis with `cdiv`, or the loop
   runs to a runtime size;
 - or the lanes span a whole axis (`row * stride + tl.arange(0, BLOCK)`) that other accesses of
-  the kernel mask against a size (`cols < n_cols`).
+  the kernel mask against a size (`cols < n_cols`, or `offs_k < K - k * BLOCK_K` in a K loop whose
+  B tile is loaded unmasked).
 A block pointer from `tl.make_block_ptr` is reported when an offset follows the program id or a
 loop and the matching dimension of its shape is a runtime size. The message names the lanes and
 the bound they can pass.
@@ -194,12 +195,16 @@ def _compared_bound(ctx, call, f, same_use):
         fa, fb, b = item
         if call.node.start_byte <= b.start_byte < call.node.end_byte and _in_where(ctx, b, call.node):
             continue
-        if not (fa.lanes & f.lanes or (fa.lanes and fa.extents & f.extents)) or fb.lanes or fb.loops:
+        if not (fa.lanes & f.lanes or (fa.lanes and fa.extents & f.extents)) or fb.lanes:
+            continue
+        # a runtime size, or what a loop leaves of a compile-time one (`K - k * BLOCK_K`); not a
+        # triangular mask (`o_i <= j`), nor a compile-time bound a tiling may divide exactly
+        sizes = fb.runtime or fb.gathered or (fb.loops and any(not t[0].isdigit() for t in fb.tokens))
+        if not sizes:
             continue
         if same_use and (fa.pid or fa.loops or fa.gathered or fa.runtime):
             continue
-        if fb.runtime or fb.gathered:
-            return ctx.src.text_of(b)
+        return ctx.src.text_of(b)
     return None
 
 
