@@ -172,40 +172,44 @@ def _overhang(ctx, call, ptr):
 
 
 def _compared_bound(ctx, call, f, same_use):
-    """The text of a runtime bound the kernel compares these lanes with (`offs < n_cols`); with
+    """The text of a size the kernel compares these lanes with (`offs < n_cols`); with
     `same_use`, only where they index the same way (not `row0 + offs < n_rows` for a column). A
     comparison inside the access itself (`tl.store(p + offs, tl.where(offs < n, x, -1))`) says
     the author writes those lanes on purpose."""
-    memo = ctx.kernel.__dict__.setdefault("_tl002_comparisons", [])
-    if not memo:
-        for node in walk(ctx.kernel.node):
-            if node.type == "comparison_operator" and len(node.named_children) == 2:
-                ops = [c for c in node.children if not c.is_named]
-                op = ctx.src.text_of(ops[0]) if ops else ""
-                a, b = node.named_children
-                if op in (">", ">="):
-                    a, b = b, a
-                elif op not in ("<", "<="):
-                    continue
-                memo.append((ib.index_facts(ctx, a), ib.index_facts(ctx, b), b))
-        memo.append(None)
-    for item in memo:
-        if item is None:
-            continue
-        fa, fb, b = item
+    for fa, fb, b in _upper_bounds(ctx):
         if call.node.start_byte <= b.start_byte < call.node.end_byte and _in_where(ctx, b, call.node):
             continue
         if not (fa.lanes & f.lanes or (fa.lanes and fa.extents & f.extents)) or fb.lanes:
             continue
         # a runtime size, or what a loop leaves of a compile-time one (`K - k * BLOCK_K`); not a
         # triangular mask (`o_i <= j`), nor a compile-time bound a tiling may divide exactly
-        sizes = fb.runtime or fb.gathered or (fb.loops and any(not t[0].isdigit() for t in fb.tokens))
-        if not sizes:
+        if not (fb.runtime or fb.gathered or (fb.loops and any(not t[0].isdigit() for t in fb.tokens))):
             continue
         if same_use and (fa.pid or fa.loops or fa.gathered or fa.runtime):
             continue
         return ctx.src.text_of(b)
     return None
+
+
+def _upper_bounds(ctx):
+    """(facts of x, facts of n, n) for every `x < n`, `x <= n` (or `n > x`) in the kernel, once."""
+    cached = ctx.kernel.__dict__.get("_tl002_upper_bounds")
+    if cached is not None:
+        return cached
+    out = []
+    for node in walk(ctx.kernel.node):
+        if node.type != "comparison_operator" or len(node.named_children) != 2:
+            continue
+        ops = [c for c in node.children if not c.is_named]
+        op = ctx.src.text_of(ops[0]) if ops else ""
+        a, b = node.named_children
+        if op in (">", ">="):
+            a, b = b, a
+        elif op not in ("<", "<="):
+            continue
+        out.append((ib.index_facts(ctx, a), ib.index_facts(ctx, b), b))
+    ctx.kernel.__dict__["_tl002_upper_bounds"] = out
+    return out
 
 
 def _in_where(ctx, node, stop):
