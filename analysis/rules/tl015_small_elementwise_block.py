@@ -9,7 +9,8 @@ BLOCK)`) with a grid that divides the work by it (`cdiv(n, BLOCK)`, a `meta[...]
 
 Silent for unknown extents, for a row a program handles whole (one program per token over
 `tl.arange(0, HEAD_DIM)`, a grid of `(n_tokens,)`), for a sub-block beside a large block of the
-same programs, for blocks computed from the sizes (`next_power_of_2(n) if n else 1`), and for
+same programs, for kernels that call a `@triton.jit` helper (it may reduce or loop), for blocks
+computed from the sizes (`next_power_of_2(n) if n else 1`), and for
 autotuned kernels that also try a block of 256 or more.
 
 ## Why
@@ -40,6 +41,7 @@ import re
 from ..findings import Applicability, Related, Severity
 from ..model import ATOMICS, REDUCTIONS
 from ..shapes import infer_kernel
+from ..shapes.kernel import jit_functions
 from . import _offsets as off
 from ._literals import is_wrapper_assignment, literal_edit
 from .base import KernelContext, RuleInfo
@@ -65,6 +67,8 @@ def check(ctx: KernelContext):
     k = ctx.kernel
     if any(c.name in _NOT_ELEMENTWISE for c in k.calls):
         return
+    if set(ctx.names_in(k.node)) & (set(jit_functions(ctx.module)) - {k.name}):
+        return  # a @jit helper may reduce, loop or multiply tiles: not plainly element-wise
     aranges = k.calls_named("arange")
     mem = k.calls_named("load", "store")
     if not aranges or not mem or any(c.loops for c in aranges) or any(c.loops for c in mem):
