@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from . import gpus
+from .file_walk import Walk, iter_python_files
 from .prefilter import may_hold_kernels
 
-_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", ".mypy_cache"}
 MAX_FIX_PASSES = 5
 
 
@@ -58,22 +58,6 @@ def _validate(codes: list[str], flag: str) -> None:
             raise SystemExit(f"tritonlens check: error: {flag} names unknown rule {c!r} (see `tritonlens rules`)")
 
 
-def iter_python_files(paths: list[str], errors: list[str]):
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            for f in sorted(p.rglob("*.py")):
-                if not any(part in _SKIP_DIRS for part in f.relative_to(p).parts[:-1]):
-                    yield f
-        elif p.is_file():
-            if p.suffix not in (".py", ".pyi"):
-                errors.append(f"{raw}: not a Python file, skipped")
-                continue
-            yield p
-        else:
-            errors.append(f"{raw}: no such file or directory")
-
-
 def run_check(args: argparse.Namespace) -> int:
     select, ignore = _codes(args.select), _codes(args.ignore)
     try:
@@ -83,11 +67,12 @@ def run_check(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     analyzer = None
-    errors: list[str] = []
+    walk = Walk()
+    errors = walk.errors
     results = []
     modules = {}  # path → model, for the files with error findings
     analyzed = 0
-    for path in iter_python_files(args.paths, errors):
+    for path in iter_python_files(args.paths, walk):
         try:
             text = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError:
@@ -134,6 +119,8 @@ def run_check(args: argparse.Namespace) -> int:
         results = _confirmed(results, modules, args.confirm)
     for e in errors:
         print(f"tritonlens: {e}", file=sys.stderr)
+    if walk.skipped_line():
+        print(f"tritonlens: {walk.skipped_line()}", file=sys.stderr)
     if analyzer is not None:  # rules ran: say which Triton API they read
         from .report import api_header
 

@@ -3,7 +3,7 @@
 The projects come from PyPI as published wheels or sdists, fetched with `pip download --no-deps`
 into a cache outside the repository (TRITONLENS_CORPUS, default ~/.cache/tritonlens-corpus) and
 unpacked there; their code is read in place and never enters the repository. The results keep
-counts only: files, kernels found (launchable and device helpers), findings per rule and severity,
+counts only: files (those `check` reads: folders for other vendors' backends are skipped), kernels found (launchable and device helpers), findings per rule and severity,
 internal rule errors, crashes, and the time per file. Which findings are right is judged by hand
 in docs/judgements/.
 
@@ -69,7 +69,10 @@ def measure(folder: Path) -> dict:
     from tritonlens.analysis.engine import Analyzer
     from tritonlens.analysis.kernel_discovery import discover_source
 
-    files = sorted(p for p in folder.rglob("*.py") if "triton" in p.read_text(encoding="utf-8", errors="replace"))
+    from tritonlens.analysis.file_walk import Walk, iter_python_files
+
+    walk = Walk()  # the files `check` reads in this folder: other vendors' backend folders are skipped
+    files = [p for p in iter_python_files([str(folder)], walk) if "triton" in p.read_text(encoding="utf-8", errors="replace")]
     analyzer = Analyzer()
     per_rule, severity = collections.Counter(), collections.Counter()
     kernels = launchable = crashes = rule_errors = 0
@@ -94,7 +97,7 @@ def measure(folder: Path) -> dict:
             pass
     seconds.sort()
     return {
-        "files": len(files), "kernels": kernels, "launchable_by_ast": launchable, "crashes": crashes,
+        "files": len(files), "skipped_other_backends": sum(walk.other_backends.values()), "kernels": kernels, "launchable_by_ast": launchable, "crashes": crashes,
         "rule_errors": rule_errors, "findings": sum(per_rule.values()), "severity": dict(severity),
         "per_rule": dict(sorted(per_rule.items())), "seconds": round(sum(seconds), 2),
         "ms_per_file_p50": round(seconds[len(seconds) // 2] * 1000, 1) if seconds else None,

@@ -161,3 +161,17 @@ def test_reports_name_the_triton_api_the_rules_read():
     (triton,) = [e for e in sarif["runs"][0]["tool"]["extensions"] if e["name"] == "triton"]
     assert triton["version"] == version and triton["properties"]["apiSource"] == source
     assert triton["properties"]["summary"].startswith(f"Triton API {version} (")
+
+
+def test_folders_for_other_backends_are_skipped_unless_named(tmp_path):
+    kernel = POS.read_text()
+    for folder in ("ops", "backend/_ascend", "backends/cambricon"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "k.py").write_text(kernel)
+    r = run("check", str(tmp_path), "--select", "TL001", "--format", "json", "--no-confirm")
+    paths = {Path(i["path"]).parent.name for i in json.loads(r.stdout)}
+    assert paths == {"ops"}, r.stdout
+    assert "skipped 2 files in folders for other backends (ascend, cambricon)" in r.stderr
+    named = run("check", str(tmp_path / "backend" / "_ascend"), "--select", "TL001", "--format", "json", "--no-confirm")
+    assert {Path(i["path"]).parent.name for i in json.loads(named.stdout)} == {"_ascend"}
+    assert "skipped" not in named.stderr
