@@ -16,7 +16,7 @@ from tritonlens.analysis.findings import Applicability, Finding
 from tritonlens.analysis.suppress import ignore_comment_edit
 
 from .command_ids import APPLY_EDIT
-from .diagnostics import SOURCE, findings_for, to_diagnostic
+from .diagnostics import SOURCE, shown_findings, to_diagnostic
 from .documents import Snapshot, snapshot_of
 from .lsp_data import (
     CodeActionData,
@@ -145,7 +145,7 @@ async def _current(ls, uri: str):
         return None, None, []
     result = await ls.analysis.analyze(snap, ls.settings.for_uri(uri))
     st = ls.analysis.state(uri)
-    return snap, result, findings_for(st, result)
+    return snap, result, shown_findings(ls, st, snap, result)
 
 
 def _action_data(data) -> CodeActionData:

@@ -131,6 +131,16 @@ def findings_for(st: DocumentState, result) -> list[Finding]:
     return out
 
 
+def shown_findings(ls, st: DocumentState, snap: Snapshot, result) -> list[Finding]:
+    """The findings as the user sees them: error findings as Triton's front end judged them
+    (refuted ones gone), so a quick fix is only ever offered for a finding that is shown."""
+    findings = findings_for(st, result)
+    confirming = getattr(ls, "confirm_errors", None)
+    if confirming is not None:
+        findings = confirming.present(snap, result, findings)
+    return findings
+
+
 def _lines_key(f: Finding, snap: Snapshot) -> tuple:
     """The text of every line a finding's positions sit on: conversion depends on nothing else."""
     rows = {f.range.start.line, f.range.end.line}
@@ -151,11 +161,7 @@ def build_json(ls, st: DocumentState, snap: Snapshot, result) -> list[dict]:
     old = st.diag_cache if st.diag_cache_uri == (snap.uri, snap.encoding) else {}
     cache: dict[int, tuple] = {}
     out = []
-    findings = findings_for(st, result)
-    confirming = getattr(ls, "confirm_errors", None)
-    if confirming is not None:  # error findings wait for Triton's front end to confirm them
-        findings = confirming.present(snap, result, findings)
-    for f in findings:
+    for f in shown_findings(ls, st, snap, result):
         key = _lines_key(f, snap)
         hit = old.get(id(f))
         if hit is not None and hit[0] is f and hit[1] == key:

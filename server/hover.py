@@ -17,7 +17,7 @@ from . import estimates_view, kernel_results, markup
 from .analyzed import analyzed, module_of
 from .compile_facts import CompileFacts
 from .config import Settings
-from .diagnostics import findings_for, kernel_hash
+from .diagnostics import kernel_hash, shown_findings
 from .hover_names import api_hover_text, variable_hover_text
 from .kernel_results import KernelResultStore
 
@@ -188,7 +188,7 @@ def register(ls) -> None:
         module = module_of(result)
         if module is None:
             return None
-        ctx = HoverContext(uri, ls.settings.for_uri(uri), findings_for(ls.analysis.state(uri), result),
+        ctx = HoverContext(uri, ls.settings.for_uri(uri), shown_findings(ls, ls.analysis.state(uri), snap, result),
                            ls.client_support.hover_markup, ls.api_index.for_uri(uri), ls.compiles.facts(uri),
                            ls.measurements)
         return await ls.analysis.run(hover_at, ctx, snap, module, snap.engine_position(params.position))
