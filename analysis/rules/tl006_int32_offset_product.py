@@ -305,7 +305,10 @@ def _fix(ctx, pid_side, pids):
     fn = pids[0].node.child_by_field_name("function")
     prefix = src.text_of(fn).rsplit(".", 1)[0] if fn is not None and "." in src.text_of(fn) else "tl"
     cast = f".to({prefix}.int64)"
-    if len(pids) == 1:
+    # An index loaded from memory (`page = tl.load(slots + pid)`) keeps the table's int32 however
+    # wide the program id is: only a cast in the product itself widens it.
+    gathered = bool(ctx.definition_calls(pid_side, "load"))
+    if len(pids) == 1 and not gathered:
         call = pids[0].node
         parent = call.parent
         if parent is not None and parent.type == "assignment" and parent.child_by_field_name("right").id == call.id:
