@@ -109,7 +109,7 @@ def _fix(ctx, call, end_node, config, origin_range, extent, target):
     start = call.arg(0, "start")
     if end_node.type == "integer" and start is not None and start.type == "integer":
         end = literal(end_node, src)
-        var = _bare_arange_name(call)
+        var = _bare_arange_name(call, src)
         if var is None or any(c.name.lstrip(".") in _CROSS_LANE for c in ctx.kernel.calls):
             return None, None
         edits = [TextEdit(src.range(end_node), str(literal(start, src) + target))]
@@ -125,7 +125,7 @@ def _fix(ctx, call, end_node, config, origin_range, extent, target):
         masked = " and mask the tail" if len(edits) > 1 else ""
         return edits, f"round tl.arange(0, {fmt(extent)}) up to {target}{masked}"
     edit = literal_edit(src, origin_range, target)
-    if edit is None or any(mask is None for _, mask in _accesses(ctx, call, _assigned_name(call))):
+    if edit is None or any(mask is None for _, mask in _accesses(ctx, call, _assigned_name(call, src))):
         return None, None
     name = next((n for n in ctx.names_in(end_node) if config is not None and n in config.values), None)
     what = name or "the block"
@@ -146,22 +146,22 @@ def _accesses(ctx, call, var):
     return out
 
 
-def _bare_arange_name(call):
+def _bare_arange_name(call, src):
     """`offs` in `offs = tl.arange(0, 96)`: a name whose value is the lane index itself."""
     parent = call.node.parent
     if parent is not None and parent.type == "assignment" and parent.child_by_field_name("right") == call.node:
         left = parent.child_by_field_name("left")
         if left is not None and left.type == "identifier":
-            return left.text.decode()
+            return src.text_of(left)
     return None
 
 
-def _assigned_name(call):
+def _assigned_name(call, src):
     parent = call.node.parent
     while parent is not None and parent.type in ("binary_operator", "parenthesized_expression"):
         parent = parent.parent
     if parent is not None and parent.type == "assignment":
         left = parent.child_by_field_name("left")
         if left is not None and left.type == "identifier":
-            return left.text.decode()
+            return src.text_of(left)
     return None

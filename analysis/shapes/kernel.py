@@ -260,7 +260,7 @@ def assignment_targets(kernel: Kernel) -> list:
                 out.append((stmt, left, name))
             else:
                 for item in left.named_children:
-                    if item.type == "identifier" and item.text.decode() == name:
+                    if item.type == "identifier" and kernel.src is not None and kernel.src.text_of(item) == name:
                         out.append((stmt, item, name))
     out.sort(key=lambda t: t[1].start_byte)
     seen, uniq = set(), []
