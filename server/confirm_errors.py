@@ -36,6 +36,11 @@ def _text_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
+def _shown(findings: list[Finding]) -> list[tuple]:
+    """What a client sees of each finding."""
+    return [(f.code, f.range, f.message, f.severity, f.data.get("unconfirmed")) for f in findings]
+
+
 @dataclass
 class _Verdicts:
     """The judgements made for one text of a document, with each judged kernel's text hash."""
@@ -80,9 +85,17 @@ class ConfirmErrors(LanguageFeature):
             return ce.apply(findings, {}, default=UNTRUSTED)
         key = _text_key(snap.text)
         known = self.verdicts.get(snap.uri)
+        if known is None or known.text != key:
+            self._start(snap, result, key, settings)
+        return self._view(result, findings, known, key)
+
+    @staticmethod
+    def _view(result, findings: list[Finding], known: _Verdicts | None, key: str) -> list[Finding]:
+        """`findings` as `known` judges them for the text `key`."""
+        from tritonlens.profiling import confirm_errors as ce
+
         if known is not None and known.text == key:
             return ce.apply(findings, known.judgements, default="not confirmed")
-        self._start(snap, result, key, settings)
         if known is None:
             return ce.apply(findings, {}, default=PENDING)
         # Until the new answer: the old verdict of a finding whose kernel did not change.
@@ -94,8 +107,6 @@ class ConfirmErrors(LanguageFeature):
             if j is not None and k is not None and known.kernels.get(k.name) == kernel_hash(k.text):
                 carried[ce.key_of(f)] = j
         return ce.apply(findings, carried, default=PENDING)
-
-    # -- confirming ---------------------------------------------------------------------------------------
 
     def _start(self, snap, result, key: str, settings) -> None:
         run = self.running.get(snap.uri)
@@ -136,10 +147,13 @@ class ConfirmErrors(LanguageFeature):
             judgements = ce.judge(request, None, failure=f"Triton's front end could not be asked: {exc}")
         if cancel.is_set() or snap.uri not in self.ls.workspace.text_documents:
             return
+        before = self._view(result, findings, self.verdicts.get(snap.uri), key)
         self.verdicts[snap.uri] = _Verdicts(key, judgements, kernels)
         self.rounds += 1
         counts = {v.value: sum(1 for j in judgements.values() if j.verdict is v) for v in ce.Verdict}
         log.info("confirmed the errors of %s in %.0f ms: %s", snap.uri, (time.perf_counter() - t0) * 1000, counts)
+        if _shown(before) == _shown(self._view(result, findings, self.verdicts[snap.uri], key)):
+            return  # the verdicts carried over from the previous text were right: nothing to redraw
         st = self.ls.analysis.docs.get(snap.uri)
         if st is not None:
             st.generation += 1

@@ -68,18 +68,19 @@ async def test_clean_file_and_non_kernel_file(client, tmp_path):
 
 async def test_change_updates_and_stale_versions_are_dropped(client, tmp_path):
     doc = Doc(client, copy(tmp_path, "scale.py")).open()
-    assert len(tl001(await doc.diagnostics())) == 1
+    assert len(tl001(await doc.settled())) == 1
     # Three quick edits: only the last version may be published.
     good = (DATA / "scale_fixed.py").read_text()
     doc.replace(good)
     doc.replace(good.replace("BLOCK = 128", "BLOCK = 96"))
     doc.replace(good.replace("BLOCK = 128", "BLOCK = 48"))
-    diags = tl001(await doc.diagnostics())
+    diags = tl001(await doc.settled())
     assert len(diags) == 1
     assert "extent 48" in diags[0].message
     if not pulls(client):
         await asyncio.sleep(0.3)  # let any late publication arrive
-        versions = [p.version for p in client.publications if p.uri == doc.uri]
+        # A version is published again once Triton's front end has judged its error.
+        versions = sorted({p.version for p in client.publications if p.uri == doc.uri})
         assert versions == [1, 4], f"published versions {versions}: intermediate versions must be dropped"
     else:
         # pull: an unchanged document answers "unchanged" for the same result id
