@@ -23,7 +23,7 @@ from .layout import LayoutMemo, aliases_key, read_layout, regions
 from .merge import SEVERITY_ORDER, once_per_file, per_line
 from .model import Kernel, Module, build_kernels
 from .relocate import lines_named, moved, spans_map
-from .rules import RULE_MODULES, KernelContext
+from .rules import RULE_MODULES, KernelContext, is_selected
 from .source import Source, new_parser, reparse
 from .suppress import is_suppressed, suppressions
 
@@ -63,16 +63,7 @@ class _Entry:
 
 def _select(select, ignore) -> list[str]:
     """The rules to run: the default set without `select`; `ALL`, ids and prefixes (`TL0`) with it."""
-    codes = list(RULE_MODULES)
-    wanted = {c.strip().upper() for c in select or () if c.strip()}
-    if not wanted:
-        codes = [c for c in codes if RULE_MODULES[c].RULE.default]
-    elif "ALL" not in wanted:
-        codes = [c for c in codes if c in wanted or any(c.startswith(w) for w in wanted)]
-    if ignore:
-        unwanted = {c.strip().upper() for c in ignore if c.strip()}
-        codes = [c for c in codes if c not in unwanted and not any(c.startswith(u) for u in unwanted)]
-    return codes
+    return [c for c in RULE_MODULES if is_selected(c, select, ignore)]
 
 
 KERNEL_VERSIONS_KEPT = 3  # cached versions of one kernel of one document

@@ -281,14 +281,12 @@ class CompileOnSave(LanguageFeature):
 
 def _selected(findings, settings, text: str):
     """The select/ignore settings and `# tritonlens: ignore[...]` comments apply as to static rules."""
+    from tritonlens.analysis.rules import is_selected
     from tritonlens.analysis.suppress import is_suppressed, suppressions
 
     table = suppressions(text)
     for f in findings:
-        code = f.code.upper()
-        if settings.select and not any(code.startswith(s) for s in settings.select):
-            continue
-        if any(code.startswith(s) for s in settings.ignore):
+        if not is_selected(f.code, settings.select, settings.ignore):
             continue
         if table and is_suppressed(f, table):
             continue

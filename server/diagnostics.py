@@ -134,7 +134,14 @@ def findings_for(st: DocumentState, result) -> list[Finding]:
 def shown_findings(ls, st: DocumentState, snap: Snapshot, result) -> list[Finding]:
     """The findings as the user sees them: error findings as Triton's front end judged them
     (refuted ones gone), so a quick fix is only ever offered for a finding that is shown."""
+    from tritonlens.analysis.rules import ALL_RULES, is_selected
+
     findings = findings_for(st, result)
+    # Other producers' findings were selected when they were made: settings changed since apply too.
+    settings = ls.settings.for_uri(snap.uri)
+    static = {id(f) for f in getattr(result, "findings", None) or ()}
+    findings = [f for f in findings if id(f) in static or f.code not in ALL_RULES
+                or is_selected(f.code, settings.select, settings.ignore)]
     confirming = getattr(ls, "confirm_errors", None)
     if confirming is not None:
         findings = confirming.present(snap, result, findings)

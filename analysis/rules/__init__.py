@@ -37,3 +37,17 @@ RULES: dict[str, RuleInfo] = {code: m.RULE for code, m in RULE_MODULES.items()}
 COMPILE_RULES: dict[str, RuleInfo] = {code: m.RULE for code, m in DOC_MODULES.items() if m.RULE.kind == "compile"}
 # Static rules plus the compiler-backed ones (TL101…): what docs, listings and links cover.
 ALL_RULES: dict[str, RuleInfo] = {**RULES, **COMPILE_RULES}
+
+
+def is_selected(code: str, select=None, ignore=None) -> bool:
+    """Whether rule `code` runs (or is shown) under these settings: without `select` the default set,
+    with it `ALL`, ids and prefixes (`TL0`); `ignore` takes ids and prefixes away."""
+    code = code.upper()
+    wanted = {c.strip().upper() for c in select or () if c.strip()}
+    if not wanted:
+        info = ALL_RULES.get(code)
+        if info is not None and not info.default:
+            return False
+    elif "ALL" not in wanted and not any(code.startswith(w) for w in wanted):
+        return False
+    return not any(code.startswith(u) for u in {c.strip().upper() for c in ignore or () if c.strip()})

@@ -157,3 +157,13 @@ def test_rules_listing_and_pages_say_which_rules_are_off_by_default(capsys):
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("TL008"))
     assert "off by default" in line
     assert "**Default:** off" in page(ALL_RULES["TL008"]) and "**Default:** on" in page(ALL_RULES["TL002"])
+
+
+def test_one_selection_for_static_and_compile_rules():
+    from tritonlens.analysis.rules import ALL_RULES, is_selected
+
+    off = next(c for c, info in ALL_RULES.items() if not info.default)
+    assert not is_selected(off) and is_selected(off, ["ALL"]) and is_selected(off, [off[:3]])
+    assert is_selected("TL106") and is_selected("TL106", ["ALL"]) and is_selected("tl106", ["TL1"])
+    assert not is_selected("TL106", ["TL0"]) and not is_selected("TL106", ["ALL"], ["TL106"])
+    assert not is_selected("TL106", None, ["TL10"])
