@@ -330,6 +330,17 @@ class Expressions:
                 if known_scalar(v) and isinstance(v.value, (int, float)):
                     return _scalar(int(v.value), [v])
                 return UNKNOWN_ABS
+            if name == "float" and len(args) == 1:
+                # `float("inf")` sentinels: a Python float, a constexpr in the kernel.
+                if args[0].type == "string":
+                    try:
+                        return const(float(self.src.text_of(args[0]).strip("\"'")))
+                    except ValueError:
+                        return UNKNOWN_ABS
+                v = self.expr(args[0], env)
+                if known_scalar(v) and isinstance(v.value, (int, float)):
+                    return _scalar(float(v.value), [v])
+                return UNKNOWN_ABS
         self._eval_args(args, kwargs, env)
         return UNKNOWN_ABS
 
