@@ -47,8 +47,12 @@ def to_text(results: list[tuple[str, list[Finding]]]) -> str:
     return "\n".join(lines)
 
 
+# What Triton's front end said about an error finding: why it stands, or why it could not be asked.
+_VERDICT_KEYS = ("confirmed", "unconfirmed")
+
+
 def to_json(results: list[tuple[str, list[Finding]]]) -> str:
-    return json.dumps([{**f.to_json(path), **({"unconfirmed": f.data["unconfirmed"]} if "unconfirmed" in f.data else {})}
+    return json.dumps([{**f.to_json(path), **{k: f.data[k] for k in _VERDICT_KEYS if k in f.data}}
                        for path, findings in results for f in findings], indent=2)
 
 
