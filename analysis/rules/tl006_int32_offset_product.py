@@ -10,7 +10,9 @@ products that span a tensor that can hold that many elements are reported:
   (`stride_qz`, `k_batch_stride`, `stride_0`) in an address of two or more indices;
 - a row or token index times the row stride (`t.stride(0)`, `o_row_stride`, `n_cols`) of a
   tensor whose rows alone get that long: a KV cache or pool, logits or probabilities over the
-  vocabulary, an embedding, attention maps, expert weights (read from the pointer's name);
+  vocabulary, an embedding, attention maps, expert weights (read from the pointer's name), or a
+  weight whose row a loaded token id picks (an embedding lookup); a layer's own weight is not
+  (16k × 16k is 2**28);
 - a constexpr stride counts when a configuration sets it to a long row (`row * ROW` with
   `ROW=16384`).
 
@@ -238,7 +240,9 @@ def check(ctx: KernelContext):
             r = reach[t.id]
             if t.id in seen or not by_pid or r == INNER or r < top or (r == UNKNOWN_DIM and len(products) > 1):
                 continue
-            if r != BATCH and not large:
+            # A row looked up by a loaded token id in a weight is an embedding table's: vocabulary rows.
+            lookup = not large and _WEIGHT.search(_base_name(ctx, ptr, kinds)) and ctx.definition_calls(index, "load")
+            if r != BATCH and not large and not lookup:
                 continue  # the rows of an activation: wrapping needs far more tokens than a call holds
             if "int64" in off.chain_text(ctx, t):
                 continue
@@ -248,14 +252,15 @@ def check(ctx: KernelContext):
 
 # Tensors of a few values per row (scales, `As`/`Bs` block scales, lengths, index tables, softmax
 # statistics): far below 2**31 elements whatever the row stride is.
-_SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|idx|ids?(_|$)|table|mask|slope|lse|mean|rstd|"
+_SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|index|idx|ids?(_|$)|table|mask|slope|lse|mean|rstd|"
                     r"stat|count|offsets|position|topk|bias|alpha|beta|gate|^[A-Za-z]?s$", re.IGNORECASE)
 
 
 # Tensors whose rows alone reach 2**31 elements: caches and pools of every token served, logits
-# and embeddings over the vocabulary, attention scores, expert weights.
-_LARGE = re.compile(r"cache|kv|pool|buffer|logit|prob|vocab|embed|lm_head|attn|expert|weight|^w\d?(_|$)",
-                    re.IGNORECASE)
+# and embeddings over the vocabulary, attention scores, expert weights. A layer's own weight is not
+# among them: 16k x 16k is 2**28, and the expert index of stacked weights is a batch product.
+_LARGE = re.compile(r"cache|kv|pool|buffer|logit|prob|vocab|embed|lm_head|attn|expert", re.IGNORECASE)
+_WEIGHT = re.compile(r"weight|^w\d?(_|$)", re.IGNORECASE)
 
 
 def _base_name(ctx, ptr, kinds) -> str:
