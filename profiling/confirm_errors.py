@@ -182,22 +182,12 @@ def lower_many(requests: list[Request], python: str | None = None, cancel: threa
         raise LowerError(f"the frontend job's result is malformed: {exc}") from exc
     if [k.name for k in result.kernels] != [k.name for _, k, _ in todo]:
         raise LowerError("the frontend job answered for other kernels than it was asked")
+    from tritonlens.profiling.compile_job import _write_json
+
     for (i, kernel, path), answer in zip(todo, result.kernels):
         out[i][kernel.name] = answer
-        _write(path, answer.to_json())
+        _write_json(path, answer.to_json())  # atomic; a cache that cannot be written costs a lowering
     return result.triton_version or version, out
-
-
-def _write(path: Path, obj) -> None:
-    import os
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(obj), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs another lowering
 
 
 # -------------------------------------------------------------------------------------------------
