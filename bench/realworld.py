@@ -67,9 +67,8 @@ def fetch(projects: list[str], offline: bool) -> dict[str, Path]:
 
 def measure(folder: Path) -> dict:
     from tritonlens.analysis.engine import Analyzer
-    from tritonlens.analysis.kernel_discovery import discover_source
-
     from tritonlens.analysis.file_walk import Walk, iter_python_files
+    from tritonlens.analysis.kernel_discovery import discover_source
 
     walk = Walk()  # the files `check` reads in this folder: other vendors' backend folders are skipped
     files = [p for p in iter_python_files([str(folder)], walk) if "triton" in p.read_text(encoding="utf-8", errors="replace")]
