@@ -48,11 +48,11 @@ from tritonlens.profiling.compiled_facts import (
     kernel_facts,
     write_text,
 )
+from tritonlens.profiling.config_sources import mark_sources, static_fallback
 from tritonlens.profiling.occupancy import limits_for
 from tritonlens.profiling.worker.compile_report import (
     CompileReport,
     ConfigFacts,
-    KernelCompile,
 )
 from tritonlens.profiling.worker.messages import (
     CaptureResult,
@@ -140,7 +140,7 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
         capture_errors = list(captured.errors) + [case.error for case in captured.cases if case.error]
         # Kernels no captured launch reached: configurations from literal launch sites and
         # autotune configs, with conservative stand-ins for the arguments nobody captured.
-        extra, static_info = _static_fallback(text, kernel, set(configs), capture_errors, static)
+        extra, static_info = static_fallback(text, kernel, set(configs), capture_errors, static)
         configs.update(extra)
         if extra and configs.keys() == extra.keys():
             source = "static model"
@@ -156,61 +156,11 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
                            kernels=[kernel_facts(k, path, target, root) for k in reply.kernels],
                            error=reply.error,
                            source=source, capture_errors=[str(e)[:500] for e in capture_errors][:5])
-    _mark_sources(result, job, static_info, capture_errors, "configs" if source == "configs" else "captured")
+    mark_sources(result, job, static_info, capture_errors, "configs" if source == "configs" else "captured")
     add_vector_whatifs(result, job, python, cancel, timeout, root)
     if use_cache:
         _write_json(cached_path, result.to_json())
     return result
-
-
-def _static_fallback(text: str, kernel: str | None, captured: set[str], errors: list, static) -> tuple[dict, dict]:
-    from tritonlens.profiling.static_configs import static_configs_of_text
-
-    wanted = {kernel} if kernel else None
-    if static is not None:
-        configs, info = static
-        keep = [n for n in info if n not in captured and (wanted is None or n in wanted)]
-        return {n: configs[n] for n in keep if n in configs}, {n: info[n] for n in keep}
-    try:
-        return static_configs_of_text(text, wanted, skip=captured)
-    except Exception as exc:  # noqa: BLE001 - the fallback must never cost the captured facts
-        errors.append(f"static configurations failed: {type(exc).__name__}: {exc}")
-        return {}, {}
-
-
-def _spec_for(kspec: dict, label: str | None) -> dict | None:
-    """The CONFIG a compiled config came from (the worker appends autotune details to labels)."""
-    cfgs = kspec.get("configs") or []
-    return next((c for c in cfgs if c.get("label") == label), None) or \
-        next((c for c in cfgs if label and label.startswith(str(c.get("label")) + ",")), None)
-
-
-def _mark_sources(result: CompileReport, job: CompileJob, static_info: dict, capture_errors: list, default: str) -> None:
-    """Say where every configuration came from: "captured" (or "configs" from the caller) or
-    "static", the latter with the assumptions its arguments rest on; kernels the static model could
-    not configure either get an entry with a note, so the hover says why nothing compiled."""
-    why = ""
-    if capture_errors:
-        why = f" (the harness raised before launching it: {str(capture_errors[0])[:300]})"
-    specs = {k["name"]: k for k in job.kernels}
-    for k in result.kernels:
-        kspec = specs.get(k.name) or {}
-        static = k.name in static_info
-        k.source = "static" if static else default
-        if static:
-            k.note = (f"no launch of {k.name} was captured{why}; compiled from the static model's "
-                      "configurations with assumed arguments")
-        for facts in k.configs:
-            spec = _spec_for(kspec, facts.label) or {}
-            facts.source = spec.get("source", default)
-            facts.assumed = list(spec.get("assumed") or [])
-    present = {k.name for k in result.kernels}
-    for name, entry in static_info.items():
-        if name in present or not entry.note:
-            continue
-        result.kernels.append(KernelCompile(name=name, line=entry.line, source="static",
-                                            note=f"no launch of {name} was captured{why}; {entry.note}: "
-                                                 "nothing compiled"))
 
 
 def _write_json(path: Path, obj) -> None:
