@@ -1,0 +1,124 @@
+"""Device "cuda" mapped to the CPU, so code written for a GPU runs under Triton's interpreter on a
+machine without one. Standalone (torch only): the worker ships it to the interpreter that runs the
+user's tests, and replay / profile reuse it.
+
+    import cuda_on_cpu
+    cuda_on_cpu.install()          # also sets TRITON_INTERPRET=1; call before the user's imports
+
+What is mapped:
+- every torch function, Tensor method and factory given `device="cuda"`, `"cuda:N"`,
+  `torch.device("cuda")` or a bare device index gets the CPU instead (a TorchFunctionMode sees
+  factories such as torch.randn / empty / tensor / arange and methods such as new_empty);
+- `Tensor.cuda()` and `Tensor.to("cuda" | torch.device("cuda") | N)` stay on (or move to) the CPU;
+- `Tensor.is_cuda` answers True, so "if x.is_cuda: triton path" takes the Triton path;
+- torch.cuda: is_available, device_count, current_device, set_device, synchronize, empty_cache,
+  get_device_capability (9, 0), get_device_name, get_device_properties, is_bf16_supported,
+  manual_seed(_all), memory_allocated / max_memory_allocated / reset_peak_memory_stats, device(...)
+  as a no-op context; torch.set_default_device("cuda") means the CPU.
+
+What it cannot map (a test relying on these still fails, and says so in its own error):
+- `x.device` is the CPU device, so `x.device.type == "cuda"` or `x.device == torch.device("cuda")`
+  is False; torch.device itself cannot be replaced;
+- CUDA streams, events, graphs, torch.cuda.amp autocast on cuda, NCCL, cuda-only ops (flash
+  attention, cuBLAS-specific dtypes such as float8 matmuls);
+- Triton's driver (`triton.runtime.driver.active...`) and triton.testing.do_bench, which need a GPU;
+- the mode is per thread: tensors made by other threads' code are not mapped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import types
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+CAPABILITY = (9, 0)
+DEVICE_NAME = "cuda-on-cpu (Triton interpreter)"
+_installed: dict = {}
+
+
+def _is_cuda(device) -> bool:
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    if isinstance(device, str):
+        return device == "cuda" or device.startswith("cuda:")
+    return isinstance(device, int) and not isinstance(device, bool)
+
+
+def _cpu(device):
+    return torch.device("cpu") if _is_cuda(device) else device
+
+
+def _to_args(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Tensor.to(self, device?, dtype?, ...): the device may come first positionally."""
+    if len(args) > 1 and not isinstance(args[1], torch.Tensor) and _is_cuda(args[1]):
+        args = (args[0], torch.device("cpu"), *args[2:])
+    return args, kwargs
+
+
+class CudaOnCpu(TorchFunctionMode):
+    """Rewrites device arguments naming CUDA to the CPU on every torch call made under it."""
+
+    def __torch_function__(self, func, types_, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if "device" in kwargs and _is_cuda(kwargs["device"]):
+            kwargs["device"] = torch.device("cpu")
+        if func is torch.Tensor.cuda:
+            return args[0].to("cpu", non_blocking=bool(kwargs.get("non_blocking", False)))
+        if func is torch.Tensor.to:
+            args, kwargs = _to_args(tuple(args), kwargs)
+        elif getattr(func, "__self__", None) is torch.Tensor.is_cuda:  # the property's getter
+            return True
+        return func(*args, **kwargs)
+
+
+class _Properties(types.SimpleNamespace):
+    pass
+
+
+def _properties(device=None) -> _Properties:
+    return _Properties(name=DEVICE_NAME, major=CAPABILITY[0], minor=CAPABILITY[1],
+                       total_memory=80 * 2**30, multi_processor_count=132, warp_size=32,
+                       max_shared_memory_per_block_optin=227 * 1024, L2_cache_size=50 * 2**20)
+
+
+def _cuda_functions() -> dict:
+    none = lambda *a, **k: None  # noqa: E731 - a stand-in accepting any call
+    zero = lambda *a, **k: 0  # noqa: E731
+    return {
+        "is_available": lambda: True, "is_initialized": lambda: True, "device_count": lambda: 1,
+        "current_device": lambda: 0, "set_device": none, "synchronize": none, "empty_cache": none,
+        "get_device_capability": lambda device=None: CAPABILITY,
+        "get_device_name": lambda device=None: DEVICE_NAME, "get_device_properties": _properties,
+        "is_bf16_supported": lambda *a, **k: True,
+        # torch.manual_seed seeds the CPU generator and then calls these: no-ops, never recursion
+        "manual_seed": none, "manual_seed_all": none, "memory_allocated": zero, "max_memory_allocated": zero,
+        "memory_reserved": zero, "reset_peak_memory_stats": none,
+        "device": lambda device=None: contextlib.nullcontext(),
+    }
+
+
+def install() -> bool:
+    """Map "cuda" to the CPU for the rest of this process (main thread). Returns False, changing
+    nothing, when a real CUDA device is present."""
+    if _installed:
+        return True
+    if torch.cuda.is_available():
+        return False
+    os.environ["TRITON_INTERPRET"] = "1"
+    for name, fn in _cuda_functions().items():
+        _installed[("cuda", name)] = getattr(torch.cuda, name, None)
+        setattr(torch.cuda, name, fn)
+    set_default = torch.set_default_device
+    _installed[("torch", "set_default_device")] = set_default
+    torch.set_default_device = lambda device: set_default(_cpu(device))
+    mode = CudaOnCpu()
+    mode.__enter__()
+    _installed[("mode", "")] = mode
+    return True
+
+
+def installed() -> bool:
+    return bool(_installed)
