@@ -21,6 +21,7 @@ version), so editing one kernel recompiles only that kernel.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -49,6 +50,7 @@ from tritonlens.profiling.compiled_facts import (
     write_text,
 )
 from tritonlens.profiling.config_sources import mark_sources, static_fallback
+from tritonlens.profiling.launch_records import records_for
 from tritonlens.profiling.occupancy import limits_for
 from tritonlens.profiling.worker.compile_report import (
     CompileReport,
@@ -109,8 +111,9 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     version = triton_version(python)
     if version == "none":
         raise CompileError(f"triton is not installed in {python or sys.executable}")
+    records = [] if configs is not None else records_for(path, kernel)
     key_src = json.dumps([RESULT_FORMAT, path, text, kernel, target, version, configs, max_cases,
-                          python or sys.executable],
+                          python or sys.executable, [r.to_json() for r in records]],
                          sort_keys=True, default=str)
     file_key = hashlib.sha256(key_src.encode()).hexdigest()[:32]
     root = cache_root()
@@ -128,16 +131,24 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     capture_errors: list = []
     static_info: dict = {}  # {kernel: static_configs.StaticKernel}
     if configs is None:
-        try:
-            captured = capture_launches(path, kernel, python, cancel, timeout=min(timeout, 300),
-                                        max_cases=max_cases)
-        except CompileCancelled:
-            raise
-        except CompileError as exc:  # the harness run itself broke: the static model still has configs
-            captured = CaptureResult(mode="interpreter", errors=[f"capturing launches failed: {exc}"])
-        configs = configs_from_launches(captured.launches)
-        source = f"captured launches ({captured.source})" if captured.source else "static model"
-        capture_errors = list(captured.errors) + [case.error for case in captured.cases if case.error]
+        # Recorded launches first (a test run, `tritonlens capture`, a GPU host, a trace): they cost
+        # nothing to read. The file's own harness runs only when it has one, and only for the
+        # kernels no record reached.
+        configs = configs_from_launches(records)
+        source = "recorded launches" if configs else "static model"
+        if has_harness(text):
+            try:
+                captured = capture_launches(path, kernel, python, cancel, timeout=min(timeout, 300),
+                                            max_cases=max_cases)
+            except CompileCancelled:
+                raise
+            except CompileError as exc:  # the harness run itself broke: the static model still has configs
+                captured = CaptureResult(mode="interpreter", errors=[f"capturing launches failed: {exc}"])
+            fresh = {n: c for n, c in configs_from_launches(captured.launches).items() if n not in configs}
+            configs.update(fresh)
+            if fresh:
+                source = f"captured launches ({captured.source})"
+            capture_errors = list(captured.errors) + [case.error for case in captured.cases if case.error]
         # Kernels no captured launch reached: configurations from literal launch sites and
         # autotune configs, with conservative stand-ins for the arguments nobody captured.
         extra, static_info = static_fallback(text, kernel, set(configs), capture_errors, static)
@@ -161,6 +172,22 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     if use_cache:
         _write_json(cached_path, result.to_json())
     return result
+
+
+def has_harness(text: str) -> bool:
+    """Whether the file carries something the capture job can run: `tritonlens_cases()`, a test
+    function, or a `__main__` block. Library files have none, and importing them to learn that
+    costs a worker start and the module's imports."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and (stmt.name == "tritonlens_cases" or stmt.name.startswith("test_")):
+            return True
+        if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
+            return True
+    return False
 
 
 def _write_json(path: Path, obj) -> None:

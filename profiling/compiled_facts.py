@@ -29,7 +29,7 @@ from tritonlens.profiling.worker.messages import CompiledConfig, CompiledKernel
 
 
 def kernel_facts(k: CompiledKernel, path: str, target: str, root: Path) -> KernelCompile:
-    out = KernelCompile(name=k.name, line=k.line, error=k.error)
+    out = KernelCompile(name=k.name, line=k.line, error=k.error, note=k.note)
     seen: dict[str, ConfigFacts] = {}
     for cfg in k.configs:
         key = cfg.key

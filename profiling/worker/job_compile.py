@@ -5,7 +5,8 @@ whatever interpreter runs the worker.
 
 The job is a messages.CompileJob, the result a messages.CompileResult.
 
-Importing the user's module without a GPU: compile_loading.py; its arguments and configurations:
+The user's module, its top level run statement by statement so that nothing it does at import
+costs the kernels: tolerant_module.py; the driver stand-in: compile_loading.py; its arguments and configurations:
 compile_configs.py.
 
 The signature is built by Triton's own binder (`create_function_from_signature` + `_pack_args`, the
@@ -26,10 +27,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 from compile_configs import build_args, expand_configs, specialise
-from compile_loading import JobError, def_line, load_module, unwrap_kernel
+from compile_loading import JobError, _compile_mode, def_line, unwrap_kernel
+from tolerant_module import define_again, load_tolerant
 
 DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
 # "cubin" comes back base64-encoded; "sass?" means: SASS only when the kernel spills (nvdisasm costs
@@ -270,31 +271,32 @@ def handle(job) -> dict:
     reply = {"triton_version": triton.__version__, "target": job.target, "kernels": [],
              "error": None}
     try:
-        module, text = load_module(path, job.text, target)
+        with _compile_mode(target):
+            loaded = load_tolerant(path, job.text)
     except SyntaxError as exc:
         reply["error"] = {"type": "SyntaxError", "message": exc.msg, "line": exc.lineno,
                           "column": max((exc.offset or 1) - 1, 0)}
         return reply
-    except Exception as exc:  # noqa: BLE001 - the user's module may raise anything at import
-        tb = traceback.extract_tb(exc.__traceback__)
-        here = [f for f in tb if os.path.abspath(f.filename) == os.path.abspath(path)]
-        reply["error"] = {"type": type(exc).__name__, "message": f"importing the module failed: {exc}",
-                          "line": here[-1].lineno if here else None, "column": 0}
-        return reply
+    text = loaded.text
+    reply["module_failures"] = loaded.failures[:20]
     for spec in job.kernels:
         name = spec.get("name")
         entry = {"name": name, "line": None, "configs": [], "error": None}
         reply["kernels"].append(entry)
+        if loaded.left_out.get(name):
+            entry["note"] = "compiled without " + "; ".join(loaded.left_out[name])[:400]
         try:
-            obj = getattr(module, name)
-        except AttributeError:
-            entry["error"] = {"type": "JobError", "message": f"no kernel named {name!r} in the module"}
-            continue
-        try:
+            fn, autotune, heuristics = unwrap_kernel(loaded.module.__dict__.get(name))
+        except JobError:
+            with _compile_mode(target):
+                obj, left_out = define_again(loaded, name, path)
+            if obj is None:
+                why = "; ".join(left_out + loaded.failures[:1])
+                entry["error"] = {"type": "JobError", "message": f"{name} could not be defined: {why}"[:500]}
+                continue
             fn, autotune, heuristics = unwrap_kernel(obj)
-        except JobError as exc:
-            entry["error"] = {"type": "JobError", "message": str(exc)}
-            continue
+            if left_out:
+                entry["note"] = "compiled without " + "; ".join(left_out)[:400]
         entry["line"] = def_line(fn)
         for cfg in expand_configs(fn, autotune, heuristics, spec.get("configs")):
             try:

@@ -374,6 +374,7 @@ class CompiledKernel(Message):
     line: int | None = json_field((int, NONE), None)
     configs: list = json_field(of=CompiledConfig, many=True, factory=list)
     error: CompileFailure | None = json_field(of=CompileFailure, default=None)  # nothing compiled
+    note: str | None = json_field(OPT_STR, None)  # decorators it was compiled without, and why
 
 
 @dataclass
@@ -385,4 +386,6 @@ class CompileResult(Message):
     triton_version: str | None = json_field(OPT_STR, None)
     kernels: list = json_field(of=CompiledKernel, many=True, factory=list)
     error: CompileFailure | None = json_field(of=CompileFailure, default=None)  # the module failed
+    # Top-level statements of the file that raised and were skipped ("line 12: ModuleNotFoundError: ...").
+    module_failures: list = json_field(list, factory=list)
     more: dict = field(default_factory=dict)  # compile_calls

@@ -1,0 +1,253 @@
+"""The user's file as a module the compile job can take kernels from, whatever its top level does.
+
+Importing a real project's kernel file fails for reasons that have nothing to do with its
+kernels: a test that runs on "cuda" at import, a driver query on a machine with no GPU, a
+package `__init__` that needs CUDA, a relative import that only works inside its package. A
+failed import used to cost every compile fact of the file. Here the file's top-level statements
+are executed one at a time, each failure noted and skipped:
+
+- the module gets its package (`__package__` from the chain of `__init__.py` folders, the folder
+  above the top package on sys.path), so `from .utils import helper` and `import pkg.ops` resolve
+  the way the project's own imports do (a src layout included);
+- bare calls at the top level (`print(...)`, `benchmark.run(...)`, `test_add()`) and the
+  `if __name__ == "__main__":` block are never run: they are what a script does, not what defines
+  its kernels;
+- a kernel whose definition failed (a decorator from a package that did not import) is defined
+  again from its own `def`, with each decorator applied on its own from the innermost and the ones
+  that raise left out, so `@triton.autotune(configs=...)` survives a failed `@libentry()`; the
+  `def` of a kernel inside a module-level `if`/`else` or `try` is found there too.
+
+Standalone (stdlib + triton): shipped as a plain file to the worker's interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import linecache
+import os
+import sys
+import types
+from dataclasses import dataclass, field
+
+
+@dataclass
+class LoadedModule:
+    """`module` holds whatever the file's top level managed to define; `failures` say what did not
+    run ("line 12: ModuleNotFoundError: No module named 'fla'"), `skipped` the top-level calls and
+    `__main__` block left out on purpose."""
+
+    module: types.ModuleType
+    text: str
+    tree: ast.Module
+    failures: list[str] = field(default_factory=list)
+    skipped: int = 0
+    left_out: dict[str, list[str]] = field(default_factory=dict)  # kernel → decorators it is compiled without
+
+
+def package_of(path: str) -> tuple[str, str | None]:
+    """(the folder to put on sys.path, the dotted package of `path` or None outside a package)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    parts = []
+    top = folder
+    while os.path.isfile(os.path.join(top, "__init__.py")):
+        parts.append(os.path.basename(top))
+        parent = os.path.dirname(top)
+        if parent == top:
+            break
+        top = parent
+    if not parts:
+        return folder, None
+    return top, ".".join(reversed(parts))
+
+
+def _is_main_block(stmt: ast.stmt) -> bool:
+    if not isinstance(stmt, ast.If):
+        return False
+    test = ast.unparse(stmt.test).replace("'", '"')
+    return test in ('__name__ == "__main__"', '"__main__" == __name__')
+
+
+def _skipped(stmt: ast.stmt) -> bool:
+    return _is_main_block(stmt) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Await)))
+
+
+def _exec(node: ast.AST, path: str, scope: dict) -> None:
+    code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec")
+    exec(code, scope)  # noqa: S102 - the user's module, in the worker only
+
+
+def load_tolerant(path: str, text: str | None, depth: int = 0) -> LoadedModule:
+    """Execute `path` (or the unsaved `text` in its place) statement by statement, as described
+    above. Raises SyntaxError only: a file that does not parse has no kernels to take."""
+    path = os.path.abspath(path)
+    if text is None:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    tree = ast.parse(text, path)
+    digest = hashlib.sha1((path + "\0" + text).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    root, package = package_of(path)
+    # inspect.getsource, which the JIT reads a kernel's source with, finds the buffer here.
+    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    module = types.ModuleType(f"_tritonlens_compile_{digest}")
+    module.__file__ = path
+    if package:
+        module.__package__ = package
+    sys.modules[module.__name__] = module
+    loaded = LoadedModule(module, text, tree)
+    added = [p for p in dict.fromkeys([os.path.dirname(path), root]) if p not in sys.path]
+    sys.path[:0] = added
+    try:
+        for stmt in tree.body:
+            if _skipped(stmt):
+                loaded.skipped += 1
+                continue
+            try:
+                _exec(stmt, path, module.__dict__)
+            except Exception as exc:  # noqa: BLE001 - one statement's failure costs only its own names
+                if isinstance(stmt, ast.ImportFrom) and _from_project_files(stmt, package, root, module.__dict__,
+                                                                            depth):
+                    continue
+                loaded.failures.append(f"line {stmt.lineno}: {type(exc).__name__}: {str(exc)[:200]}")
+        # Jit functions whose statement failed (a decorator from a package that did not import):
+        # defined again from their own `def`, so the kernels calling them still compile.
+        for name in _jit_names(tree):
+            if name not in module.__dict__:
+                obj, left_out = define_again(loaded, name, path)
+                if obj is not None and left_out:
+                    loaded.left_out[name] = left_out
+    finally:
+        for p in added:
+            if p in sys.path:
+                sys.path.remove(p)
+    return loaded
+
+
+_PROJECT_MODULES: dict[str, LoadedModule] = {}
+MAX_IMPORT_DEPTH = 3
+
+
+def _from_project_files(stmt: ast.ImportFrom, package: str | None, root: str, scope: dict, depth: int) -> bool:
+    """`from .helpers import twice` (or `from pkg.ops.helpers import twice`) whose import raised
+    because a package `__init__` on the way needs what this machine lacks: the module's own file,
+    loaded the same tolerant way without its packages' `__init__`s. True when every name bound."""
+    if depth >= MAX_IMPORT_DEPTH:
+        return False
+    if stmt.level:
+        if not package:
+            return False
+        parts = package.split(".")
+        if stmt.level > len(parts):
+            return False
+        base = parts[:len(parts) - stmt.level + 1]
+        dotted = ".".join(base + ([stmt.module] if stmt.module else []))
+    else:
+        dotted = stmt.module or ""
+        if not package or dotted.split(".")[0] != package.split(".")[0]:
+            return False  # another project's package: its own import is the only honest way
+    bound = {}
+    for alias in stmt.names:
+        if alias.name == "*":
+            return False
+        value = _project_attr(dotted, alias.name, root, depth)
+        if value is None:
+            return False
+        bound[alias.asname or alias.name] = value
+    scope.update(bound)
+    return True
+
+
+def _project_attr(dotted: str, name: str, root: str, depth: int):
+    base = os.path.join(root, *dotted.split("."))
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            got = _project_module(candidate, depth)
+            if got is not None and name in got.module.__dict__:
+                return got.module.__dict__[name]
+    sub = os.path.join(base, name)
+    for candidate in (sub + ".py", os.path.join(sub, "__init__.py")):  # `from . import submodule`
+        if os.path.isfile(candidate):
+            got = _project_module(candidate, depth)
+            return got.module if got is not None else None
+    return None
+
+
+def _project_module(path: str, depth: int) -> LoadedModule | None:
+    path = os.path.abspath(path)
+    try:
+        stamp = f"{path}:{os.stat(path).st_mtime_ns}"
+    except OSError:
+        return None
+    if stamp not in _PROJECT_MODULES:
+        try:
+            _PROJECT_MODULES[stamp] = load_tolerant(path, None, depth + 1)
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            return None
+    return _PROJECT_MODULES[stamp]
+
+
+def _jit_names(tree: ast.Module) -> list[str]:
+    names = []
+    for stmt in ast.walk(tree):
+        if isinstance(stmt, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in stmt.decorator_list):
+            names.append(stmt.name)
+    return list(dict.fromkeys(names))
+
+
+def _definitions(tree: ast.Module, name: str) -> list[ast.FunctionDef]:
+    """Top-level `def name` statements, those inside module-level if/else/try blocks included."""
+    out, todo = [], list(tree.body)
+    while todo:
+        stmt = todo.pop(0)
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+            out.append(stmt)
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With)) and not _is_main_block(stmt):
+            for part in ("body", "orelse", "finalbody", "handlers"):
+                for child in getattr(stmt, part, []) or []:
+                    todo.extend(child.body if isinstance(child, ast.ExceptHandler) else [child])
+    return out
+
+
+def _unwraps_to_jit(obj) -> bool:
+    from triton.runtime.jit import JITFunction
+
+    for _ in range(8):
+        if isinstance(obj, JITFunction):
+            return True
+        obj = getattr(obj, "fn", None)
+        if obj is None:
+            return False
+    return False
+
+
+def define_again(loaded: LoadedModule, name: str, path: str) -> tuple[object | None, list[str]]:
+    """Kernel `name` defined from its own `def` (the last one in the file), decorators applied one
+    by one from the innermost, those that raise left out. (object or None, what was left out)."""
+    import triton
+
+    defs = _definitions(loaded.tree, name)
+    if not defs:
+        return None, [f"no `def {name}` in the file"]
+    node = defs[-1]
+    bare = ast.FunctionDef(name=node.name, args=node.args, body=node.body, decorator_list=[],
+                           returns=node.returns, type_comment=node.type_comment,
+                           type_params=getattr(node, "type_params", []))
+    ast.copy_location(bare, node)
+    scope = loaded.module.__dict__
+    left_out = []
+    try:
+        _exec(bare, path, scope)
+    except Exception as exc:  # noqa: BLE001 - e.g. an annotation naming what did not import
+        return None, [f"defining {name}: {type(exc).__name__}: {exc}"]
+    plain = obj = scope[name]
+    for i, dec in enumerate(reversed(node.decorator_list)):
+        try:
+            obj = eval(compile(ast.Expression(dec), path, "eval"), scope)(obj)
+        except Exception as exc:  # noqa: BLE001
+            left_out.append(f"@{ast.unparse(dec)[:80]}: {type(exc).__name__}: {str(exc)[:120]}")
+            if i == 0:
+                obj = triton.jit(plain)  # the innermost decorator of a kernel is its jit
+    if not _unwraps_to_jit(obj):
+        obj = triton.jit(plain)
+    scope[name] = obj
+    return obj, left_out
