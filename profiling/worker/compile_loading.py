@@ -1,14 +1,11 @@
-"""The compile job's view of the user's file: its module imported without running `__main__` and
-without a GPU, and its kernels unwrapped from autotune / heuristics decorators."""
+"""What the compile job needs around the user's module: a stand-in GPU driver (so module-level driver
+queries answer on a machine without a GPU), and its kernels unwrapped from autotune / heuristics
+decorators. The module itself is loaded by tolerant_module.py."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import linecache
 import os
-import sys
-import types
 
 
 class JobError(Exception):
@@ -78,39 +75,6 @@ def _compile_mode(target):
             os.environ["TRITON_INTERPRET"] = saved_env
         if stand_in:
             cfg._active = saved_active
-
-
-def load_module(path: str, text: str | None, target):
-    """Execute the file as a fresh module named not "__main__" (so its __main__ block stays
-    unrun). `text` (an unsaved editor buffer) replaces the file's content: linecache serves it to
-    inspect.getsource, which the JIT reads the kernel's source from."""
-    path = os.path.abspath(path)
-    if text is None:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    digest = hashlib.sha1((path + "\0" + text).encode()).hexdigest()[:16]
-    name = f"_tritonlens_compile_{digest}"
-    if name in sys.modules:
-        return sys.modules[name], text
-    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
-    module = types.ModuleType(name)
-    module.__file__ = path
-    sys.modules[name] = module
-    folder = os.path.dirname(path)
-    added = folder not in sys.path
-    if added:
-        sys.path.insert(0, folder)
-    try:
-        code = compile(text, path, "exec")
-        with _compile_mode(target):
-            exec(code, module.__dict__)  # noqa: S102 - the user's module, in the worker only
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    finally:
-        if added and folder in sys.path:
-            sys.path.remove(folder)
-    return module, text
 
 
 def unwrap_kernel(obj):
