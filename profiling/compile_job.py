@@ -175,19 +175,15 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
 
 
 def has_harness(text: str) -> bool:
-    """Whether the file carries something the capture job can run: `tritonlens_cases()`, a test
-    function, or a `__main__` block. Library files have none, and importing them to learn that
-    costs a worker start and the module's imports."""
+    """Whether the file defines `tritonlens_cases()`, the harness a compile may run to capture
+    launches. Test functions and `__main__` blocks are not run here: they may benchmark at full
+    size under the interpreter for minutes. `tritonlens capture` runs them once and records the
+    launches, which every later compile reads."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return False
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and (stmt.name == "tritonlens_cases" or stmt.name.startswith("test_")):
-            return True
-        if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
-            return True
-    return False
+    return any(isinstance(stmt, ast.FunctionDef) and stmt.name == "tritonlens_cases" for stmt in tree.body)
 
 
 def _write_json(path: Path, obj) -> None:
