@@ -16,6 +16,7 @@ _COMMAND_MODULES: list[tuple[str, tuple[str, ...]]] = [
     ("tritonlens.server.cli", ("serve",)),
     ("tritonlens.profiling.cli", ("profile",)),
     ("tritonlens.profiling.compile_cli", ("compile",)),
+    ("tritonlens.profiling.capture_cli", ("capture",)),
     ("tritonlens.rewrite.cli", ("optimize",)),
 ]
 

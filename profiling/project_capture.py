@@ -1,0 +1,192 @@
+"""Launch records from the project's own tests and commands, kept in the project
+(launch_records.py) for compile, profile and optimize to use.
+
+    outcome = capture_for_file("src/pkg/ops/rms.py")             # the tests that reach its kernels
+    outcome = capture_command(root, ["pytest", "-k", "rms"])      # any command of the project
+    outcome = capture_command(root, ["python", "train.py"], backend="ssh://gpu-box")
+
+The command runs in a worker (job_project_capture.py): locally a fresh one per capture, closed
+afterwards, so nothing of the project stays loaded; remotely the project's source files are
+shipped with the job and the records come back keyed by path relative to the project root, then
+are saved here. Without a GPU the worker runs Triton's interpreter with device "cuda" mapped to
+the CPU. Launches recorded before a failing test, a crash or the timeout are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tritonlens.profiling import launch_records
+from tritonlens.profiling.backends import BackendError, make_backend
+from tritonlens.profiling.project_tests import SKIP_DIRS, find_tests, layout
+from tritonlens.profiling.worker.json_message import MessageError
+from tritonlens.profiling.worker.project_capture_report import (
+    ProjectCaptureJob,
+    ProjectCaptureResult,
+    ProjectLaunch,
+)
+
+DEFAULT_TIMEOUT = 600.0
+SHIP_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".ini")
+SHIP_BUDGET = 16 << 20  # bytes of project source shipped to a remote host
+SHIP_FILE_MAX = 2 << 20
+PYTEST_ARGS = ("-q", "-p", "no:cacheprovider")  # no .pytest_cache left in the user's project
+
+
+@dataclass
+class CaptureOutcome:
+    """What one capture did. `recorded`: the launches it saved (of kernels inside the project);
+    `kept`: the project's records after merging; `reason`: why nothing was recorded, else None."""
+
+    root: Path
+    command: list[str]
+    origin: str = ""
+    tests: list[str] = field(default_factory=list)
+    result: ProjectCaptureResult | None = None
+    recorded: list[launch_records.StoredLaunch] = field(default_factory=list)
+    outside: int = 0
+    kept: int = 0
+    error: str | None = None  # the worker's failure (timeout, crash), when it failed
+    reason: str | None = None
+
+    @property
+    def records_file(self) -> Path:
+        return launch_records.records_path(self.root)
+
+    def kernels(self) -> dict[str, int]:
+        """{"file::kernel": distinct launches recorded}."""
+        out: dict[str, int] = {}
+        for rec in self.recorded:
+            key = f"{rec.file}::{rec.launch.kernel}"
+            out[key] = out.get(key, 0) + 1
+        return out
+
+
+def project_files(root: Path) -> dict[str, str]:
+    """The project's source and configuration files as {relative path: text}, within a budget."""
+    out: dict[str, str] = {}
+    budget = SHIP_BUDGET
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS
+                         and not (Path(folder, d) / "pyvenv.cfg").exists())
+        for name in sorted(files):
+            path = Path(folder, name)
+            if not name.endswith(SHIP_SUFFIXES):
+                continue
+            try:
+                size = path.stat().st_size
+                if size > SHIP_FILE_MAX or size > budget:
+                    continue
+                out[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            budget -= size
+    return out
+
+
+def _read_progress(path: str) -> list[ProjectLaunch]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return [ProjectLaunch.from_json(item, "progress") for item in json.load(fh)]
+    except (OSError, ValueError, TypeError, MessageError):
+        return []
+
+
+def capture_command(root: str | os.PathLike, argv: list[str], python: str | None = None,
+                    backend: str | None = None, timeout: float = DEFAULT_TIMEOUT, map_cuda: bool = True,
+                    tests: list[str] | None = None) -> CaptureOutcome:
+    """Run `argv` (`pytest ...`, `python FILE ...`, `python -m MODULE ...`) in the project at `root`
+    under the capture hook and save the launches of the project's kernels to its records."""
+    lay = layout(Path(root) / "pyproject.toml" if Path(root).is_dir() else root)
+    root = lay.root
+    spec = (backend or "local").strip()
+    outcome = CaptureOutcome(root=root, command=list(argv), tests=list(tests or []))
+    remote = spec != "local"
+    progress_dir = None if remote else tempfile.mkdtemp(prefix="tritonlens-capture-")
+    progress = None if progress_dir is None else os.path.join(progress_dir, "launches.json")
+    job = ProjectCaptureJob(root="" if remote else str(root), argv=list(argv), sys_path=list(lay.import_paths),
+                            project_files=project_files(root) if remote else None, progress_file=progress,
+                            map_cuda=map_cuda, cache_dir=None if remote else str(root))
+    try:
+        runner = make_backend(spec, python=python, timeout=timeout)
+    except BackendError as exc:
+        outcome.error = outcome.reason = str(exc)
+        return outcome
+    try:
+        reply = runner.run(job, timeout=timeout)
+    finally:
+        runner.close()
+    host = f"{reply.host}: " if remote and reply.host else ""
+    outcome.origin = host + " ".join(argv)
+    launches: list[ProjectLaunch] = []
+    if reply.ok and reply.result is not None:
+        try:
+            outcome.result = ProjectCaptureResult.from_json(reply.result, "project_capture result")
+            launches = outcome.result.launches
+        except MessageError as exc:
+            outcome.error = f"the worker's answer is unreadable: {exc}"
+    else:
+        err = reply.error
+        outcome.error = f"{err.type}: {err.message}" if err is not None else "the worker failed"
+        launches = _read_progress(progress) if progress else []  # what it saw before it died
+    if progress_dir:
+        for name in os.listdir(progress_dir):
+            os.unlink(os.path.join(progress_dir, name))
+        os.rmdir(progress_dir)
+    outcome.recorded = [launch_records.StoredLaunch(p.launch, p.file, outcome.origin) for p in launches if p.inside]
+    outcome.outside = sum(1 for p in launches if not p.inside)
+    if outcome.recorded:
+        outcome.kept = launch_records.save(root, outcome.recorded)
+    outcome.reason = None if outcome.recorded else _why_nothing(outcome)
+    return outcome
+
+
+def _why_nothing(outcome: CaptureOutcome) -> str:
+    command = " ".join(outcome.command)
+    if outcome.error:
+        return f"`{command}` failed before any launch was recorded: {outcome.error[:200]}"
+    res = outcome.result
+    if res is not None and res.error:
+        return f"`{command}` raised before launching a kernel: {res.error[:200]}"
+    if outcome.outside:
+        return f"`{command}` launched only kernels outside the project ({outcome.outside} launches)"
+    if res is not None and res.passed + res.failed == 0 and outcome.tests:
+        return f"`{command}` ran no test (exit code {res.exit_code})"
+    return f"`{command}` launched no Triton kernel"
+
+
+def kernel_files(folder: Path) -> list[Path]:
+    """The files under `folder` that define a Triton kernel (by their text: `triton.jit`, `@jit`)."""
+    from tritonlens.profiling.project_tests import python_files
+
+    out = []
+    for path in python_files(folder):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "triton.jit" in text or "@jit" in text:
+            out.append(path)
+    return out
+
+
+def capture_for_file(path: str | os.PathLike, python: str | None = None, backend: str | None = None,
+                     timeout: float = DEFAULT_TIMEOUT, map_cuda: bool = True) -> CaptureOutcome:
+    """Find the project's tests that reach the kernels of `path` (a kernel file, or a folder: each
+    kernel file in it) and record their launches. What the compile path calls for a kernel file
+    without records."""
+    lay = layout(path)
+    files = kernel_files(Path(path)) if Path(path).is_dir() else [Path(path)]
+    tests = sorted({t for f in files for t in find_tests(f, lay)})
+    if not tests:
+        what = (f"any of its {len(files)} kernel files" if Path(path).is_dir()
+                else launch_records.relative_file(lay.root, str(path)))
+        return CaptureOutcome(root=lay.root, command=[], reason=(
+            f"no test of {lay.root.name} imports {what} or a name defined there; "
+            f"record a command instead: tritonlens capture -- pytest ..."))
+    return capture_command(lay.root, ["pytest", *PYTEST_ARGS, *tests], python=python, backend=backend,
+                           timeout=timeout, map_cuda=map_cuda, tests=tests)
