@@ -7,6 +7,9 @@ imports), so an edit inside one kernel re-checks that kernel only, and lines ins
 comment or an import of something else re-check nothing: the cached findings are moved to where
 their text now is (`relocate`), and the kernel's model, whose tree-sitter nodes hold absolute
 positions, is rebuilt on the current tree, which costs a small part of checking it.
+
+Each definition of a kernel is checked on its own, also a name defined in both branches of a
+module-level `if`/`else` (`layout.entries`); they are cached and reported separately.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ from .suppress import is_suppressed, suppressions
 class AnalysisResult:
     findings: list[Finding]
     module: Module
-    reanalyzed: list[str] = field(default_factory=list)  # kernels whose rules ran (not served from cache)
+    # Entry keys (`layout.entries`: a kernel's name, `name#1` for an earlier definition of it) of
+    # the kernels whose rules ran (not served from cache).
+    reanalyzed: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # internal errors of rules, reported not raised
     remodeled: list[str] = field(default_factory=list)  # kernels served from cache, their model rebuilt where it moved
 
@@ -133,8 +138,8 @@ class Analyzer:
         lay = read_layout(src, self._layout)
         data = src.data
         prefix = f"{aliases_key(lay.aliases)}|{settings}|".encode()
-        plan: dict[str, tuple[str, list]] = {}  # kernel → (cache key, its regions' spans)
-        for name in lay.kernels:
+        plan: dict[str, tuple[str, list]] = {}  # entry key → (cache key, its regions' spans)
+        for name in lay.entries:
             h = hashlib.blake2b(prefix, digest_size=16)
             kernel_regions, plain_deps = regions(lay, name)
             for tag, node in kernel_regions:
@@ -153,7 +158,7 @@ class Analyzer:
                     hits[name] = hit
                     self._cache.move_to_end(key)
         check, remodel = [], []
-        for name in lay.kernels:
+        for name in lay.entries:
             hit = hits.get(name)
             lines = [first for _, first, _ in plan[name][1]]
             if hit is None:
@@ -174,12 +179,12 @@ class Analyzer:
         module.memo["tl019.plain_functions"] = set(lay.plain)
         built = {}
         if check or remodel:
-            for k in build_kernels(module, [lay.kernels[n] for n in check + remodel], lay.roots):
-                built[k.name] = k
+            keys = check + remodel
+            built = dict(zip(keys, build_kernels(module, [lay.entries[n] for n in keys], lay.roots)))
 
         findings: list[Finding] = []
         errors: list[str] = []
-        for name in lay.kernels:
+        for name in lay.entries:
             key, spans = plan[name]
             entry = hits.get(name)
             if name in built and name not in check:
@@ -240,7 +245,7 @@ class Analyzer:
                     if key not in seen:
                         seen.add(key)
                         out.append(f)
-            except Exception as exc:  # a rule bug must not take the analysis down
+            except Exception as exc:  # noqa: BLE001 - a rule bug must not take the analysis down
                 errors.append(f"{code} failed on {kernel.name}: {type(exc).__name__}: {exc}")
         return per_line(out), errors
 

@@ -39,7 +39,7 @@ class Loop:
     node: Any
     range: Range
     args: list  # argument nodes of range(...)
-    parent: "Loop | None" = None
+    parent: Loop | None = None
 
 
 @dataclass
@@ -152,9 +152,9 @@ class Kernel:
         best = None
         for c in self.calls:
             r = c.range
-            if (r.start.line, r.start.column) <= (line, column) <= (r.end.line, r.end.column):
-                if best is None or (r.start.line, r.start.column) >= (best.range.start.line, best.range.start.column):
-                    best = c
+            inside = (r.start.line, r.start.column) <= (line, column) <= (r.end.line, r.end.column)
+            if inside and (best is None or (r.start.line, r.start.column) >= (best.range.start.line, best.range.start.column)):
+                best = c
         return best
 
 
@@ -168,7 +168,8 @@ class Module:
     memo: dict = field(default_factory=dict)  # per-analysis facts rules share (computed once a file)
 
     def kernel(self, name: str) -> Kernel | None:
-        return next((k for k in self.kernels if k.name == name), None)
+        """The kernel `name`; of a name defined more than once, its last definition in the file."""
+        return next((k for k in reversed(self.kernels) if k.name == name), None)
 
     def kernel_at(self, line: int, column: int | None = None) -> Kernel | None:
         for k in self.kernels:

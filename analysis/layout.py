@@ -3,6 +3,10 @@ helpers and constants they reach, and how the file imports Triton.
 
 `regions` names the top-level statements a kernel's findings depend on; their text (not their
 position) is what the engine keys a kernel's cached result on.
+
+A name may be defined more than once (`if HAS_TMA: @triton.jit def k…  else: @triton.jit def k…`):
+each definition is an entry of its own, checked at its own lines; by name (`kernels`, `jit`, what a
+launch or a call of that name reaches) the last definition in the file is the one that counts.
 """
 
 from __future__ import annotations
@@ -30,12 +34,13 @@ def _launch_re(name: str) -> re.Pattern:
     return re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\s*\[")
 
 
-def _closure(name: str, uses: dict[str, set[str]]) -> list[str]:
-    """Top-level functions `name` refers to, directly or through the jit helpers it refers to."""
-    out, todo = set(), list(uses.get(name, ()))
+def _closure(key: str, uses: dict[str, set[str]]) -> list[str]:
+    """Top-level functions the definition `key` refers to, directly or through the jit helpers it
+    refers to (a helper by name: its last definition)."""
+    out, todo = set(), list(uses.get(key, ()))
     while todo:
         n = todo.pop()
-        if n in out or n == name:
+        if n in out or n == key:
             continue
         out.add(n)
         todo.extend(uses.get(n, ()))
@@ -64,30 +69,40 @@ class LayoutMemo:
 class Layout:
     aliases: Aliases
     kernels: dict[str, tuple]  # name → (outer, fn, decorators, name): the last definition, in first-definition order
+    # Every definition, in source order: entry key → (outer, fn, decorators, name). The key of a
+    # name's last definition is the name, those of earlier ones `name#1`, `name#2`, … (`entry_key`).
+    entries: dict[str, tuple]
     functions: dict[str, object]
     plain: dict[str, object]  # undecorated top-level functions (TL019 reads their names)
-    jit: dict[str, tuple]  # first definition of each @triton.jit name → (fn, src) (shape inference inlines them)
+    jit: dict[str, tuple]  # last definition of each @triton.jit name → (fn, src) (shape inference inlines them)
     jit_outer: dict[str, object]
     constants: dict[str, list]  # module constant → right-hand sides
     constant_stmts: dict[bytes, list]  # module constant → its assignment statements
     roots: dict[str, list]  # kernel → top-level statements holding `name[` launches
-    uses: dict[str, set[str]]  # kernel → top-level functions its text mentions
+    uses: dict[str, set[str]]  # entry key → top-level functions its text mentions
     words: dict[int, frozenset]  # id(top-level node) → its words
 
 
-def regions(lay: Layout, name: str) -> tuple[list[tuple[bytes, object]], list[str]]:
-    """What kernel `name`'s findings depend on, tagged, in a fixed order: the kernel, the
-    statements launching it, the jit helpers it reaches and the module constants any of those
-    mention; and the plain functions it calls (only their existence matters)."""
-    out = [(b"k", lay.kernels[name][0])] + [(b"r", r) for r in lay.roots[name]]
+def entry_key(name: str, later: int) -> str:
+    """The entry key of a definition of `name` followed by `later` other definitions of it."""
+    return name if later == 0 else f"{name}#{later}"
+
+
+def regions(lay: Layout, key: str) -> tuple[list[tuple[bytes, object]], list[str]]:
+    """What the findings of the kernel definition `key` (an entry key; a name for its last
+    definition) depend on, tagged, in a fixed order: the definition, the statements launching its
+    name, the jit helpers it reaches and the module constants any of those mention; and the plain
+    functions it calls (only their existence matters)."""
+    outer, name = lay.entries[key][0], lay.entries[key][3]
+    out = [(b"k", outer)] + [(b"r", r) for r in lay.roots[name]]
     plain = []
-    for dep in _closure(name, lay.uses):
+    for dep in _closure(key, lay.uses):
         if dep in lay.jit_outer:
             out.append((b"j", lay.jit_outer[dep]))
         else:
             plain.append(dep)
     # Whether another jit function names it decides if it is a device helper (shapes/kernel.py).
-    plain.extend(f"<named by {k}>" for k in sorted(lay.uses) if k != name and name in lay.uses[k])
+    plain.extend(f"<named by {k}>" for k in sorted(lay.uses) if k != key and name in lay.uses[k])
     if lay.constant_stmts:
         names = lay.constant_stmts.keys()
         todo = [w for _, n in out for w in lay.words[id(n)] & names]
@@ -134,6 +149,7 @@ def read_layout(src: Source, memo: LayoutMemo) -> Layout:
                     constant_stmts.setdefault(name.encode(), []).append(node)
 
     kernels: dict[str, tuple] = {}
+    definitions: list[tuple] = []
     functions: dict[str, object] = {}
     plain: dict[str, object] = {}
     jit: dict[str, tuple] = {}
@@ -158,8 +174,9 @@ def read_layout(src: Source, memo: LayoutMemo) -> Layout:
             jit_now[head] = is_kernel
         if is_kernel:
             kernels[name] = (outer, fn, decorators, name)
-            jit.setdefault(name, (fn, src))
-            jit_outer.setdefault(name, outer)
+            definitions.append(kernels[name])
+            jit[name] = (fn, src)
+            jit_outer[name] = outer
         else:
             functions[name] = fn
             if not decorators:
@@ -169,9 +186,16 @@ def read_layout(src: Source, memo: LayoutMemo) -> Layout:
     # launches (`name[`) sit in the statements mentioning it, and a kernel mentioning a jit
     # helper or a plain function depends on it (a helper's text and a plain function's
     # existence change the kernel's findings, so they belong to its key).
+    later = {name: -1 for name in kernels}
+    for d in definitions:
+        later[d[3]] += 1
+    entries: dict[str, tuple] = {}
+    for d in definitions:
+        entries[entry_key(d[3], later[d[3]])] = d
+        later[d[3]] -= 1
     roots: dict[str, list] = {name: [] for name in kernels}
     uses: dict[str, set[str]] = {}
-    outer_names = {id(d[0]): name for name, d in kernels.items()}
+    outer_keys = {id(d[0]): key for key, d in entries.items()}
     kernel_words = {name.encode(): name for name in roots}
     referable = {name.encode(): name for name in plain} | kernel_words
     known, words_now, words = memo.words, {}, {}
@@ -181,16 +205,18 @@ def read_layout(src: Source, memo: LayoutMemo) -> Layout:
         if w is None:
             w = frozenset(chunk.translate(_NON_WORD).split())
         words_now[chunk] = words[id(node)] = w
-        own = outer_names.get(id(node))
+        own = outer_keys.get(id(node))
         if own is not None:
-            uses.setdefault(own, set()).update(referable[x] for x in w & referable.keys() if referable[x] != own)
+            own_name = entries[own][3]
+            uses.setdefault(own, set()).update(referable[x] for x in w & referable.keys() if referable[x] != own_name)
         for x in w & kernel_words.keys():
             name = kernel_words[x]
-            if node is not kernels[name][0] and _launch_re(name).search(data, node.start_byte, node.end_byte):
+            if (own is None or entries[own][3] != name) and _launch_re(name).search(data, node.start_byte, node.end_byte):
                 roots[name].append(node)
     # Only this version's statements are remembered: each entry holds a statement's text (a
     # whole kernel while it is typed in) and its words; keeping earlier versions up to a fixed
     # count held ~40 MB after an edit storm.
     memo.words = words_now
     memo.decorators = jit_now
-    return Layout(aliases, kernels, functions, plain, jit, jit_outer, constants, constant_stmts, roots, uses, words)
+    return Layout(aliases, kernels, entries, functions, plain, jit, jit_outer, constants, constant_stmts, roots, uses,
+                  words)

@@ -37,10 +37,10 @@ _collect_aliases = collect_aliases
 _wrapper_scope = wrapper_scope
 
 __all__ = [
-    "ATOMICS", "MAX_CONFIGS", "REDUCTIONS", "Aliases", "Assignment", "AutotuneConfig", "Config", "Kernel",
-    "Launch", "Loop", "Module", "Param", "TlCall", "build_kernels", "build_module", "collect_aliases",
-    "find_launches", "is_kernel_definition", "jit_functions", "JitDefinition", "module_level_statements", "resolve_configs", "split_arguments",
-    "top_level_definitions", "wrapper_scope",
+    "ATOMICS", "MAX_CONFIGS", "REDUCTIONS", "Aliases", "Assignment", "AutotuneConfig", "Config",
+    "JitDefinition", "Kernel", "Launch", "Loop", "Module", "Param", "TlCall", "build_kernels", "build_module",
+    "collect_aliases", "find_launches", "is_kernel_definition", "jit_functions", "module_level_statements",
+    "resolve_configs", "split_arguments", "top_level_definitions", "wrapper_scope",
 ]
 
 # Module-level compound statements whose blocks still define module-level names: kernels defined
@@ -116,19 +116,19 @@ def jit_functions(src: Source, al: Aliases | None = None) -> list[JitDefinition]
     for launch in find_launches(src, {name for name, _ in defs}):
         if launch.kernel not in uses.launched or launch.line < uses.launched[launch.kernel]:
             uses.launched[launch.kernel] = launch.line
-    returns: dict[str, bool] = {}
+    returns: list[bool] = []  # per definition: a name may be defined twice
     for name, fn in defs:
         body = fn.child_by_field_name("body")
         if body is None:
-            returns[name] = False
+            returns.append(False)
             continue
         nested = [(d.start_byte, d.end_byte) for d in captures(body, _NESTED, "d")]
 
-        def own(n) -> bool:
+        def own(n, nested=nested) -> bool:
             return not any(a <= n.start_byte < b for a, b in nested)
 
-        returns[name] = any(own(r) and any(c.type != "none" for c in r.named_children)
-                            for r in captures(body, "(return_statement) @r", "r"))
+        returns.append(any(own(r) and any(c.type != "none" for c in r.named_children)
+                           for r in captures(body, "(return_statement) @r", "r")))
         for call in captures(body, "(call) @c", "c"):
             f = call.child_by_field_name("function")
             if f is None or not own(call):
@@ -145,7 +145,7 @@ def jit_functions(src: Source, al: Aliases | None = None) -> list[JitDefinition]
                     arg, line = src.text_of(value), call.start_point[0] + 1
                     if arg not in uses.combine or line < uses.combine[arg]:
                         uses.combine[arg] = line
-    return [JitDefinition(name, fn.start_point[0] + 1, *kind_of(name, returns[name], uses)) for name, fn in defs]
+    return [JitDefinition(name, fn.start_point[0] + 1, *kind_of(name, r, uses)) for (name, fn), r in zip(defs, returns)]
 
 
 def build_module(src: Source, only: set[str] | None = None, launch_roots: dict[str, list] | None = None) -> Module:

@@ -123,7 +123,7 @@ def jit_functions(module: Module) -> dict:
     for _outer, fn, decorators in top_level_definitions(src):
         name_node = fn.child_by_field_name("name")
         if name_node is not None and decorators and is_kernel_definition(decorators, src, module.aliases):
-            out.setdefault(src.text_of(name_node), (fn, src))
+            out[src.text_of(name_node)] = (fn, src)  # a name defined twice: its last definition
     try:
         module._tritonlens_jit_functions = out
     except AttributeError:

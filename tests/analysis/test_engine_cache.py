@@ -305,6 +305,48 @@ def test_kernels_defined_in_module_level_branches_are_checked_and_moved():
     _matches_cold(res, edited)
 
 
+SAME_NAME = """import triton
+import triton.language as tl
+
+HAS_NEW_API = True
+
+if HAS_NEW_API:
+    @triton.jit
+    def copy_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+else:
+    @triton.jit
+    def copy_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 1.0)
+
+
+def copy(x, y):
+    copy_kernel[(1,)](x, y, BLOCK=100)
+"""
+
+
+def test_both_definitions_of_a_name_are_checked_and_an_edit_rechecks_only_its_own():
+    az = Analyzer()
+    first = az.analyze(SAME_NAME, doc_id="s")
+    assert [(k.name, k.range.start.line) for k in first.kernels] == [("copy_kernel", 6), ("copy_kernel", 11)]
+    # The launch's BLOCK=100 is not a power of two, which both definitions are told at their own lines.
+    assert sorted(f.range.start.line for f in first.findings if f.code == "TL001") == [8, 13]
+    assert first.module.kernel("copy_kernel").range.start.line == 11  # by name: the last definition
+    edited = SAME_NAME.replace("* 1.0)", "* 2.0)")
+    res = az.analyze(edited, doc_id="s")
+    assert res.reanalyzed == ["copy_kernel"]  # the last definition's entry key is its name
+    _matches_cold(res, edited)
+    edited = edited.replace("tl.store(y_ptr + offs, tl.load(x_ptr + offs))", "tl.store(y_ptr + offs, tl.load(x_ptr + offs) + 0)")
+    res = az.analyze(edited, doc_id="s")
+    assert res.reanalyzed == ["copy_kernel#1"]
+    _matches_cold(res, edited)
+    moved = az.analyze("# note\n" + edited, doc_id="s")
+    assert moved.reanalyzed == []
+    _matches_cold(moved, "# note\n" + edited)
+
+
 def test_a_line_typed_and_deleted_again_serves_the_earlier_placement():
     az = Analyzer()
     az.analyze(MOVABLE, doc_id="u")

@@ -8,7 +8,6 @@ import ast
 import textwrap
 
 import pytest
-
 from tritonlens.analysis.kernel_discovery import KernelKind, discover
 from tritonlens.analysis.model import build_module, jit_functions
 from tritonlens.analysis.source import Source
@@ -160,6 +159,20 @@ CASES = {
             row_max[(x.shape[0],)](x, out, BLOCK=1024)
             launched_and_returns[(1,)](x)
         """, {"_max_combine": H, "_add_pair": H, "_store_row": H, "row_max": L, "launched_and_returns": L}),
+    "same_name_per_branch": ("""
+        import triton
+        import triton.language as tl
+
+        if hasattr(tl, "gather"):
+            @triton.jit
+            def relu(x):  # returns a value: a helper
+                return tl.maximum(x, 0.0)
+        else:
+            @triton.jit
+            def relu(x_ptr, BLOCK: tl.constexpr):  # the same name, in place: a kernel
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.maximum(tl.load(x_ptr + offs), 0.0))
+        """, {"relu": L}),
 }
 
 
