@@ -98,9 +98,10 @@ def _read_progress(path: str) -> list[ProjectLaunch]:
 
 def capture_command(root: str | os.PathLike, argv: list[str], python: str | None = None,
                     backend: str | None = None, timeout: float = DEFAULT_TIMEOUT, map_cuda: bool = True,
-                    tests: list[str] | None = None) -> CaptureOutcome:
+                    tests: list[str] | None = None, backend_options: dict | None = None) -> CaptureOutcome:
     """Run `argv` (`pytest ...`, `python FILE ...`, `python -m MODULE ...`) in the project at `root`
-    under the capture hook and save the launches of the project's kernels to its records."""
+    under the capture hook and save the launches of the project's kernels to its records.
+    `backend_options` go to backends.make_backend (ssh: known_hosts, client_keys, config)."""
     lay = layout(Path(root) / "pyproject.toml" if Path(root).is_dir() else root)
     root = lay.root
     spec = (backend or "local").strip()
@@ -112,7 +113,7 @@ def capture_command(root: str | os.PathLike, argv: list[str], python: str | None
                             project_files=project_files(root) if remote else None, progress_file=progress,
                             map_cuda=map_cuda, cache_dir=None if remote else str(root))
     try:
-        runner = make_backend(spec, python=python, timeout=timeout)
+        runner = make_backend(spec, python=python, timeout=timeout, **(backend_options or {}))
     except BackendError as exc:
         outcome.error = outcome.reason = str(exc)
         return outcome

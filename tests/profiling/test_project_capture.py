@@ -1,0 +1,173 @@
+"""Launch records from a real project's own tests: the normpkg fixture (src layout, settings from a
+helper at run time, tests written for device="cuda", nothing added for tritonlens) run under real
+pytest in a real worker on this CPU-only machine."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from tritonlens.profiling import launch_records
+from tritonlens.profiling.project_capture import capture_command, capture_for_file
+from tritonlens.profiling.project_tests import find_tests, layout
+
+from tritonlens.cli import main
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "projects" / "normpkg"
+RMS = "src/normpkg/ops/rmsnorm.py"
+SCALE = "src/normpkg/ops/scale.py"
+
+
+@pytest.fixture
+def project(tmp_path):
+    dest = tmp_path / "normpkg"
+    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns("__pycache__", ".tritonlens"))
+    return dest
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+# -- static: root, import paths and the tests that reach a kernel -------------------------------------------
+def test_src_layout_and_the_tests_that_import_each_kernel(project):
+    lay = layout(project / RMS)
+    assert lay.root == project and lay.import_paths == ("src", ".")
+    # test_rmsnorm imports the wrapper re-exported by the package __init__; test_scale the module itself
+    assert find_tests(project / RMS) == ["tests/test_rmsnorm.py"]
+    assert find_tests(project / SCALE) == ["tests/test_scale.py"]
+    assert find_tests(project / "src/normpkg/ops/utils.py") == []
+
+
+def test_relative_star_reexport_and_attribute_use(tmp_path):
+    root = tmp_path / "flat"
+    _write(root / "setup.py", "from setuptools import setup\nsetup(name='flat')\n")
+    _write(root / "flat/__init__.py", "from .kern import *\nfrom . import other\n")
+    _write(root / "flat/kern.py", "import triton\n\n@triton.jit\ndef k(X):\n    pass\n\ndef add_one(x):\n    return x\n")
+    _write(root / "flat/other.py", "def unrelated():\n    return 1\n")
+    _write(root / "tests/test_attr.py", "import flat\n\ndef test_a():\n    flat.add_one(1)\n")
+    _write(root / "tests/test_other.py", "import flat\n\ndef test_b():\n    flat.other.unrelated()\n")
+    _write(root / "scripts/kern2.py", "import triton\n\n@triton.jit\ndef k2(X):\n    pass\n")
+    _write(root / "scripts/test_kern2.py", "from kern2 import k2\n")  # beside it, as pytest imports it
+    assert layout(root / "flat/kern.py").import_paths == (".",)
+    assert find_tests(root / "flat/kern.py") == ["tests/test_attr.py"]
+    assert find_tests(root / "scripts/kern2.py") == ["scripts/test_kern2.py"]
+
+
+# -- real runs ----------------------------------------------------------------------------------------------
+def test_capture_runs_the_projects_cuda_tests_on_the_cpu(project, tmp_path):
+    outcome = capture_for_file(project / RMS, timeout=300)
+    assert outcome.error is None and outcome.reason is None, outcome
+    assert outcome.tests == ["tests/test_rmsnorm.py"]
+    assert outcome.result.mode == "interpreter" and outcome.result.failed == 0 and outcome.result.passed == 7
+    launches = [r.launch for r in outcome.recorded]
+    assert {r.file for r in outcome.recorded} == {RMS} and {x.kernel for x in launches} == {"_rms_norm_fwd_kernel"}
+    # BLOCK_SIZE and num_warps came from calculate_settings(n_cols) at run time
+    settings = {(x.constexprs["BLOCK_SIZE"], x.num_warps) for x in launches}
+    assert settings == {(128, 4), (256, 4), (1024, 4), (4096, 8)}
+    x = next(x for x in launches if x.constexprs["BLOCK_SIZE"] == 1024 and x.args[2].dtype == "float16")
+    assert x.args[2].shape == [3, 1000] and x.args[2].strides == [1000, 1]
+    assert x.args[1].kind == "scalar" and x.args[1].value == 1000  # Y_row_stride
+    assert x.args[-2].value == pytest.approx(1e-6) and x.grid == [3, 1, 1]
+    assert x.more["test"] == "tests/test_rmsnorm.py::test_rms_norm_matches_reference[dtype1-3-1000]"
+    assert outcome.kept == 7 and launch_records.records_path(project).is_file()
+    assert (project / ".tritonlens" / ".gitignore").is_file()
+
+    again = capture_for_file(project / RMS, timeout=300)
+    assert again.kept == 7  # deduplicated: the same launches again only add to their counts
+    assert {r.launch.count for r in launch_records.load(project)} == {2}
+
+    # another copy of the project (a checkout elsewhere) matches the records by relative path
+    other = tmp_path / "elsewhere"
+    shutil.copytree(project, other)
+    assert len(launch_records.records_for(other / RMS, "_rms_norm_fwd_kernel")) == 7
+    assert launch_records.records_for(other / SCALE) == []
+
+
+def test_capture_any_command(project, capsys):
+    _write(project / "train.py", """
+        import torch
+        from normpkg import rms_norm, scale_rows
+
+        x = torch.randn(8, 512, device="cuda")
+        y = rms_norm(x, torch.ones(512, device="cuda"))
+        scale_rows(y, torch.ones(8).cuda())
+        torch.cuda.synchronize()
+    """)
+    assert main(["capture", str(project), "--", "python", "train.py"]) == 0
+    out = capsys.readouterr().out
+    assert f"{RMS}::_rms_norm_fwd_kernel: 1 distinct launch" in out
+    assert f"{SCALE}::_scale_rows_kernel: 1 distinct launch" in out
+    records = launch_records.load(project)
+    assert {r.origin for r in records} == {"python train.py"}
+    scale = next(r.launch for r in records if r.file == SCALE)
+    assert scale.constexprs == {"BLOCK_N": 512, "EVEN_N": True}  # the heuristic's value, as launched
+
+    assert main(["capture", str(project), "--", "pytest", "-q", "-k", "scale"]) == 0
+    assert "_scale_rows_kernel: 1 distinct launch" in capsys.readouterr().out
+
+
+def test_launches_before_a_failing_test_or_a_crash_are_kept(project):
+    _write(project / "tests/test_broken.py", """
+        import os
+        import signal
+
+        import torch
+        from normpkg import rms_norm, scale_rows
+
+
+        def test_wrong_expectation():
+            y = rms_norm(torch.randn(2, 64, device="cuda"), torch.ones(64, device="cuda"))
+            assert y.sum() == 12345.0
+
+
+        def test_crash_after_launch():
+            scale_rows(torch.randn(2, 64, device="cuda"), torch.ones(2, device="cuda"))
+            os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    failed = capture_command(project, ["pytest", "-q", "tests/test_broken.py", "-k", "wrong"], timeout=300)
+    assert failed.result.failed == 1 and failed.result.exit_code == 1
+    assert [r.launch.constexprs for r in failed.recorded] == [{"BLOCK_SIZE": 64}]
+
+    crashed = capture_command(project, ["pytest", "-q", "tests/test_broken.py"], timeout=300)
+    assert crashed.result is None and "SIGKILL" in crashed.error
+    assert sorted(r.file for r in crashed.recorded) == [RMS, SCALE]
+    assert len(launch_records.load(project)) == 2
+
+
+def test_nothing_recorded_says_why(project, capsys):
+    assert main(["capture", str(project / "src/normpkg/ops/utils.py")]) == 1
+    assert "nothing recorded: no test of normpkg imports src/normpkg/ops/utils.py" in capsys.readouterr().out
+    assert main(["capture", str(project), "--", "bash", "run.sh"]) == 1
+    assert "can only capture `pytest ...`" in capsys.readouterr().out
+    assert not launch_records.records_path(project).exists()
+
+
+def test_cuda_on_cpu_mapping_and_its_limits():
+    from tritonlens.profiling.client import WORKER_DIR
+
+    code = textwrap.dedent("""
+        import cuda_on_cpu, os, torch
+        assert cuda_on_cpu.install() and os.environ["TRITON_INTERPRET"] == "1"
+        a = torch.empty(3, device=torch.device("cuda"))
+        b = torch.zeros(2, device="cuda:0").to("cuda", torch.float16)
+        c = torch.arange(4, device=0).cuda()
+        assert a.is_cuda and b.dtype == torch.float16 and c.tolist() == [0, 1, 2, 3]
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 1 and torch.cuda.current_device() == 0
+        assert torch.cuda.get_device_capability() == (9, 0) and torch.cuda.get_device_properties(0).major == 9
+        torch.manual_seed(0); torch.cuda.synchronize()
+        with torch.cuda.device(0):
+            pass
+        torch.set_default_device("cuda")
+        assert torch.ones(1).device.type == "cpu"
+        print(a.device.type)  # what it cannot map: the device object says cpu
+    """)
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(WORKER_DIR)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "cpu"
