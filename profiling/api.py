@@ -8,10 +8,15 @@ Kernels run only in worker processes (local, ssh or Ray), never in the caller's 
 Results are cached by (kernel source hash, launch signature, device, backend): a re-profile
 after a save re-runs the harness to see the launches, but times only launches whose kernel
 source changed (or that are new).
+
+Without --harness, the file's launch records (launch_records.py: what `tritonlens capture` or
+an earlier run saw) travel with the job; the worker replays them on fresh data when the file has
+no tritonlens_cases() (worker/record_cases.py), the largest launch first.
 """
 
 from __future__ import annotations
 
+import ast
 import collections
 import dataclasses
 import os
@@ -19,6 +24,7 @@ import threading
 import uuid
 
 from tritonlens.analysis.kernel_discovery import discover_source
+from tritonlens.profiling import launch_records
 from tritonlens.profiling.backends import BackendError, get_backend
 from tritonlens.profiling.worker.messages import (
     BenchResult,
@@ -31,11 +37,12 @@ from tritonlens.profiling.worker.messages import (
 )
 from tritonlens.profiling.worker.reports import KernelProfile, ProfileReport
 
-__all__ = ["ProfileError", "clear_cache", "find_kernels", "profile_file"]
+__all__ = ["ProfileError", "clear_cache", "find_kernels", "import_folders", "missing_cases", "profile_file"]
 
 CACHE_SIZE = 1024
 _SOURCES = {"tests": "the file's test_* functions", "main": "the file's __main__ block",
-            "harness": "the harness", "tritonlens_cases": "tritonlens_cases()"}
+            "harness": "the harness", "tritonlens_cases": "tritonlens_cases()",
+            "records": "the launch records"}
 
 
 class ProfileError(ValueError):
@@ -47,6 +54,35 @@ def find_kernels(source: str) -> dict[str, int]:
     """{kernel name: 1-based line of its `def`} for every launchable @triton.jit kernel of the
     module (device helpers, which no launch can run on their own, are left out)."""
     return {k.name: k.line for k in discover_source(source) if k.launchable}
+
+
+def import_folders(path: str) -> list[str]:
+    """The folders the project imports its packages from (src, setuptools' where, its root):
+    the worker puts them on sys.path before importing the file as part of its package."""
+    from tritonlens.profiling.project_tests import layout
+
+    return [str(p) for p in layout(path).path_dirs()]
+
+
+def missing_cases(path: str, source: str, zero_config: bool = True) -> str | None:
+    """Why the worker would find nothing to run in `path` (no harness given): no
+    tritonlens_cases(), no launch records and, with `zero_config`, no argument-less test_*
+    function nor `__main__` block. None when it has something; a syntax error is the worker's."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                node.name == "tritonlens_cases" or (zero_config and node.name.startswith("test_"))):
+            return None
+        if zero_config and isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+            return None
+    if launch_records.records_for(path):
+        return None
+    shown = min(path, os.path.relpath(path), key=len)
+    return (f"no launch records and no harness for {os.path.basename(path)}: run `tritonlens capture {shown}`, "
+            "define tritonlens_cases(), or pass --harness FILE.py::FUNC")
 
 
 # -- cache -----------------------------------------------------------------------------------
@@ -138,6 +174,10 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
         raise ProfileError(f"{path} defines no @triton.jit kernel")
     if kernel is not None and kernel not in kernels:
         raise ProfileError(f"no kernel {kernel!r} in {path}; kernels: {', '.join(kernels)}")
+    if not harness:
+        missing = missing_cases(path, source)
+        if missing:
+            raise ProfileError(missing)
     if harness:
         hfile, sep, func = harness.rpartition("::")
         if not sep or not hfile or not func:
@@ -155,13 +195,19 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
     except MessageError as exc:
         raise ProfileError(f"bad profiling option: {exc}") from exc
 
+    records = [] if harness else launch_records.records_for(path, kernel)
+    base_job.records = records or None
+    base_job.sys_path = import_folders(path)
+
     backend_key = f"{spec}|{python or ''}"
     device_name = _cache.devices.get(backend_key, "")
     base_job.skip = _cache.keys_for(backend_key, device_name, ncu) if device_name else []
     wanted = [kernel] if kernel else list(kernels)
     _report(progress, f"profiling {os.path.basename(path)} on {spec}", 0)
     if runner.parallel and len(wanted) > 1:
-        jobs = [dataclasses.replace(base_job, kernel=name, id=uuid.uuid4().hex[:8]) for name in wanted]
+        jobs = [dataclasses.replace(base_job, kernel=name, id=uuid.uuid4().hex[:8],
+                                    records=[r for r in records if r.kernel == name] or base_job.records)
+                for name in wanted]
         replies = runner.run_many(jobs, timeout=timeout, cancel=cancel)
     else:
         job = dataclasses.replace(base_job, kernel=kernel, id=uuid.uuid4().hex[:8])
@@ -204,7 +250,8 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
         for n, (name, entry) in enumerate(todo):
             _report(progress, f"ncu: {name}", int(50 + 50 * n / max(1, len(todo))))
             job = LaunchJob("ncu", id=uuid.uuid4().hex[:8], path=path, harness=harness, kernel=name, key=entry.key,
-                            keep_csv=bool((options or {}).get("keep_csv")))
+                            keep_csv=bool((options or {}).get("keep_csv")), records=base_job.records,
+                            sys_path=base_job.sys_path)
             reply = runner.run(job, timeout=max(timeout, 300), cancel=cancel)
             entry.ncu = _ncu_result(reply)
 

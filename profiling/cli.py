@@ -13,10 +13,10 @@ if TYPE_CHECKING:
 
 def register(sub) -> None:
     p = sub.add_parser("profile", help="profile the Triton kernels of a file (GPU, or interpreter without one)",
-                       description="Run the file's harness (tritonlens_cases(), --harness, test_* functions "
-                                   "or its __main__ block) in a worker process, record every kernel launch "
-                                   "and time it on the GPU; without a GPU, run Triton's interpreter and "
-                                   "report no timings.")
+                       description="Run the file's harness (--harness, tritonlens_cases(), the launches "
+                                   "recorded by `tritonlens capture`, test_* functions or its __main__ block) "
+                                   "in a worker process, record every kernel launch and time it on the GPU; "
+                                   "without a GPU, run Triton's interpreter and report no timings.")
     p.add_argument("file")
     p.add_argument("--kernel", help="only this kernel")
     p.add_argument("--backend", default="local", help="local (default), ssh://[user@]host[:port], ray, ray://HOST:PORT")
@@ -49,6 +49,9 @@ def format_text(report: ProfileReport) -> str:
                      f" (tf32 {ceil.get('matmul_tf32_tflops')})")
     if report.mode == "interpreter":
         lines.append("no GPU: kernels ran in Triton's interpreter; no timings (an interpreter time means nothing)")
+    if report.source == "records":
+        lines.append(f"no harness: replayed {len(report.cases)} recorded launch(es) on fresh data "
+                     "(recorded shapes, dtypes, strides, grid and constexprs), the largest first")
     if report.error:
         lines.append(f"error: {report.error}")
     for case in report.cases:

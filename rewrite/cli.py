@@ -74,6 +74,8 @@ def render_text(result: OptimizeReport, applied: bool = False) -> str:
     out = [f"{os.path.basename(result.path)}: kernel {result.kernel} on {result.device} ({result.mode})"]
     if result.baseline_ms:
         out.append(f"baseline: {result.baseline_ms:.4g} ms")
+    if result.mode == "interpreter":
+        out.append("no GPU: candidates were checked for correctness only, not timed")
     for c in result.candidates:
         mark = "ACCEPTED" if c.accepted else "refused "
         speed = f"{c.speedup:.2f}x" if c.speedup else "  -  "

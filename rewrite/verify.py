@@ -80,8 +80,10 @@ def _check_failure(checks: list[Check]) -> str | None:
     return f"wrong result on {where}: {reason}"
 
 
-def decide(ev: Evidence, mode: str, n_cases: int, n_seeds: int, timing_ok: dict | None = None) -> dict:
-    """Evidence of one candidate → {"accepted", "reason", ...}."""
+def decide(ev: Evidence, mode: str, n_cases: int, n_seeds: int, timing_ok: dict | None = None,
+           source: str = "") -> dict:
+    """Evidence of one candidate → {"accepted", "reason", ...}. `source` "records": the cases are
+    recorded launches replayed at kernel level (worker/record_cases.py)."""
     err = ev.error
     checks = ev.checks
     shapes = n_cases + (1 if ev.ragged_sizes and not ev.ragged_note else 0)
@@ -90,7 +92,9 @@ def decide(ev: Evidence, mode: str, n_cases: int, n_seeds: int, timing_ok: dict 
     if err:
         kind = err.type
         first = err.message.splitlines()[0][:300] if err.message else ""
-        if kind == "syntax":
+        if kind == "unexercised":
+            reason = f"not checked: {first}"
+        elif kind == "syntax":
             reason = f"syntax error: {first}"
         elif err.stage == "import":
             reason = f"import failed: {first}"
@@ -119,6 +123,11 @@ def decide(ev: Evidence, mode: str, n_cases: int, n_seeds: int, timing_ok: dict 
     if len(checks) < expected:
         return {**base, "accepted": False, "reason": f"only {len(checks)} of {expected} checks ran"}
     scope = f"{n_seeds} seeds × {shapes} shapes"
+    if source == "records":
+        scope = f"{n_seeds} seeds × {shapes} recorded launch{'es' if shapes != 1 else ''}"
+        if mode != "gpu":
+            return {**base, "accepted": True, "correct": True, "speedup": None,
+                    "reason": f"correct, not timed: {scope} in Triton's interpreter"}
     if mode != "gpu" or not ev.timing:
         return {**base, "accepted": True, "correct": True, "reason": f"correct on {scope}; speed not measured",
                 "speedup": None}
@@ -140,10 +149,17 @@ class Verifier:
     def __init__(self, path: str, text: str, harness: str | None = None, python: str | None = None,
                  backend: str = "local", timeout: float = 300, seeds: int = 3, timing: dict | None = None,
                  parallel: int = 1):
+        from tritonlens.profiling.api import import_folders
+        from tritonlens.profiling.launch_records import records_for
+
         self.path = os.path.abspath(path)
         self.text = text
         self.name = _module_name(path)
         self.harness = harness
+        # the cases when the file has no tritonlens_cases(): the worker decides, they travel along
+        self.records = [] if harness else records_for(self.path)
+        self.source: str | None = None  # where the worker took the cases from
+        self.sys_path = import_folders(self.path)
         self.python = python
         self.backend_spec = backend or "local"
         self.timeout = timeout
@@ -184,9 +200,16 @@ class Verifier:
             tune: dict | None = None) -> VerifyJob:
         return VerifyJob("verify", action=action, name=self.name, original=self.text, path=self.path,
                          origin_dir=os.path.dirname(self.path), harness=self.harness, seeds=self.seeds,
-                         candidates=candidates, timing=self.timing if timing == "default" else timing, tune=tune)
+                         candidates=candidates, timing=self.timing if timing == "default" else timing, tune=tune,
+                         records=self.records or None, sys_path=self.sys_path)
 
     def _run(self, job: VerifyJob, fresh: bool, cancel=None) -> VerifyResult:
+        if not self.harness:
+            from tritonlens.profiling.api import missing_cases
+
+            missing = missing_cases(self.path, self.text, zero_config=False)
+            if missing:
+                raise VerifyError(missing)
         backend = self._backend(fresh)
         try:
             reply = backend.run(job, timeout=self.timeout, cancel=cancel)
@@ -202,6 +225,7 @@ class Verifier:
         self.mode = result.mode
         self.device = result.device or self.device
         self.n_cases = result.cases
+        self.source = result.source or self.source
         if result.baseline_ms is not None:
             self.baseline_ms = result.baseline_ms
         return result
@@ -263,7 +287,7 @@ class Verifier:
         return verdicts  # type: ignore[return-value]
 
     def _verdict(self, cand: Candidate, ev: Evidence, result: VerifyResult) -> Verdict:
-        d = decide(ev, result.mode, result.cases, result.seeds)
+        d = decide(ev, result.mode, result.cases, result.seeds, source=result.source)
         if d["accepted"] and d.get("suspicious"):
             d = self._extra_checks(cand, d)
         evidence = {**ev.to_json(), "correct": bool(d.get("correct"))}
@@ -284,7 +308,7 @@ class Verifier:
             return {**d, "accepted": False, "reason": f"{d['speedup']:.1f}x needs extra checks, which failed: {exc}"}
         finally:
             self.seeds = saved
-        again = decide(result.candidates[0], result.mode, result.cases, result.seeds)
+        again = decide(result.candidates[0], result.mode, result.cases, result.seeds, source=result.source)
         if not again["accepted"]:
             return {**d, "accepted": False, "reason": f"{d['speedup']:.1f}x claimed, extra checks refused it: {again['reason']}"}
         if again.get("speedup") and abs(again["speedup"] / d["speedup"] - 1) > 0.3:
@@ -304,7 +328,7 @@ class Verifier:
             ok = ev.error is None and bool(ev.checks) and all(c.ok for c in ev.checks)
             times = (ev.timing or {}).get("cand_ms") or []
             out.append({"id": int(ev.id), "ok": ok, "ms": times[0] if times else None,
-                        "reason": None if ok else (decide(ev, "interpreter", 1, 1)["reason"])})
+                        "reason": None if ok else (decide(ev, "interpreter", 1, 1, source=result.source)["reason"])})
         return out
 
 

@@ -3,15 +3,26 @@
 Order of preference:
 1. an explicit harness "other_file.py::func" (job field "harness"),
 2. the file's module-level `tritonlens_cases()`,
-3. zero-config: the file's own `test_*` functions that take no required arguments,
-4. zero-config: the file's `if __name__ == "__main__":` block (the file run as a script).
+3. the file's launch records, shipped in the job (record_cases.py: one case per recorded launch,
+   the largest first),
+4. zero-config: the file's own `test_*` functions that take no required arguments,
+5. zero-config: the file's `if __name__ == "__main__":` block (the file run as a script).
 A case is (fn, args) or (fn, args, kwargs); the first case is the performance shape.
+
+A file inside a package (its folder holds `__init__.py`) is imported as part of that package, as
+the project imports it: the project's import folders (the job's `sys_path`, which the client takes
+from tritonlens.profiling.project_tests.layout: `src`, setuptools' `where`, the root) and the
+folder above the package's top go on sys.path, and the module is named from its path
+(`src/normpkg/ops/rmsnorm.py` -> `normpkg.ops.rmsnorm`), so its relative imports work. A file
+outside any package is imported by file name, its folder on sys.path. Namespace packages (no
+`__init__.py`) are imported by file name too.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import importlib
 import importlib.util
 import inspect
 import os
@@ -20,27 +31,74 @@ import sys
 import time
 import traceback
 
+NO_CASES = ("nothing to run and no launch records: run `tritonlens capture FILE` (records the launches of "
+            "the tests that reach it), define tritonlens_cases(), or pass --harness FILE.py::FUNC")
+
 
 class HarnessError(Exception):
     """The user's file or harness could not be loaded or has no way to run its kernels."""
 
 
-def load_module(path: str, name: str | None = None):
+def package_of(path: str) -> tuple[str, str] | None:
+    """(import root, package) of a file inside a package: the folder above the topmost folder of
+    its `__init__.py` chain, and the dotted package name. None outside a package."""
+    folder = os.path.dirname(os.path.realpath(path))
+    parts: list[str] = []
+    while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.basename(folder).isidentifier():
+        parts.insert(0, os.path.basename(folder))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return (folder, ".".join(parts)) if parts else None
+
+
+_WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def add_sys_path(folders) -> None:
+    """Put `folders` on sys.path, in their order, ahead of everything but the worker's own folder
+    (a project's `timing.py` must not replace the worker's)."""
+    for folder in reversed([os.path.realpath(f) for f in folders or () if os.path.isdir(f)]):
+        if folder in sys.path:
+            sys.path.remove(folder)
+        at = sys.path.index(_WORKER_DIR) + 1 if _WORKER_DIR in sys.path else 0
+        sys.path.insert(at, folder)
+
+
+def load_module(path: str, name: str | None = None, package_path: str | None = None):
+    """Execute the file at `path` as a fresh module. `package_path`: the file whose package the
+    module belongs to (default: `path` itself); the module is then named `<package>.<name>`
+    (`name` default: the file's stem) and its relative imports resolve in that package."""
     path = os.path.realpath(path)
     if not os.path.isfile(path):
         raise HarnessError(f"no such file: {path}")
-    folder = os.path.dirname(path)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)  # sibling imports work as with `python file.py`
-    if name is None:
-        stem = os.path.splitext(os.path.basename(path))[0]
-        name = f"tritonlens_user_{stem}_{hashlib.sha1(path.encode()).hexdigest()[:8]}"
+    stem = os.path.splitext(os.path.basename(path))[0]
+    package = package_of(package_path or path) if stem.isidentifier() or package_path else None
+    if package is not None:
+        root, dotted = package
+        if root not in sys.path:
+            add_sys_path([root])  # the project's copy of the package, before an installed one
+        # the package first, on its own: its __init__ may import this very module, which must not
+        # find the half-executed copy below in sys.modules
+        importlib.import_module(dotted)
+        name = f"{dotted}.{name or stem}"
+    else:
+        folder = os.path.dirname(path)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)  # sibling imports work as with `python file.py`
+        if name is None:
+            name = f"tritonlens_user_{stem}_{hashlib.sha1(path.encode()).hexdigest()[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise HarnessError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     return module
 
 
@@ -67,8 +125,11 @@ def _normalise_case(case, where: str):
     return fn, tuple(args), dict(kwargs or {})
 
 
-def entry_points(path: str, harness: str | None = None, module=None):
-    """[(label, callable)] to run under capture; the first is the performance case."""
+def entry_points(path: str, harness: str | None = None, module=None, records=None, sys_path=()):
+    """[(label, callable)] to run under capture; the first is the performance case. `records`:
+    the file's recorded launches (messages.LaunchDescriptor), used when it has no harness;
+    `sys_path`: the project's import folders."""
+    add_sys_path(sys_path)
     if harness:
         hfile, sep, func = harness.rpartition("::")
         if not sep or not hfile or not func:
@@ -88,6 +149,10 @@ def entry_points(path: str, harness: str | None = None, module=None):
     factory = getattr(module, "tritonlens_cases", None)
     if callable(factory):
         return _cases(factory, "tritonlens_cases"), "tritonlens_cases"
+    if records:
+        import record_cases
+
+        return record_cases.entries(module, records), "records"
     tests = []
     for name, obj in vars(module).items():
         if not name.startswith("test_") or not inspect.isfunction(obj) or obj.__module__ != module.__name__:
@@ -102,9 +167,7 @@ def entry_points(path: str, harness: str | None = None, module=None):
         return tests, "tests"
     if has_main_block(path):
         return [("__main__", lambda: runpy.run_path(path, run_name="__main__"))], "main"
-    raise HarnessError(
-        "nothing to run: define tritonlens_cases(), test_* functions without arguments, "
-        "an `if __name__ == \"__main__\":` block, or pass --harness FILE.py::FUNC")
+    raise HarnessError(NO_CASES)
 
 
 def _cases(factory, where: str):

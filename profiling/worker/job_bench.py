@@ -1,5 +1,6 @@
-"""Job "bench" (a messages.LaunchJob): capture the file's launches, replay the chosen ones and time
-them on the GPU. Result: a messages.BenchResult.
+"""Job "bench" (a messages.LaunchJob): capture the file's launches (its harness, or its launch
+records replayed on fresh data: record_cases.py), replay the chosen ones and time them on the GPU.
+Result: a messages.BenchResult.
 
 Timing (GPU): one warm-up launch (compiles), a 10-launch estimate, then
 - >= 20 us: `timing.bench` (do_bench's shape, warmup 25 ms, rep 100 ms), whose flush before each
@@ -21,6 +22,8 @@ ROTATION_BUDGET_BYTES = 2 << 30
 
 
 def select(cap, source: str, max_launches: int) -> list:
+    """The launches to time: a harness's performance case per kernel; otherwise (tests, __main__,
+    launch records) each kernel's `max_launches` largest."""
     records = [cap.records[k] for k in cap.order]
     by_kernel: dict[str, list] = {}
     for r in records:

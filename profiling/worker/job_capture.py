@@ -18,7 +18,7 @@ def run_capture(job, detect_writes: bool = True):
 
         sync = torch.cuda.synchronize
     with cap:
-        entries, source = harness.entry_points(path, job.harness)
+        entries, source = harness.entry_points(path, job.harness, records=job.records, sys_path=job.sys_path)
         cases = harness.run_entries(entries, cap, stop_after=job.max_cases, synchronize=sync)
     kernel = job.kernel
     if kernel:

@@ -16,6 +16,11 @@ outputs the original fully overwrites, so an element nobody wrote shows up; retu
 tensor argument afterwards are compared. On the GPU the candidate runs twice per check and the two
 results must agree (a moving error is a race). Ragged shapes: every dimension of the first case is
 scaled down to an odd size (1000 -> 609), so no power-of-two block divides it.
+
+Without a harness or tritonlens_cases(), the cases are the file's launch records (record_cases.py:
+each recorded launch of a kernel on fresh data, no ragged shape). They exercise the Triton
+functions only, so a candidate that changes none of them (a launch-site edit in the wrapper) is
+reported as not exercised rather than checked.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything here imports triton
 
+from record_cases import triton_sources
 from verify_inputs import clone_tree, compare, outputs_diff, outputs_of
 from verify_session import Session, Side, arg_tensors, candidate_error, run_call
 from verify_tracking import BOOKKEEPING, GPU, GUARDS, Tracker
@@ -40,7 +46,8 @@ def check_candidate(session: Session, cand, quick: bool = False) -> dict:
           "stability": "checked" if GPU else "interpreter is deterministic: not checked",
           "ragged_sizes": None, "ragged_note": None, "timing": None, "extra": {}}
     try:
-        side = Side(f"cand_{session.tag}_{cand.id}", session.name, cand.source, session.workdir)
+        side = Side(f"cand_{session.tag}_{cand.id}", session.name, cand.source, session.workdir,
+                    session.package_path)
     except SyntaxError as exc:
         ev["error"] = {"stage": "import", "type": "syntax", "message": f"SyntaxError: {exc}", "traceback": ""}
         return ev
@@ -48,6 +55,11 @@ def check_candidate(session: Session, cand, quick: bool = False) -> dict:
         ev["error"] = candidate_error("import", exc)
         return ev
     ev["_side"] = side
+    if session.source == "records" and triton_sources(side.module) == triton_sources(session.original.module):
+        ev["error"] = {"stage": "cases", "type": "unexercised", "traceback": "",
+                       "message": "recorded launches replay the kernels, not the wrapper this candidate "
+                                  "changes: check it with tritonlens_cases() or --harness"}
+        return ev
     plan = session.plan()
     if quick:
         plan = plan[:2]
@@ -172,7 +184,8 @@ def handle(job) -> dict:
         raise ValueError(f"unknown verify action {action!r}")
     if not job.original:
         raise ValueError("job needs 'original' (the original file's text)")
-    key = (hashlib.sha1(job.original.encode()).hexdigest(), job.name, job.harness, job.seeds, job.ragged)
+    key = (hashlib.sha1(job.original.encode()).hexdigest(), job.name, job.harness, job.seeds, job.ragged,
+           job.path, tuple(r.key or repr(r.to_json()) for r in job.records or ()))
     session = _sessions.get(key)
     with Tracker() as tracker:
         if session is None:
@@ -182,7 +195,8 @@ def handle(job) -> dict:
         session.tracker = tracker
         session.job = job
         result = {"mode": "gpu" if GPU else "interpreter", "device": _device_name(),
-                  "cases": len(session.cases), "seeds": len(session.seeds), "candidates": []}
+                  "cases": len(session.cases), "seeds": len(session.seeds), "candidates": [],
+                  "source": session.source}
         timing = job.timing if GPU else None
         for cand in job.candidates:
             t0 = time.perf_counter()

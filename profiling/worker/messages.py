@@ -73,6 +73,55 @@ class Reply(Message):
         return cls(id=job_id, ok=False, error=WorkerError(etype, message, **{k: v for k, v in more.items() if v}))
 
 
+# -- a recorded launch (capture results, launch records, record cases) -----------------------
+@dataclass
+class LaunchArg(Message):
+    """One argument of a captured launch. kind: tensor | scalar (`type` int/float/bool) |
+    constexpr | none | other (`repr`; not replayable) | missing."""
+
+    keep_more: ClassVar[bool] = True
+    name: str = json_field(str)
+    kind: str = json_field(str)
+    dtype: str | None = json_field(OPT_STR, None)
+    storage_dtype: str | None = json_field(OPT_STR, None)  # a triton.reinterpret-ed tensor's own dtype
+    shape: list | None = json_field((list, NONE), None)
+    strides: list | None = json_field((list, NONE), None)
+    storage_offset: int = json_field(int, 0)
+    alias_of: str | None = json_field(OPT_STR, None)  # the earlier argument sharing this tensor's storage
+    written: bool = json_field(bool, False)
+    type: str | None = json_field(OPT_STR, None)
+    value: Any = json_field(object, None)
+    more: dict = field(default_factory=dict)  # device, repr
+
+
+@dataclass
+class LaunchDescriptor(Message):
+    """One distinct launch signature a capture saw (repeats only bump `count`); launches the
+    autotuner makes while it benchmarks are not recorded, its chosen config's is (`autotuned`).
+
+    `key` hashes the signature (kernel, layouts, scalar values, constexprs, grid, options);
+    `source_hash` the kernel's source. `written` names the tensors whose contents changed across
+    the first launch (compared on a copy) or that the source stores to (`written_by` says which);
+    `bytes` is the minimum traffic: tensors read (not written, or also loaded) and written. `case`
+    is the harness case that first made it (0: the performance case). num_warps / num_stages come
+    from the compiled kernel on a GPU, from the launch options or Triton's defaults otherwise."""
+
+    keep_more: ClassVar[bool] = True
+    kernel: str = json_field(str)
+    key: str = json_field(str, "")
+    source_hash: str = json_field(str, "")
+    case: int | None = json_field((int, NONE), 0)  # null: launched outside any harness entry
+    count: int = json_field(int, 1)
+    autotuned: bool = json_field(bool, False)
+    grid: list = json_field(list, factory=list)
+    num_warps: int | None = json_field((int, NONE), None)
+    num_stages: int | None = json_field((int, NONE), None)
+    constexprs: dict = json_field(dict, factory=dict)
+    options: dict = json_field(dict, factory=dict)  # launch keyword options as the caller passed them
+    args: list = json_field(of=LaunchArg, many=True, factory=list)
+    more: dict = field(default_factory=dict)  # file, qualname, def_line, mode, written, written_by, bytes
+
+
 # -- jobs -----------------------------------------------------------------------------------------
 @dataclass
 class Job(Message):
@@ -109,6 +158,9 @@ class LaunchJob(Job):
     keep_csv: bool | None = json_field((bool, NONE), None)
     ncu: str | None = json_field(OPT_STR, None)  # the ncu binary
     ncu_timeout: float | None = json_field((int, float, NONE), None)
+    # no harness and no tritonlens_cases(): the file's recorded launches, replayed as the cases
+    records: list | None = json_field(of=LaunchDescriptor, many=True, default=None)
+    sys_path: list | None = json_field((list, NONE), None)  # the project's import folders, for its package
 
 
 @dataclass
@@ -135,6 +187,9 @@ class VerifyJob(Job):
     timing: dict | None = json_field((dict, NONE), None)  # {"rounds": 7, "rep_ms": 40}; GPU only
     tune: dict | None = json_field((dict, NONE), None)  # {"rep_ms": 25}
     baseline: bool = json_field(bool, True)  # also time the original (check, GPU)
+    # no harness and no tritonlens_cases(): the file's recorded launches, replayed as the cases
+    records: list | None = json_field(of=LaunchDescriptor, many=True, default=None)
+    sys_path: list | None = json_field((list, NONE), None)  # the project's import folders, for its package
 
 
 @dataclass
@@ -183,54 +238,6 @@ class Case(Message):
     label: str = json_field(str, "")
     ok: bool = json_field(bool, True)
     error: str | None = json_field(OPT_STR, None)
-
-
-@dataclass
-class LaunchArg(Message):
-    """One argument of a captured launch. kind: tensor | scalar (`type` int/float/bool) |
-    constexpr | none | other (`repr`; not replayable) | missing."""
-
-    keep_more: ClassVar[bool] = True
-    name: str = json_field(str)
-    kind: str = json_field(str)
-    dtype: str | None = json_field(OPT_STR, None)
-    storage_dtype: str | None = json_field(OPT_STR, None)  # a triton.reinterpret-ed tensor's own dtype
-    shape: list | None = json_field((list, NONE), None)
-    strides: list | None = json_field((list, NONE), None)
-    storage_offset: int = json_field(int, 0)
-    alias_of: str | None = json_field(OPT_STR, None)  # the earlier argument sharing this tensor's storage
-    written: bool = json_field(bool, False)
-    type: str | None = json_field(OPT_STR, None)
-    value: Any = json_field(object, None)
-    more: dict = field(default_factory=dict)  # device, repr
-
-
-@dataclass
-class LaunchDescriptor(Message):
-    """One distinct launch signature a capture saw (repeats only bump `count`); launches the
-    autotuner makes while it benchmarks are not recorded, its chosen config's is (`autotuned`).
-
-    `key` hashes the signature (kernel, layouts, scalar values, constexprs, grid, options);
-    `source_hash` the kernel's source. `written` names the tensors whose contents changed across
-    the first launch (compared on a copy) or that the source stores to (`written_by` says which);
-    `bytes` is the minimum traffic: tensors read (not written, or also loaded) and written. `case`
-    is the harness case that first made it (0: the performance case). num_warps / num_stages come
-    from the compiled kernel on a GPU, from the launch options or Triton's defaults otherwise."""
-
-    keep_more: ClassVar[bool] = True
-    kernel: str = json_field(str)
-    key: str = json_field(str, "")
-    source_hash: str = json_field(str, "")
-    case: int | None = json_field((int, NONE), 0)  # null: launched outside any harness entry
-    count: int = json_field(int, 1)
-    autotuned: bool = json_field(bool, False)
-    grid: list = json_field(list, factory=list)
-    num_warps: int | None = json_field((int, NONE), None)
-    num_stages: int | None = json_field((int, NONE), None)
-    constexprs: dict = json_field(dict, factory=dict)
-    options: dict = json_field(dict, factory=dict)  # launch keyword options as the caller passed them
-    args: list = json_field(of=LaunchArg, many=True, factory=list)
-    more: dict = field(default_factory=dict)  # file, qualname, def_line, mode, written, written_by, bytes
 
 
 @dataclass
@@ -339,6 +346,7 @@ class VerifyResult(Message):
     seeds: int = json_field(int, 1)
     candidates: list = json_field(of=Evidence, many=True, factory=list)
     baseline_ms: float | None = json_field((int, float, NONE), None)
+    source: str = json_field(str, "")  # where the cases came from: harness | tritonlens_cases | records
 
 
 @dataclass

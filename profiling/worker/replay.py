@@ -1,6 +1,12 @@
 """Replay of a captured launch (a capture.LaunchRecord) on fresh tensors with the same dtype, shape,
 strides, offset and aliasing: floating-point data random, integer tensors keep the captured values
-(they are usually indices), every written buffer cloned before the launch."""
+(they are usually indices), every written buffer cloned before the launch.
+
+A launch read back from the project's records (JSON, no captured values) has no snapshot: its
+integer tensors are filled with values in [0, m), m the smallest dimension of the launch's tensor
+arguments, so each value indexes any dimension of any of them. Offsets-style tensors (cu_seqlens)
+then hold arbitrary small values, not a monotone sequence: a kernel reading them sees short or
+empty segments, never an out-of-range index."""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ if TYPE_CHECKING:
 def _torch_dtype(name: str):
     dtype = getattr(torch, name, None)
     if not isinstance(dtype, torch.dtype):
-        raise ValueError(f"unknown dtype {name!r}")
+        raise ValueError(f"unknown dtype {name!r}")  # noqa: TRY004 - a bad name in a record
     return dtype
 
 
@@ -24,7 +30,13 @@ def _needed_elements(shape, strides, offset) -> int:
     return offset + sum((s - 1) * st for s, st in zip(shape, strides)) + 1
 
 
-def _fill(buf: torch.Tensor, generator) -> None:
+def safe_index_bound(desc: dict) -> int:
+    """m: the smallest dimension (at least 1) of the launch's tensor arguments."""
+    dims = [s for d in desc["args"] if d["kind"] == "tensor" for s in d["shape"] if s > 0]
+    return max(1, min(dims, default=1))
+
+
+def _fill(buf: torch.Tensor, generator, int_high: int = 64) -> None:
     if buf.dtype.is_floating_point:
         if buf.element_size() == 1:  # fp8 types: no randn; draw in fp32 and convert
             buf.copy_(torch.randn(buf.shape, generator=generator, device=buf.device).to(buf.dtype))
@@ -35,16 +47,18 @@ def _fill(buf: torch.Tensor, generator) -> None:
     elif buf.dtype.is_complex:
         buf.normal_(generator=generator)
     else:
-        buf.copy_(torch.randint(0, 64, buf.shape, generator=generator, device=buf.device).to(buf.dtype))
+        buf.copy_(torch.randint(0, int_high, buf.shape, generator=generator, device=buf.device).to(buf.dtype))
 
 
 def build_args(record: LaunchRecord, device: str | None = None, seed: int = 0) -> dict:
     """Fresh tensors with the captured layout (shapes, strides, offsets, aliasing, dtypes).
 
     Floating-point data is drawn at random; integer tensors get the values seen at capture,
-    because they are usually indices or offsets that must stay in range.
+    because they are usually indices or offsets that must stay in range (without a snapshot:
+    values in [0, safe_index_bound)).
     """
     desc = record.descriptor
+    int_high = safe_index_bound(desc)
     values: dict = {}
     bases: dict = {}
     gen_device = None
@@ -57,7 +71,7 @@ def build_args(record: LaunchRecord, device: str | None = None, seed: int = 0) -
             values[name] = None
         elif kind == "tensor":
             dev = device or d["device"]
-            dtype = _torch_dtype(d.get("storage_dtype", d["dtype"]))
+            dtype = _torch_dtype(d.get("storage_dtype") or d["dtype"])
             need = _needed_elements(d["shape"], d["strides"], d["storage_offset"])
             alias = d.get("alias_of")
             if alias is not None and alias in bases and bases[alias].dtype == dtype:
@@ -72,7 +86,7 @@ def build_args(record: LaunchRecord, device: str | None = None, seed: int = 0) -
                 if gen_device != base.device:
                     generator = torch.Generator(device=base.device).manual_seed(seed)
                     gen_device = base.device
-                _fill(base, generator)
+                _fill(base, generator, int_high)
             bases[name] = base
             t = base.as_strided(d["shape"], d["strides"], d["storage_offset"])
             snap = record.snapshots.get(name)

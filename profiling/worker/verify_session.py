@@ -1,5 +1,10 @@
 """A verify session: the original and each candidate loaded as modules (`Side`), the cases, and the
-original's reference outputs per (seed, case), kept for the worker's life."""
+original's reference outputs per (seed, case), kept for the worker's life.
+
+Cases: the job's harness, else the original's tritonlens_cases(), else the file's launch records
+(record_cases.py: kernel-level cases, the largest launch first; no ragged shape, since a recorded
+grid cannot follow one). A file inside a package is loaded as a module of that package (named
+`<package>.tritonlens_verify_...`), so its relative imports work for the original and candidates."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import traceback
 import torch
 
 import harness
+import record_cases
 from verify_inputs import (
     clone_tree,
     describe_shapes,
@@ -21,24 +27,28 @@ from verify_inputs import (
     ragged_map,
     regenerate,
 )
-from verify_tracking import GPU, OpRecorder, Tracker, guard_violations, poison_
+from verify_tracking import DEVICE, GPU, OpRecorder, Tracker, guard_violations, poison_
 
 class Side:
     """One module (original or candidate) loaded from text, with its harness entry points."""
 
-    def __init__(self, tag: str, name: str, text: str, workdir: str):
+    def __init__(self, tag: str, name: str, text: str, workdir: str, package_path: str | None = None):
         folder = os.path.join(workdir, tag)
         os.makedirs(folder, exist_ok=True)
         self.path = os.path.realpath(os.path.join(folder, f"{name}.py"))
         with open(self.path, "w", encoding="utf-8") as fh:
             fh.write(text)
-        self.module = harness.load_module(self.path, name=f"tritonlens_verify_{tag}_{name}")
+        self.module = harness.load_module(self.path, name=f"tritonlens_verify_{tag}_{name}",
+                                          package_path=package_path)
         self.uses_dot = ".dot(" in text
 
     def resolve(self, fn, original: Side):
-        """This side's counterpart of the original harness function `fn`, looked up by name."""
+        """This side's counterpart of the original harness function `fn`, looked up by name (a
+        recorded launch: this side's kernel of that name)."""
         if self is original:
             return fn
+        if isinstance(fn, record_cases.RecordLaunch):
+            return fn.bind(self.module)
         if getattr(fn, "__module__", None) != original.module.__name__:
             return None  # defined in an external harness: it calls the original module directly
         target = getattr(self.module, getattr(fn, "__name__", ""), None)
@@ -95,8 +105,13 @@ class Session:
             sys.path.append(origin)  # after our folders: sibling imports only
         self.tracker = Tracker()
         self.tag = hashlib.sha1(job.original.encode()).hexdigest()[:10]
-        self.original = Side(f"orig_{self.tag}", self.name, job.original, self.workdir)
+        # the user's file, where this machine has it: the package its copies are loaded into
+        self.package_path = job.path if job.path and os.path.isfile(job.path) else None
+        harness.add_sys_path(job.sys_path)
+        self.original = Side(f"orig_{self.tag}", self.name, job.original, self.workdir, self.package_path)
         sys.modules[self.name] = self.original.module  # an external harness imports it by name
+        self.source = ""
+        self.skipped: list[str] = []  # records that cannot be replayed, and why
         self.cases = self._cases()
         self.seeds = list(range(int(job.seeds)))
         self.ragged = None
@@ -113,13 +128,18 @@ class Session:
             module = harness.load_module(hfile)
             factory = getattr(module, func, None)
             where = spec
+            self.source = "harness"
         else:
             factory = getattr(self.original.module, "tritonlens_cases", None)
-            where = "tritonlens_cases"
+            where = self.source = "tritonlens_cases"
+        if not callable(factory) and self.job.records:
+            self.source = "records"
+            cases, self.skipped = record_cases.cases(self.original.module, self.job.records, DEVICE)
+            if not cases:
+                raise harness.HarnessError(f"no recorded launch of this file can be replayed: {self.skipped[0]}")
+            return cases
         if not callable(factory):
-            raise harness.HarnessError(
-                "the verifier needs explicit cases: define tritonlens_cases() in the file "
-                "(yielding (fn, args) pairs) or pass --harness FILE.py::FUNC")
+            raise harness.HarnessError(harness.NO_CASES.replace("nothing to run", "no cases to verify on"))
         cases = [harness._normalise_case(c, f"{where} case {i}") for i, c in enumerate(factory())]
         if not cases:
             raise harness.HarnessError(f"{where}() produced no cases")
@@ -134,7 +154,7 @@ class Session:
 
     def plan(self) -> list:
         order = [(self.seeds[0], 0)]
-        if self.job.ragged:
+        if self.job.ragged and self.source != "records":
             self.ragged = ragged_map(self.cases[0][1], self.cases[0][2])
             order.append((self.seeds[0], "ragged"))
         order += [(self.seeds[0], i) for i in range(1, len(self.cases))]
