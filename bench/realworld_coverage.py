@@ -1,0 +1,401 @@
+"""How many real projects' kernels get compile facts from `tritonlens compile`, as a new user would run it.
+
+The projects are the coverage bench's (`bench/realworld.py`: PyPI wheels and sdists in a cache outside
+the repository, read in place, never copied into it) plus geak-eval, whose TritonBench files are
+self-contained (kernel, wrapper and a test that runs on 'cuda' at import). Each kernel file (a file
+`check` reads, other vendors' backend folders skipped, with a Triton JIT function) goes through the
+real command line, `tritonlens compile --format json FILE`: a process per file, CPU only, no harness
+written, fresh compile and Triton caches (cold), a per-file timeout. Per project it prints kernel
+files; launchable kernels (device helpers left out) and those with compile facts (registers and
+shared memory from a configuration that compiled), split into self-contained kernels (launched by a
+wrapper in their own file, neither using a name imported from the project) and library kernels;
+where each compiled configuration came from (the JSON's "source", "unknown" where it names none);
+configurations that failed to compile; files of which nothing compiled; seconds per file; and, over
+all projects, why launchable kernels got no facts, grouped, with examples (file:line in the corpus).
+
+A full run is ~1,200 files; `--sample N` (the default) takes N files per project, stratified by
+sub-folder and seeded; `--recount` classifies a result's kernels again. The code under test is what
+`python -m tritonlens` imports: measure another checkout by putting on PYTHONPATH a folder whose
+`tritonlens` package maps all of that checkout's folders (a mixed import is refused). Which kernels
+are launchable and self-contained is decided by this checkout, so two runs count the same kernels.
+
+Run: python bench/realworld_coverage.py [--sample N | --all] [--jobs J] [--projects a,b] [--out NAME]
+     → table + bench/results/realworld_coverage.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import json
+import os
+import platform
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(REPO))  # classify kernels with this checkout, whatever PYTHONPATH the CLI runs under
+from realworld import CACHE, PROJECTS, RESULTS, fetch
+from tritonlens.analysis.file_walk import Walk, iter_python_files
+from tritonlens.analysis.kernel_discovery import discover
+
+ALL_PROJECTS = [*PROJECTS, "geak-eval"]
+DEFAULT_SAMPLE = 10  # files per project: 8 x 10 files at 5-15 s each is 7-20 min on one core
+TARGETS = {"self_contained": 0.90, "library": 0.70, "median_s": 5.0}
+CATEGORIES = ("self_contained", "library")
+
+
+def kernel_files(folder: Path) -> list[Path]:
+    """The files `check` would read in `folder` that define a Triton JIT function."""
+    texts = {p: p.read_text(encoding="utf-8", errors="replace") for p in iter_python_files([str(folder)], Walk())}
+    return [p for p, text in texts.items() if "jit" in text and discover(_parse(text) or ast.Module([], []))]
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def sample(files: list[Path], root: Path, n: int, seed: int) -> list[Path]:
+    """n of `files`, allotted to sub-folders (two levels under `root`) by their share, drawn with `seed`."""
+    if n >= len(files):
+        return list(files)
+    strata: dict[tuple, list[Path]] = collections.defaultdict(list)
+    for f in files:
+        strata[f.relative_to(root).parts[:-1][:2]].append(f)
+    shares = {k: n * len(v) / len(files) for k, v in strata.items()}
+    take = {k: int(s) for k, s in shares.items()}
+    for k in sorted(shares, key=lambda k: (int(shares[k]) - shares[k], k))[: n - sum(take.values())]:
+        take[k] += 1  # largest remainders first
+    rng = random.Random(seed)
+    return sorted(f for k in sorted(strata) for f in rng.sample(sorted(strata[k]), take[k]))
+
+
+def project_packages(folder: Path) -> set[str]:
+    """The project's top-level packages: the shallowest folders with an `__init__.py` (not the
+    namespace packages deeper down, whose names could be anyone's)."""
+    inits = sorted(folder.rglob("__init__.py"), key=lambda p: len(p.parts))
+    return {p.parent.name for p in inits if inits and len(p.parts) == len(inits[0].parts)}
+
+
+def _helpers(text: str, jits) -> set[str]:
+    """Names of the file's device helpers: the kernel-roles analysis where this checkout has one,
+    else kernel discovery's kinds (returns a value, a combine function, called from a JIT function)."""
+    try:
+        from tritonlens.analysis.kernel_roles import device_helpers
+    except ImportError:
+        return {j.name for j in jits if not j.launchable}
+    from tritonlens.analysis.engine import Analyzer
+
+    module = Analyzer().analyze(text).module
+    return {getattr(h, "name", h) for h in device_helpers(module)} if module is not None else set()
+
+
+def classify(text: str, packages: set[str]) -> list[dict]:
+    """Every JIT function of the file: name, def line, launchable, self-contained."""
+    tree = _parse(text)
+    if tree is None:
+        return []
+    jits = discover(tree)
+    helpers = _helpers(text, jits)
+    fns = {j.name: j.node for j in jits}
+    project_names = set()  # names the file binds by importing from its own project
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in packages):
+            project_names.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            project_names.update((a.asname or a.name).split(".")[0] for a in node.names
+                                 if a.name.split(".")[0] in packages)
+    wrappers = collections.defaultdict(list)  # kernel name → the functions that launch it (`name[grid](...)`)
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name not in fns:
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name):
+                    wrappers[n.func.value.id].append(fn)
+    out = []
+    for j in jits:
+        needed, todo, seen = set(), [j.node, *wrappers[j.name]], set()
+        while todo:  # the kernel, its decorators, its wrappers, and the file's JIT functions these call
+            fn = todo.pop()
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Name):
+                    needed.add(n.id)
+                    if n.id in fns:
+                        todo.append(fns[n.id])
+        out.append({"name": j.name, "line": j.line, "launchable": j.name not in helpers,
+                    "self_contained": bool(wrappers[j.name]) and not (needed & project_names)})
+    return out
+
+
+def _git(folder: str, *args: str) -> str:
+    return subprocess.run(["git", "-C", folder, *args], capture_output=True, text=True, check=False).stdout.strip()
+
+
+def code_under_test() -> dict:
+    """The checkout `python -m tritonlens` imports from under this environment; refuses a mixed import."""
+    probe = ("import tritonlens, tritonlens.profiling.compile_job as c, tritonlens.analysis.engine as e;"
+             "print(tritonlens.__file__); print(c.__file__); print(e.__file__)")
+    paths = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                           cwd=tempfile.gettempdir()).stdout.split()
+    tops = {_git(os.path.dirname(os.path.realpath(p)), "rev-parse", "--show-toplevel") for p in paths}
+    if len(tops) != 1:
+        raise SystemExit(f"tritonlens imports from several checkouts {sorted(tops)}: put a folder on PYTHONPATH "
+                         "whose tritonlens package maps all of one checkout's folders")
+    top = tops.pop()
+    return {"checkout": top, "commit": _git(top, "rev-parse", "--short", "HEAD") or None,
+            "modified_files": len(_git(top, "status", "--porcelain", "--untracked-files=no").splitlines())}
+
+
+def scrub(text: str | None, checkout: str) -> str | None:
+    """`text` without this machine's paths: the results are committed."""
+    if not text:
+        return text
+    text = text.replace(checkout, "<tritonlens>").replace(str(REPO), "<tritonlens>")
+    text = re.sub(re.escape(tempfile.gettempdir()) + r"/[\w.-]+", "<tmp>", text)
+    return text.replace(str(CACHE / "src"), "<corpus>").replace(str(Path.home()), "~")[:600]
+
+
+def _cached_report(cache: Path) -> dict | None:
+    """The whole-file report the CLI cached: it keeps the notes and errors the JSON may drop."""
+    try:
+        return json.loads(next(cache.glob("files/*/*.json")).read_text(encoding="utf-8"))
+    except (StopIteration, OSError, ValueError):
+        return None
+
+
+def compile_cold(path: Path, timeout: float) -> dict:
+    """`tritonlens compile --format json path` in a fresh process with empty caches."""
+    with tempfile.TemporaryDirectory(prefix="tl-coverage-") as tmp:
+        env = dict(os.environ, TRITONLENS_COMPILE_CACHE=f"{tmp}/compile", XDG_CACHE_HOME=tmp,
+                   TRITON_CACHE_DIR=f"{tmp}/triton", CUDA_VISIBLE_DEVICES="")
+        cmd = [sys.executable, "-m", "tritonlens", "compile", "--format", "json", str(path)]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the CLI; its workers end when their pipes close
+            proc.communicate()
+            return {"seconds": round(time.perf_counter() - t0, 2), "failure": f"timed out after {timeout:g} s"}
+        result = {"seconds": round(time.perf_counter() - t0, 2), "rc": proc.returncode, "stderr": err.strip()[-600:]}
+        try:
+            result["json"] = json.loads(out)
+        except ValueError:
+            result["failure"] = (err.strip().splitlines() or [f"exit {proc.returncode}, no JSON"])[-1][:300]
+        result["report"] = _cached_report(Path(tmp) / "compile")
+        return result
+
+
+def _has_facts(c: dict) -> bool:
+    return not c.get("error") and c.get("registers") is not None and c.get("shared_bytes") is not None
+
+
+def _message(e) -> str | None:
+    return e.get("message") if isinstance(e, dict) else e
+
+
+def kernel_outcome(k: dict, run: dict) -> dict:
+    """Facts, configuration sources, compile errors and, without facts, the reason for kernel `k`."""
+    doc, report = run.get("json") or {}, run.get("report") or {}
+    entries = [e for e in doc.get("kernels", []) if e.get("name") == k["name"]]
+    entry = next((e for e in entries if e.get("line") == k["line"]), entries[0] if entries else None)
+    rep = next((e for e in report.get("kernels", []) if e.get("name") == k["name"]), {})
+    configs = entry["configs"] if entry else []
+    ok = [c for c in configs if _has_facts(c)]
+    out = {"facts": bool(ok), "sources": dict(collections.Counter(c.get("source", "unknown") for c in ok)),
+           "compile_errors": [_message(c["error"]) for c in configs if c.get("error")]}
+    if ok:
+        return out
+    if run.get("failure"):
+        reason = run["failure"]
+    elif entry is None:
+        reason = _message(doc.get("error")) or _message(report.get("error")) or "not in the compile report"
+    elif out["compile_errors"]:
+        reason = "compile error: " + out["compile_errors"][0]
+    elif configs:
+        reason = "configurations compiled without registers or shared memory"
+    else:
+        reason = (entry.get("note") or _message(entry.get("error")) or rep.get("note") or _message(rep.get("error"))
+                  or _message(doc.get("error")) or _message(report.get("error")) or "no configuration, no reason given")
+    out["reason"] = reason
+    return out
+
+
+def reason_key(msg: str, kernel: str) -> str:
+    """A reason with its particulars (names, numbers, paths, tracebacks) blanked, for grouping."""
+    text = re.sub(r"\nTraceback \(most recent call last\):.*?(?=\); |\Z)", "", str(msg), flags=re.DOTALL)
+    text = " ".join(text.split()).replace(kernel, "K") if kernel else " ".join(text.split())
+    for particular, blank in ((r"\(unknown: [^)]*\)", "(unknown: …)"), (r"'[^']*'", "'…'"), (r"\d+", "N")):
+        text = re.sub(particular, blank, text)
+    return text[:300]
+
+
+def summarize(files: list[dict]) -> dict:
+    seconds = sorted(f["seconds"] for f in files)
+    s = {"kernel_files": len(files), "kernels": 0, "launchable": 0, "with_facts": 0,
+         **{c: {"launchable": 0, "with_facts": 0} for c in CATEGORIES},
+         "sources": collections.Counter(), "compile_errors": 0, "failed_files": 0,
+         "failures": collections.Counter(), "reasons": collections.Counter(),
+         "median_s": round(statistics.median(seconds), 2) if seconds else None,
+         "p90_s": round(seconds[min(len(seconds) - 1, int(0.9 * len(seconds)))], 2) if seconds else None}
+    examples = collections.defaultdict(list)  # reason → file:line of kernels it stopped
+    for f in files:
+        launchable = [k for k in f["kernels"] if k["launchable"]]
+        s["kernels"] += len(f["kernels"])
+        if f.get("failure") or (launchable and not any(k["facts"] for k in launchable)):
+            s["failed_files"] += 1  # nothing of this file compiled
+            s["failures"][reason_key(f.get("failure") or launchable[0].get("reason", ""), launchable[0]["name"]
+                                     if launchable else "")] += 1
+        for k in launchable:
+            for counts in (s, s["self_contained" if k["self_contained"] else "library"]):
+                counts["launchable"] += 1
+                counts["with_facts"] += int(k["facts"])
+            s["compile_errors"] += len(k["compile_errors"])
+            s["sources"].update(k["sources"])
+            if not k["facts"]:
+                key = reason_key(k["reason"], k["name"])
+                s["reasons"][key] += 1
+                if len(examples[key]) < 3:
+                    examples[key].append(f"{f['path']}:{k['line']}")
+    for key in ("sources", "failures", "reasons"):
+        s[key] = dict(s[key].most_common())
+    s["examples"] = {r: examples[r] for r in list(s["reasons"])[:20]}
+    return s
+
+
+def print_table(rows: dict[str, dict], total: dict) -> None:
+    def _pct(n: int, d: int) -> str:
+        return f"{n}/{d} ({n / d:.0%})" if d else "-"
+    print(f"\n{'project':<14}{'files':>9}{'kernels':>8}{'launch':>7}{'facts':>15}{'self-contained':>17}"
+          f"{'library':>17}{'cerr':>6}{'failed':>7}{'p50 s':>7}{'p90 s':>7}  sources")
+    for name, r in [*rows.items(), ("total", total)]:
+        files = f"{r['kernel_files']}/{r.get('population', r['kernel_files'])}"
+        sc, lib = r["self_contained"], r["library"]
+        print(f"{name:<14}{files:>9}{r['kernels']:>8}{r['launchable']:>7}{_pct(r['with_facts'], r['launchable']):>15}"
+              f"{_pct(sc['with_facts'], sc['launchable']):>17}{_pct(lib['with_facts'], lib['launchable']):>17}"
+              f"{r['compile_errors']:>6}{r['failed_files']:>7}{r['median_s'] or '-':>7}{r['p90_s'] or '-':>7}  "
+              + ", ".join(f"{k} {v}" for k, v in r["sources"].items()))
+    print()
+
+
+def targets(total: dict) -> dict:
+    out = {c: round(total[c]["with_facts"] / total[c]["launchable"], 3) if total[c]["launchable"] else None
+           for c in CATEGORIES} | {"median_s": total["median_s"]}
+    for key, goal in TARGETS.items():
+        got = out[key]
+        met = got is not None and (got <= goal if key == "median_s" else got >= goal)
+        shown = "-" if got is None else f"{got:g} s" if key == "median_s" else f"{got:.0%}"
+        want = f"≤ {goal:g} s" if key == "median_s" else f"≥ {goal:.0%}"
+        print(f"target {key.replace('_', ' ')}: {want}, got {shown}: {'met' if met else 'not met'}")
+    return out
+
+
+def compile_all(plan: list[tuple], root: Path, jobs: int, timeout: float, checkout: str) -> list[dict]:
+    def one(item):
+        project, path, kernels = item
+        run = compile_cold(path, timeout)
+        outcomes = [{**k, **kernel_outcome(k, run)} for k in kernels]
+        for k in outcomes:  # no machine paths in the results
+            k["compile_errors"] = [scrub(m, checkout)[:300] for m in k["compile_errors"]]
+            k["reason"] = scrub(k.get("reason"), checkout)
+        rec = {"project": project, "path": path.relative_to(root).as_posix(), "seconds": run["seconds"],
+               "rc": run.get("rc"), "failure": scrub(run.get("failure"), checkout), "kernels": outcomes}
+        if run.get("failure") or run.get("rc") not in (0, 1):
+            rec["stderr"] = scrub(run.get("stderr"), checkout)
+        return rec
+
+    t0, records = time.perf_counter(), []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for i, rec in enumerate(pool.map(one, plan), 1):
+            records.append(rec)
+            if i % 10 == 0 or i == len(plan):
+                print(f"  {i}/{len(plan)} files, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    return records
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--projects", default=",".join(ALL_PROJECTS))
+    ap.add_argument("--sample", type=int, default=DEFAULT_SAMPLE, help="kernel files per project")
+    ap.add_argument("--all", action="store_true", help="every kernel file (~1,200: hours on 2 cores)")
+    ap.add_argument("--seed", type=int, default=17)
+    ap.add_argument("--jobs", type=int, default=2, help="files compiled at once")
+    ap.add_argument("--timeout", type=float, default=90.0, help="seconds per file")
+    ap.add_argument("--offline", action="store_true", help="use only what the cache holds")
+    ap.add_argument("--out", default="realworld_coverage.json", help="file name under bench/results/")
+    ap.add_argument("--recount", action="store_true", help="classify the kernels of --out again with this "
+                    "checkout (launchable, self-contained) and recount it, compiling nothing")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args(argv)
+    dest, root = RESULTS / args.out, CACHE / "src"
+    old = json.loads(dest.read_text(encoding="utf-8")) if args.recount else None
+    projects = list(old["projects"]) if old else [p.strip() for p in args.projects.split(",") if p.strip()]
+    folders = fetch(projects, args.offline or bool(old))
+    plan, population = [], {}
+    for project, (_, folder) in folders.items():
+        files = kernel_files(folder)
+        population[project] = len(files)
+        chosen = ([root / r["path"] for r in old["files"] if r["project"] == project] if old else
+                  files if args.all else sample(files, folder, args.sample, args.seed))
+        packages = project_packages(folder)
+        plan += [(project, p, classify(p.read_text(encoding="utf-8", errors="replace"), packages)) for p in chosen]
+    t0 = time.perf_counter()
+    if old:
+        kinds = {(p.relative_to(root).as_posix(), k["name"], k["line"]): k for _, p, ks in plan for k in ks}
+        records = old["files"]
+        for r in records:
+            for k in r["kernels"]:
+                k.update(kinds.get((r["path"], k["name"], k["line"]), {}))
+        meta = {key: old[key] for key in ("date", "machine", "python", "code_under_test", "sample", "seed",
+                                           "jobs", "timeout_s", "wall_s")}
+    else:
+        code = code_under_test()
+        print(f"code under test: {code['checkout']} at {code['commit']} ({code['modified_files']} modified files)")
+        print(f"{len(plan)} kernel files of {sum(population.values())}, {args.jobs} at a time, "
+              f"{args.timeout:g} s each at most")
+        records = compile_all(plan, root, args.jobs, args.timeout, code["checkout"])
+        meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "machine": f"{platform.machine()}, {os.cpu_count()} cores", "python": platform.python_version(),
+                "code_under_test": {"this_checkout": code["checkout"] == str(REPO), "commit": code["commit"],
+                                    "modified_files": code["modified_files"]},
+                "sample": None if args.all else args.sample, "seed": args.seed, "jobs": args.jobs,
+                "timeout_s": args.timeout, "wall_s": round(time.perf_counter() - t0, 1)}
+    rows = {p: {"archive": folders[p][0], "population": population[p],
+                **summarize([r for r in records if r["project"] == p])} for p in folders}
+    total = {"population": sum(population.values()), **summarize(records)}
+    print_table(rows, total)
+    met = targets(total)
+    print("\nwhy launchable kernels got no facts:")
+    for reason, n in list(total["reasons"].items())[:12]:
+        print(f"  {n:>4}  {reason}\n        e.g. {', '.join(total['examples'][reason])}")
+    if total["failures"]:
+        print("\nfiles whose whole compile failed:")
+        for reason, n in list(total["failures"].items())[:8]:
+            print(f"  {n:>4}  {reason}")
+    if not args.no_write:
+        RESULTS.mkdir(exist_ok=True)
+        out = {**meta, "targets": TARGETS, "got": met, "projects": rows, "total": total, "files": records}
+        dest.write_text(json.dumps(out, indent=1) + "\n")
+        print(f"wrote {dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
