@@ -10,12 +10,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import test_backend_ssh
 from tritonlens.profiling import launch_records
 from tritonlens.profiling.project_capture import capture_command, capture_for_file
 from tritonlens.profiling.project_tests import find_tests, layout
 
 from tritonlens.cli import main
 
+sshd = test_backend_ssh.sshd  # the real OpenSSH server on 127.0.0.1, shared with the backend's tests
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "projects" / "normpkg"
 RMS = "src/normpkg/ops/rmsnorm.py"
 SCALE = "src/normpkg/ops/scale.py"
@@ -171,3 +173,18 @@ def test_cuda_on_cpu_mapping_and_its_limits():
                          env={**os.environ, "PYTHONPATH": str(WORKER_DIR)})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "cpu"
+
+
+@pytest.mark.slow
+def test_records_made_on_another_host_are_saved_here(project, sshd):
+    """Over ssh the project's files travel with the job; the records come back keyed by path
+    relative to the project root and are saved in this copy of the project."""
+    options = {"known_hosts": str(sshd["dir"] / "known_hosts"), "client_keys": [str(sshd["dir"] / "user_key")]}
+    outcome = capture_command(project, ["pytest", "-q", "tests/test_scale.py"], python=sys.executable,
+                              backend=f"ssh://root@127.0.0.1:{sshd['port']}", backend_options=options, timeout=300)
+    assert outcome.error is None, outcome.error
+    assert outcome.result.passed == 1 and outcome.origin.endswith(": pytest -q tests/test_scale.py")
+    assert [(r.file, r.launch.kernel) for r in launch_records.load(project)] == [(SCALE, "_scale_rows_kernel")]
+    ran_on = outcome.recorded[0].launch.more["file"]  # the shipped copy, in the remote worker's folder
+    assert "/project-" in ran_on and not ran_on.startswith(str(project))
+    assert len(launch_records.records_for(project / SCALE)) == 1
