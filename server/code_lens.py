@@ -1,4 +1,11 @@
-"""Code lenses above each kernel: Profile, Optimize, and the latest measured result."""
+"""Code lenses above each launchable kernel: Profile, Optimize, Show IR, and the latest measured result.
+
+A device helper (`analysis.kernel_roles`: a combine function, a function returning a value, one only
+other JIT functions call) gets none: it is never launched, measured or compiled on its own, so
+these commands would act on nothing. The commands name a kernel, and a name defined more than once
+(`if …: @triton.jit def k…  else: @triton.jit def k…`) resolves to its last definition, so the
+lenses sit above that one only.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import logging
 
 from lsprotocol import types
 from tritonlens.analysis.findings import Range
+from tritonlens.analysis.kernel_roles import is_device_helper
 
 from . import kernel_results
 from .analyzed import analyzed, module_of
@@ -16,11 +24,12 @@ from .kernel_results import KernelResultStore
 log = logging.getLogger(__name__)
 
 
-
 def lenses_for(uri: str, snap, module, measurements: KernelResultStore) -> list[types.CodeLens]:
     """Hashes each kernel's source: on the analysis thread only."""
     out = []
     for k in module.kernels:
+        if module.kernel(k.name) is not k or is_device_helper(module, k):
+            continue
         line = k.range.start.line
         rng = snap.range(Range.of(line, 0, line, 0))
         args = [uri, k.name]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from tritonlens.analysis import tlapi
 from tritonlens.analysis.findings import Position, Range
+from tritonlens.analysis.kernel_roles import role_of
 from tritonlens.analysis.values import fmt
 
 from . import estimates_view, kernel_results, markup
@@ -50,11 +51,11 @@ def kernel_at_word(module, snap, pos: Position):
     word, _, _ = _word_at(snap.lines[pos.line], pos.column)
     if not word:
         return None
-    k = module.kernel(word)
-    if k is None:
-        return None
-    if _inside(k.name_range, pos) or any(_inside(l.range, pos) for l in k.launches):
-        return k
+    # Every definition of the name (both branches of a module-level `if` may define it); a launch
+    # reaches the name's last definition, which comes first here.
+    for k in reversed(module.kernels):
+        if k.name == word and (_inside(k.name_range, pos) or any(_inside(l.range, pos) for l in k.launches)):
+            return k
     return None
 
 
@@ -96,12 +97,18 @@ class HoverContext:
 
 
 def kernel_card(ctx: HoverContext, module, k) -> str:
-    parts = [f"### `{k.name}` · Triton kernel" + (" (autotuned)" if k.autotuned else ""),
-             f"```python\n{k.signature}\n```"]
-    parts.append("**Configurations** (resolved constexpr values per launch site)\n\n" + configurations_table(k))
-    est = estimates_view.kernel_section(module, k, ctx.settings)
-    if est:
-        parts.append(est)
+    role = role_of(module, k)
+    if role is not None and not role.launchable:
+        # Never launched on its own: its values are its callers', so it has no configurations and
+        # no estimates of its own.
+        parts = [f"### `{k.name}` · Triton device helper ({role.reason})", f"```python\n{k.signature}\n```"]
+    else:
+        parts = [f"### `{k.name}` · Triton kernel" + (" (autotuned)" if k.autotuned else ""),
+                 f"```python\n{k.signature}\n```",
+                 "**Configurations** (resolved constexpr values per launch site)\n\n" + configurations_table(k)]
+        est = estimates_view.kernel_section(module, k, ctx.settings)
+        if est:
+            parts.append(est)
     here = [f for f in ctx.findings if f.kernel == k.name]
     if here:
         items = "\n".join(f"- **{f.code}** line {f.range.start.line + 1}: {f.message}" for f in here[:8])

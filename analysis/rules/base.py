@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..findings import Applicability, Finding, Fix, Range, Related, Severity, TextEdit
-from ..model import Config, Kernel, Module, TlCall, jit_functions
+from ..kernel_roles import is_device_helper
+from ..model import Config, Kernel, Module, TlCall
 from ..shapes import NOT_RUN, KernelShapes, infer_kernel
 from ..source import captures
 from ..values import LITERAL_TYPES, UNKNOWN, fmt, literal
@@ -60,12 +61,9 @@ class KernelContext:
     @property
     def device_helper(self) -> bool:
         """Whether this `@jit` function is a device helper rather than a kernel (not launched in
-        the file, and it returns a value or other JIT functions call it): `kernel_discovery`'s
+        the file, and it returns a value or other JIT functions call it): `kernel_roles`'
         judgement, made once per file."""
-        kinds = self.module.memo.get("jit_kinds")
-        if kinds is None:
-            kinds = self.module.memo["jit_kinds"] = {j.name: j.launchable for j in jit_functions(self.src, self.module.aliases)}
-        return not kinds.get(self.kernel.name, True)
+        return is_device_helper(self.module, self.kernel)
 
     # -- values -------------------------------------------------------------------------------
 
