@@ -4,6 +4,8 @@ user's tests, and replay / profile reuse it.
 
     import cuda_on_cpu
     cuda_on_cpu.install()          # also sets TRITON_INTERPRET=1; call before the user's imports
+    ...
+    cuda_on_cpu.uninstall()        # the real torch.cuda again
 
 What is mapped:
 - every torch function, Tensor method and factory given `device="cuda"`, `"cuda:N"`,
@@ -101,12 +103,13 @@ def _cuda_functions() -> dict:
 
 
 def install() -> bool:
-    """Map "cuda" to the CPU for the rest of this process (main thread). Returns False, changing
-    nothing, when a real CUDA device is present."""
+    """Map "cuda" to the CPU (main thread) until uninstall(). Returns False, changing nothing,
+    when a real CUDA device is present."""
     if _installed:
         return True
     if torch.cuda.is_available():
         return False
+    _installed[("env", "TRITON_INTERPRET")] = os.environ.get("TRITON_INTERPRET")
     os.environ["TRITON_INTERPRET"] = "1"
     for name, fn in _cuda_functions().items():
         _installed[("cuda", name)] = getattr(torch.cuda, name, None)
@@ -118,6 +121,26 @@ def install() -> bool:
     mode.__enter__()
     _installed[("mode", "")] = mode
     return True
+
+
+def uninstall() -> None:
+    """Undo install(): a worker that serves further jobs sees the real torch.cuda again."""
+    if not _installed:
+        return
+    mode = _installed.pop(("mode", ""))
+    mode.__exit__(None, None, None)
+    for (where, name), original in _installed.items():
+        if where == "cuda" and original is not None:
+            setattr(torch.cuda, name, original)
+        elif where == "cuda":
+            delattr(torch.cuda, name)
+        elif where == "torch":
+            setattr(torch, name, original)
+        elif original is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = original
+    _installed.clear()
 
 
 def installed() -> bool:

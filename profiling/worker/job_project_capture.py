@@ -6,9 +6,9 @@ time-limited process for untrusted code, and one process lets the hook see every
 module the kernel was imported from. Without a GPU, Triton's interpreter runs the kernels and
 device "cuda" is mapped to the CPU (cuda_on_cpu.py) before any of the project's code is imported.
 
-The worker's state is put back afterwards (working directory, sys.path, sys.argv, the project's
-modules, the cuda mapping's patches stay: see cuda_on_cpu), so a worker that serves further jobs
-does not keep stale copies of the project's modules.
+The worker's state is put back afterwards (working directory, sys.path, sys.argv, the cuda
+mapping, the project's modules), so a worker that serves further jobs neither keeps stale copies
+of the project's modules nor reports a CUDA device it does not have.
 """
 
 from __future__ import annotations
@@ -142,9 +142,9 @@ def handle(job) -> dict:
     job = ProjectCaptureJob.from_json(job.to_json(), "project_capture job")
     kind, args = _split(job.argv)
     root = _prepare_root(job)
-    if job.map_cuda:
-        cuda_on_cpu.install()  # before the capture hook imports triton, before the project's imports
-    import capture
+    import capture  # first: its import-time check must see the real torch.cuda
+
+    mapped = job.map_cuda and cuda_on_cpu.install()  # before the project's imports
 
     saved_cwd, saved_path, saved_argv = os.getcwd(), list(sys.path), list(sys.argv)
     saved_modules = set(sys.modules)
@@ -159,6 +159,8 @@ def handle(job) -> dict:
         with recorder.capture:
             _run(kind, args, recorder, result)
     finally:
+        if mapped:
+            cuda_on_cpu.uninstall()
         os.chdir(saved_cwd)
         sys.path[:], sys.argv[:] = saved_path, saved_argv
         for name in set(sys.modules) - saved_modules:

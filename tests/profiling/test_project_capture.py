@@ -142,6 +142,31 @@ def test_launches_before_a_failing_test_or_a_crash_are_kept(project):
     assert len(launch_records.load(project)) == 2
 
 
+def test_a_worker_serving_more_jobs_is_left_as_it_was(project):
+    from tritonlens.profiling.client import WorkerClient
+    from tritonlens.profiling.worker.messages import Job
+    from tritonlens.profiling.worker.project_capture_report import (
+        ProjectCaptureJob,
+        ProjectCaptureResult,
+    )
+
+    def warps(client):
+        job = ProjectCaptureJob(root=str(project), argv=["pytest", "-q", "tests/test_rmsnorm.py", "-k", "leading"],
+                                sys_path=["src", "."])
+        reply = client.run(job)
+        assert reply.ok, reply
+        return [p.launch.num_warps for p in ProjectCaptureResult.from_json(reply.result).launches]
+
+    with WorkerClient(timeout=300) as client:
+        assert warps(client) == [4]
+        info = client.run(Job("info"))
+        assert info.ok and info.result["cuda"] is False  # the cuda mapping is gone again
+        utils = project / "src/normpkg/ops/utils.py"
+        utils.write_text(utils.read_text().replace("num_warps = 4", "num_warps = 2"))
+        assert warps(client) == [2]  # the project's modules were not kept from the first run
+        assert client.spawned == 1
+
+
 def test_nothing_recorded_says_why(project, capsys):
     assert main(["capture", str(project / "src/normpkg/ops/utils.py")]) == 1
     assert "nothing recorded: no test of normpkg imports src/normpkg/ops/utils.py" in capsys.readouterr().out
@@ -168,9 +193,17 @@ def test_cuda_on_cpu_mapping_and_its_limits():
         torch.set_default_device("cuda")
         assert torch.ones(1).device.type == "cpu"
         print(a.device.type)  # what it cannot map: the device object says cpu
+        cuda_on_cpu.uninstall()
+        assert not torch.cuda.is_available() and "TRITON_INTERPRET" not in os.environ
+        try:
+            torch.empty(1, device="cuda")
+        except (RuntimeError, AssertionError):
+            pass
+        else:
+            raise AssertionError("still mapped after uninstall")
     """)
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(WORKER_DIR)})
+                         env={**{k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}, "PYTHONPATH": str(WORKER_DIR)})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "cpu"
 
