@@ -8,9 +8,11 @@ import sys
 from tritonlens.profiling.occupancy import TARGET_LIMITS
 from tritonlens.profiling.worker.compile_report import CompileReport
 
-# The CLI's JSON contract: exactly these keys, in this order.
+# The CLI's JSON contract: exactly these keys, in this order (README, "Where configurations come from").
 CONFIG_KEYS = ("constexprs", "num_warps", "num_stages", "registers", "spill_bytes", "shared_bytes", "occupancy",
-               "limiter", "mma", "pipelined", "vectorized", "error")
+               "limiter", "mma", "pipelined", "vectorized", "error", "source", "value_sources", "assumed")
+KERNEL_KEYS = ("name", "line", "configs", "lines", "pin_messages")
+SHOWN_SOURCES = ("pinned", "assumed")  # the text marks these values; the others are read, not chosen
 
 
 def register(subparsers) -> None:
@@ -37,12 +39,11 @@ def to_json(result: CompileReport) -> dict:
                 e = c.error
                 entry["error"] = {"message": e.message, "line": e.line,
                                   "column": None if e.column is None else e.column + 1}
-            if c.source == "static":  # only then: captured configs keep exactly the keys above
-                entry["source"] = "static"
-                entry["assumed"] = list(c.assumed)
+            entry["value_sources"] = dict(c.value_sources)
+            entry["assumed"] = list(c.assumed)
             configs.append(entry)
         kernels.append({"name": k.name, "line": k.line, "configs": configs,
-                        "lines": [ln.to_json() for ln in k.lines]})
+                        "lines": [ln.to_json() for ln in k.lines], "pin_messages": list(k.pin_messages)})
     return {"target": result.target, "triton_version": result.triton_version, "kernels": kernels}
 
 
@@ -59,11 +60,15 @@ def _text(result: CompileReport, findings) -> str:
             out.append(f"    error: {k.error.message}")
         if k.note:
             out.append(f"    note: {k.note}")
+        for m in k.pin_messages:
+            out.append(f"    pin: {m}")
         for c in k.configs:
-            cx = ", ".join(f"{n}={v}" for n, v in c.constexprs.items())
-            out.append(f"    [{c.label}] {cx}, num_warps={c.num_warps}, num_stages={c.num_stages}")
+            values = [*c.constexprs.items(), ("num_warps", c.num_warps), ("num_stages", c.num_stages)]
+            cx = ", ".join(f"{n}={v}" + (f" ({c.value_sources[n]})" if c.value_sources.get(n) in SHOWN_SOURCES
+                                         else "") for n, v in values)
+            out.append(f"    [{c.label}] source {c.source}: {cx}")
             for a in c.assumed:
-                out.append(f"      assumed: {a}")
+                out.append(f"      {a}" if a.startswith("assumed ") else f"      assumed: {a}")
             if c.error is not None:
                 e = c.error
                 out.append(f"      compile error at {e.line}:{(e.column or 0) + 1}: {e.message}")

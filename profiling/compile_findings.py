@@ -92,17 +92,20 @@ def _worst(configs, key):
 
 
 def _tl105(src, name, defr, configs) -> list[Finding]:
-    seen = {}
+    seen, assumed = {}, {}
     for c in configs:
         e = c.error
         if e is None:
             continue
         seen.setdefault((e.line, e.column, e.message), []).append(c.label)
+        assumed[(e.line, e.column, e.message)] = assumed.get((e.line, e.column, e.message), True) and c.source == "assumed"
     out = []
     for (line, col, msg), labels in seen.items():
         rng = src.token_range(line, col) if line else defr
         more = f" ({labels[0]}" + (f" and {len(labels) - 1} more" if len(labels) > 1 else "") + ")"
-        out.append(Finding("TL105", Severity.ERROR, f"Triton compile error{more}: {msg}", rng, kernel=name,
+        # Values we assumed, not the user's: the compiler refused our guess, not necessarily their code.
+        sev = Severity.WARNING if assumed[(line, col, msg)] else Severity.ERROR
+        out.append(Finding("TL105", sev, f"Triton compile error{more}: {msg}", rng, kernel=name,
                            data={"configs": labels, "line": line, "column": col}))
     return out
 
@@ -116,7 +119,8 @@ def _tl104(name, defr, ok, target) -> list[Finding]:
     stages = f", num_stages={w.num_stages}" if w.num_stages else ""
     msg = (f"needs {_fmt(w.shared_bytes)} B of shared memory per program ({w.label}{stages}); {target} allows "
            f"{_fmt(limit)} B: the launch fails with OutOfResources. Smaller tiles or fewer stages fit")
-    return [Finding("TL104", Severity.ERROR, msg, defr, kernel=name,
+    sev = Severity.WARNING if all(c.source == "assumed" for c in over) else Severity.ERROR  # as TL105
+    return [Finding("TL104", sev, msg, defr, kernel=name,
                     data={"configs": [c.label for c in over], "shared_bytes": w.shared_bytes, "limit": limit})]
 
 

@@ -49,6 +49,7 @@ from tritonlens.profiling.compiled_facts import (
     kernel_facts,
     write_text,
 )
+from tritonlens.profiling.config_pins import pyproject_fingerprint
 from tritonlens.profiling.config_sources import mark_sources, static_fallback
 from tritonlens.profiling.launch_records import records_for
 from tritonlens.profiling.occupancy import limits_for
@@ -66,7 +67,7 @@ __all__ = ["STATS", "CompileCancelled", "CompileError", "IrView", "cache_root", 
            "ir_text", "ir_view",
            "show_ir", "shutdown", "triton_version", "warm_up"]
 
-RESULT_FORMAT = 2  # the cached answer is a CompileReport's JSON
+RESULT_FORMAT = 3  # the cached answer is a CompileReport's JSON
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 # What a compile brings back: SASS only for spilling kernels (per-line spill traffic); Show IR
 # disassembles the cubin on demand for the others.
@@ -113,7 +114,7 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
         raise CompileError(f"triton is not installed in {python or sys.executable}")
     records = [] if configs is not None else records_for(path, kernel)
     key_src = json.dumps([RESULT_FORMAT, path, text, kernel, target, version, configs, max_cases,
-                          python or sys.executable, [r.to_json() for r in records]],
+                          python or sys.executable, [r.to_json() for r in records], pyproject_fingerprint(path)],
                          sort_keys=True, default=str)
     file_key = hashlib.sha256(key_src.encode()).hexdigest()[:32]
     root = cache_root()
@@ -151,7 +152,7 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
             capture_errors = list(captured.errors) + [case.error for case in captured.cases if case.error]
         # Kernels no captured launch reached: configurations from literal launch sites and
         # autotune configs, with conservative stand-ins for the arguments nobody captured.
-        extra, static_info = static_fallback(text, kernel, set(configs), capture_errors, static)
+        extra, static_info = static_fallback(text, kernel, set(configs), capture_errors, static, path)
         configs.update(extra)
         if extra and configs.keys() == extra.keys():
             source = "static model"

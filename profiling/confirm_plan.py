@@ -80,8 +80,9 @@ def _configs(module, kernel) -> tuple[list[dict], dict[str, frozenset]]:
     from tritonlens.profiling.static_configs import static_configs
 
     configs = static_configs(module, {kernel.name})[0].get(kernel.name) or []
-    if configs:
-        return configs, {c["label"]: frozenset() for c in configs}
+    if configs:  # a refusal that reads an assumed value proves nothing
+        return configs, {c["label"]: frozenset(n for n, s in c["value_sources"].items() if s == "assumed")
+                         for c in configs}
     guessed_configs, dtypes, guessed = [], {}, {}
     for cfg in kernel.configs[:4]:
         values = dict(cfg.values)

@@ -19,6 +19,7 @@ Client side only (imports tritonlens.analysis): the worker receives ordinary CON
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -26,6 +27,9 @@ from tritonlens.analysis.engine import Analyzer
 from tritonlens.analysis.estimates import ElementSizes, base_pointer
 from tritonlens.analysis.model import ATOMICS
 from tritonlens.analysis.values import UNKNOWN
+from tritonlens.profiling.assumed_values import Assumer, Filled, weakest
+from tritonlens.profiling.config_pins import DType, KernelPins, kernel_pins
+from tritonlens.profiling.representative_eval import HostEval
 
 MAX_STATIC_CONFIGS = 8  # the worker compiles at most this many per kernel
 # An integer the JIT specialises on nothing: not 1 (a constant) and not a multiple of 16.
@@ -89,103 +93,155 @@ def _is_float_param(kernel, param, launch, src) -> str | None:
 
 
 def _constexpr_ok(v) -> bool:
-    return v is None or isinstance(v, (bool, int, float, str))
+    return v is None or isinstance(v, (bool, int, float, str, DType))
 
 
 @dataclass(frozen=True)
 class StaticKernel:
-    """A kernel the static model looked at: its `def` line (1-based), and why it has no
-    configuration when it has none."""
+    """A kernel the static model looked at: its `def` line (1-based), why it has no configuration
+    when it has none, and what was wrong with its pins."""
 
     line: int
     note: str | None = None
+    pin_messages: tuple[str, ...] = ()
 
 
 StaticConfigs = tuple[dict[str, list[dict]], dict[str, StaticKernel]]
 
 
-def static_configs_of_text(text: str, kernels: set[str] | None = None, skip: set[str] = frozenset()) \
-        -> StaticConfigs:
+def static_configs_of_text(text: str, kernels: set[str] | None = None, skip: set[str] = frozenset(),
+                           path=None) -> StaticConfigs:
     """`static_configs` of a file no one has analysed yet (the CLI): a cold analysis of the whole file."""
     module = Analyzer().analyze(text).module
-    return static_configs(module, kernels, skip) if module is not None else ({}, {})
+    return static_configs(module, kernels, skip, path) if module is not None else ({}, {})
 
 
-def static_configs(module, kernels: set[str] | None = None, skip: set[str] = frozenset()) -> StaticConfigs:
+def static_configs(module, kernels: set[str] | None = None, skip: set[str] = frozenset(), path=None) \
+        -> StaticConfigs:
     """({kernel: [CONFIG]}, {kernel: StaticKernel}) for the kernels of `module` (the analysis'
-    model of the file) in `kernels` (all when None) but not in `skip`. A kernel only ever called from
-    another kernel (a helper) is left out; one with no resolvable configuration gets a note saying
-    why instead of configs. Resolving configurations fills caches on the model: call it on the
-    thread that owns `module` (the language server's analysis thread)."""
+    model of the file at `path`, which locates pyproject.toml pins and imported helpers) in
+    `kernels` (all when None) but not in `skip`. A kernel only ever called from another kernel (a
+    helper) is left out. Every CONFIG says where each value came from ("value_sources": static,
+    pinned or assumed; assumed_values.py) and its overall "source", the weakest of them. Resolving
+    configurations fills caches on the model: call it on the thread that owns `module` (the
+    language server's analysis thread)."""
     out: dict[str, list[dict]] = {}
     info: dict[str, StaticKernel] = {}
+    host = HostEval(module.src, str(path) if path is not None else None)
+    helpers = device_helpers(module)
     for k in module.kernels:
         if k.name in skip or (kernels is not None and k.name not in kernels):
             continue
-        if not k.launches and not k.autotuned and _is_helper(module, k):
+        if k.name in helpers:
             continue
         line = k.name_range.start.line + 1
-        src = k.src or module.src  # a cached model's nodes index the text it was built from
-        pointers = _pointer_params(k)
-        hint = ElementSizes(k, module).half_hint
-        dtype = hint[0] if hint else "float32"
-        dtype_why = (f"pointers assumed {dtype} (the kernel uses tl.{dtype} at line {hint[1]})" if hint
-                     else "pointers assumed float32 (no half-precision type in the kernel)")
-        configs, unknown = [], set()
-        for cfg in k.configs:
-            missing = [n for n, v in cfg.values.items() if v.value is UNKNOWN]
-            if missing:
-                unknown.update(missing)
-                continue
-            if not all(_constexpr_ok(v.value) for v in cfg.values.values()):
-                continue
-            args, assumed = {}, []
-            aligned, plain, floats = [], [], []
-            for p in k.params:
-                v = cfg.values.get(p.name)
-                if p.is_constexpr:
-                    if v is not None:
-                        args[p.name] = {"kind": "constexpr", "value": v.value}
-                    continue  # absent: its default, or the autotune config the worker expands over
-                if p.name in pointers:
-                    args[p.name] = {"kind": "tensor", "dtype": dtype, "align": 16}
-                    aligned.append(p.name)
-                    continue
-                s = cfg.scalars.get(p.name)
-                if s is not None and s.value is not UNKNOWN and isinstance(s.value, (bool, int, float)):
-                    kind = "bool" if isinstance(s.value, bool) else "float" if isinstance(s.value, float) else "int"
-                    args[p.name] = {"kind": kind, "value": s.value}
-                    continue
-                if p.has_default:
-                    continue  # the worker takes the default
-                if _is_float_param(k, p, cfg.launch, src):
-                    args[p.name] = {"kind": "float", "value": 1.0}
-                    floats.append(p.name)
-                else:
-                    args[p.name] = {"kind": "int", "value": PLAIN_INT}
-                    plain.append(p.name)
-            if aligned:
-                assumed.append(f"{dtype_why}, 16-byte aligned: {', '.join(aligned)}")
-            if plain:
-                assumed.append("integers unknown, compiled as plain i32 (not 1, not divisible by 16): "
-                               + ", ".join(plain))
-            if floats:
-                assumed.append("floats unknown, compiled as fp32: " + ", ".join(floats))
-            if k.heuristics:
-                assumed.append("@triton.heuristics evaluated on these assumed arguments")
-            options = {n: cfg.values[n].value for n in ("num_warps", "num_stages") if n in cfg.values}
-            configs.append({"label": f"static: {cfg.label}", "args": args, "options": options,
-                            "source": "static", "assumed": assumed})
-        note = None
+        pins = kernel_pins(module, k, path)
+        configs = _kernel_configs(module, k, pins, host)
+        note = None if configs else "no configuration: its launch sites pass values that cannot be compiled"
         if configs:
             out[k.name] = configs[:MAX_STATIC_CONFIGS]
-        elif unknown:
-            note = ("no configuration could be resolved statically (unknown: "
-                             + ", ".join(sorted(unknown)) + ")")
-        else:
-            note = "no launch site or autotune config to compile from"
-        info[k.name] = StaticKernel(line, note)
+        info[k.name] = StaticKernel(line, note, tuple(dict.fromkeys(pins.messages)))
     return out, info
+
+
+def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
+    src = k.src or module.src  # a cached model's nodes index the text it was built from
+    pointers = _pointer_params(k)
+    hint = ElementSizes(k, module).half_hint
+    dtype = hint[0] if hint else "float32"
+    dtype_why = (f"pointers assumed {dtype} (the kernel uses tl.{dtype} at line {hint[1]})" if hint
+                 else "pointers assumed float32 (no half-precision type in the kernel)")
+    assumer = Assumer(module, k, pins, host, hint[0] if hint else None)
+    configs, seen, branched = [], set(), False
+    for cfg in k.configs:
+        if not all(_constexpr_ok(v.value) for v in cfg.values.values() if v.value is not UNKNOWN):
+            continue
+        filled, branches = assumer.fill(cfg)
+        variants = [(filled, " (heuristic flags true)" if branches else "")]
+        if branches and not branched:  # every branch once: the first configuration also compiles them false
+            branched = True
+            off = {b: Filled(False, "assumed", "a heuristic's other branch") for b in branches}
+            variants.append(({**filled, **off}, " (heuristic flags false)"))
+        for values, suffix in variants:
+            c = _config(k, cfg, values, pins, pointers, (dtype, dtype_why), src, suffix)
+            key = json.dumps([c["args"], c["options"]], sort_keys=True, default=str)
+            if key not in seen:
+                seen.add(key)
+                configs.append(c)
+    return configs
+
+
+def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers, dtype, src, suffix: str) -> dict:
+    dtype, dtype_why = dtype
+    launch_pins = pins.for_launch(cfg.launch.line if cfg.launch is not None else None)
+    args, sources, notes = {}, {}, []
+    aligned, plain, floats = [], [], []
+    for p in k.params:
+        v = values.get(p.name)
+        if p.is_constexpr:
+            if v is not None:
+                args[p.name] = _constexpr_arg(v.value)
+                sources[p.name] = v.source
+                if v.source == "assumed":
+                    notes.append(v.note(p.name))
+            continue  # absent: its default, or the autotune config the worker expands over
+        pin = launch_pins.get(p.name)
+        s = cfg.scalars.get(p.name)
+        if p.name in pointers:
+            if pin is not None and isinstance(pin.value, DType):
+                args[p.name] = {"kind": "tensor", "dtype": pin.value.name, "align": 16}
+                sources[p.name] = "pinned"
+            else:
+                args[p.name] = {"kind": "tensor", "dtype": dtype, "align": 16}
+                aligned.append(p.name)
+            continue
+        if s is not None and s.value is not UNKNOWN and isinstance(s.value, (bool, int, float)):
+            args[p.name] = _scalar_arg(s.value)
+            continue
+        if pin is not None and isinstance(pin.value, (bool, int, float)):
+            args[p.name] = _scalar_arg(pin.value)
+            sources[p.name] = "pinned"
+            continue
+        if p.has_default:
+            continue  # the worker takes the default
+        if _is_float_param(k, p, cfg.launch, src):
+            args[p.name] = {"kind": "float", "value": 1.0}
+            floats.append(p.name)
+        else:
+            args[p.name] = {"kind": "int", "value": PLAIN_INT}
+            plain.append(p.name)
+    options = {}
+    for n in ("num_warps", "num_stages"):
+        v = values.get(n)
+        if v is not None:
+            options[n] = v.value
+            sources[n] = v.source
+            if v.source == "assumed":
+                notes.append(v.note(n))
+    if aligned:
+        notes.append(f"{dtype_why}, 16-byte aligned: {', '.join(aligned)}")
+    if plain:
+        notes.append("integers unknown, compiled as plain i32 (not 1, not divisible by 16): " + ", ".join(plain))
+    if floats:
+        notes.append("floats unknown, compiled as fp32: " + ", ".join(floats))
+    source = weakest(sources.values())
+    return {"label": f"{source}: {cfg.label}{suffix}", "args": args, "options": options, "source": source,
+            "value_sources": sources, "assumed": notes}
+
+
+def _constexpr_arg(v) -> dict:
+    if isinstance(v, DType):
+        return {"kind": "dtype", "value": v.name}
+    return {"kind": "constexpr", "value": v}
+
+
+def _scalar_arg(v) -> dict:
+    return {"kind": "bool" if isinstance(v, bool) else "float" if isinstance(v, float) else "int", "value": v}
+
+
+def device_helpers(module) -> set[str]:
+    """The @jit functions of `module` that are device helpers, not kernels: never configured."""
+    return {k.name for k in module.kernels if not k.launches and not k.autotuned and _is_helper(module, k)}
 
 
 def _is_helper(module, kernel) -> bool:

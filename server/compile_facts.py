@@ -52,7 +52,7 @@ class CompileFacts:
         if entry is None:
             return None
         stale = latest.kernel_hashes.get(k.name) != kernel_hash(k.text)
-        origin = ("static model: literal launch sites and autotune configs, assumed arguments"
+        origin = ("from the text: launch sites, autotune configs, pins, assumed values"
                   if entry.source == "static" else latest.result.source or "configurations")
         head = (f"**Compiled for {latest.target}** (Triton {latest.result.triton_version}, "
                 f"{origin})" + (" · _before the last edit_" if stale else ""))
@@ -61,7 +61,9 @@ class CompileFacts:
         parts = [head]
         if entry.note:
             parts.append(f"_{entry.note}_")
-        assumed = list(dict.fromkeys(a for c in configs for a in c.assumed))
+        parts.extend(f"- pin: {m}" for m in entry.pin_messages[:4])
+        # The assumed values first (each says how to pin it), then the argument stand-ins.
+        assumed = sorted(dict.fromkeys(a for c in configs for a in c.assumed), key=lambda a: not a.startswith("assumed "))
         if assumed:
             parts.append("Assumed (no captured launch):\n" + "\n".join(f"- {a}" for a in assumed[:6]))
         if ok:
@@ -88,7 +90,8 @@ def _size(n) -> str:
 def _config_row(c: ConfigFacts) -> str:
     label = c.label or "configuration"
     opts = ", ".join(f"{k}={v}" for k, v in (("num_warps", c.num_warps), ("num_stages", c.num_stages)) if v is not None)
-    consts = ", ".join(f"{k}={v}" for k, v in c.constexprs.items())
+    consts = ", ".join(f"{k}={v}" + (f" _{c.value_sources[k]}_" if c.value_sources.get(k) in ("pinned", "assumed")
+                                     else "") for k, v in c.constexprs.items())
     name = label + (f" ({consts}; {opts})" if consts and opts else f" ({consts or opts})" if consts or opts else "")
     spills = "none" if not c.spill_bytes else _size(c.spill_bytes)
     occ = c.occupancy

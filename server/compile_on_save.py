@@ -218,7 +218,7 @@ class CompileOnSave(LanguageFeature):
                 p.on_cancel(cancel.set)
                 # The configurations of kernels no captured launch reaches, from the model the
                 # analysis already holds for this text (a cold analysis would compete with typing).
-                static = await ls.analysis.run(_static_configs, module)
+                static = await ls.analysis.run(_static_configs, module, snap.path)
                 try:
                     result = await asyncio.to_thread(api.compile_file, snap.path, text=snap.text,
                                                      target=settings.compile_target, python=settings.python or None,
@@ -293,11 +293,11 @@ def _selected(findings, settings, text: str):
         yield f
 
 
-def _static_configs(module):
+def _static_configs(module, path):
     from tritonlens.profiling.static_configs import static_configs
 
     try:
-        return static_configs(module)
+        return static_configs(module, path=path)
     except Exception:  # noqa: BLE001 - compile_file then falls back to analysing the text itself
         log.exception("static configurations of the analysed model failed")
         return None

@@ -113,8 +113,11 @@ class ConfigFacts(Message):
     cached: bool | None = json_field((bool, NONE), None)
     compile_s: float | None = json_field(OPT_NUM, None)
     args: dict | None = json_field((dict, NONE), None)  # the compile job's arguments (CompileJob's ARG)
-    source: str = json_field(str, "captured")  # captured | configs | static
-    assumed: list = json_field(list, factory=list)  # static: what its arguments rest on
+    # Where the configuration came from: the weakest source of its values, strongest first
+    # captured | configs | static | pinned | assumed (profiling/assumed_values.py says how each is chosen).
+    source: str = json_field(str, "captured")
+    value_sources: dict = json_field(dict, factory=dict)  # {constexpr / num_warps / num_stages / pinned arg: source}
+    assumed: list = json_field(list, factory=list)  # each assumed value (with how to pin it) and argument stand-in
     vector_whatif: VectorWhatIf | None = json_field(of=VectorWhatIf, default=None)
 
     @property
@@ -129,8 +132,9 @@ class KernelCompile(Message):
     configs: list = json_field(of=ConfigFacts, many=True, factory=list)
     lines: list = json_field(of=LineFacts, many=True, factory=list)  # the first compiled configuration's
     error: CompileFailure | None = json_field(of=CompileFailure, default=None)  # nothing compiled
-    source: str | None = json_field(OPT_STR, None)  # captured | configs | static
+    source: str | None = json_field(OPT_STR, None)  # captured | configs | static (the static model's path)
     note: str | None = json_field(OPT_STR, None)  # why it was compiled from the static model, or not at all
+    pin_messages: list = json_field(list, factory=list)  # pins that were ignored or not used, and why
 
 
 @dataclass

@@ -16,14 +16,16 @@ CONFIG = {"label": "BLOCK=1024", "labels": ["BLOCK=1024"], "constexprs": {"BLOCK
           "lines": [{"line": 17, "instructions": 12, "spill_bytes": 0}], "error": None,
           "signature": {"x_ptr": "*fp32", "n": "i32"}, "specialization": {"x_ptr": "D", "n": ""}, "key": "ab12",
           "cached": False, "compile_s": 0.5, "args": None, "source": "static", "assumed": ["n: plain i32"],
+          "value_sources": {"BLOCK": "static", "num_warps": "static"},
           "vector_whatif": {"arguments": ["n"], "lines": [{"line": 17, "bytes": 4, "could_be": 16}]}}
 FAILED = {**CONFIG, "label": "BLOCK=48", "registers": None, "source": "captured", "assumed": [],
+          "value_sources": {"BLOCK": "captured"},
           "error": {"type": "CompilationError", "message": "arange's range must be a power of 2", "line": 16,
                     "column": 11}}
 REPORT = {"path": "/w/scale.py", "target": "sm_90", "triton_version": "3.5.0", "cached": False,
           "source": "captured launches (tritonlens_cases)", "capture_errors": [], "error": None,
           "kernels": [{"name": "scale_kernel", "line": 14, "configs": [CONFIG, FAILED], "lines": CONFIG["lines"],
-                       "error": None, "source": "captured", "note": None}]}
+                       "error": None, "source": "captured", "note": None, "pin_messages": []}]}
 
 
 def test_the_cached_json_reads_back_into_the_same_report():
@@ -40,10 +42,13 @@ def test_cli_json_keeps_its_keys():
     out = to_json(CompileReport.from_json(REPORT))
     assert list(out) == ["target", "triton_version", "kernels"]
     (k,) = out["kernels"]
-    assert list(k) == ["name", "line", "configs", "lines"]
+    assert list(k) == ["name", "line", "configs", "lines", "pin_messages"]
     static, captured = k["configs"]
-    assert list(static) == [*CONFIG_KEYS, "source", "assumed"] and static["assumed"] == ["n: plain i32"]
-    assert list(captured) == list(CONFIG_KEYS)
+    # Every configuration names its source, the source of each value and what was assumed.
+    assert list(static) == list(captured) == list(CONFIG_KEYS)
+    assert CONFIG_KEYS[-3:] == ("source", "value_sources", "assumed")
+    assert static["source"] == "static" and static["assumed"] == ["n: plain i32"]
+    assert static["value_sources"] == {"BLOCK": "static", "num_warps": "static"} and captured["source"] == "captured"
     assert captured["error"] == {"message": "arange's range must be a power of 2", "line": 16, "column": 12}
     assert k["lines"] == [{"line": 17, "instructions": 12, "spill_bytes": 0}]
 

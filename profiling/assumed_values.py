@@ -1,0 +1,246 @@
+"""Every value of a static configuration, with where it came from: read from the text ("static"),
+set by the user ("pinned", config_pins.py) or assumed by the method below ("assumed").
+
+A value the static model resolved is kept. A value it could not resolve is pinned when a pin names
+it; else, in this order:
+
+1. **The launch, on representative sizes.** A constexpr (or num_warps) the launch passes is folded
+   from the wrapper's code with tensor sizes replaced by representative ones and project helpers
+   such as `calculate_settings(n)` evaluated from their text (representative_eval.py explains the
+   sizes and the subset of Python it folds; no user code runs). Read without any representative
+   size it is static (`calculate_settings(1024)`); otherwise assumed.
+2. **Heuristics.** A `@triton.heuristics` lambda is folded on the configuration's other values
+   (runtime integers at representative sizes). A lambda of plain constants is static. A boolean
+   one (`args["bias"] is not None`, `args["n"] % args["BLOCK"] == 0`) whose answer depends on
+   something assumed is compiled both ways: one configuration with every such flag True, one
+   with every flag False (two compiles, not two to the power of the flags).
+3. **How the kernel uses the name.**
+   - a dtype (`.to(X)`, `dtype=X`, `tl.cast(v, X)`, or a name ending in dtype/type): float32 for
+     an accumulator or compute type (`ACC_DTYPE`), else the half type the kernel names (as the
+     pointer stand-ins do), else float32;
+   - a flag (`if X:`, `not X`, `X and …`, a `HAS_` / `USE_` / `IS_` name, a bool annotation):
+     False, the path without the optional feature;
+   - compared with literals (`X == "gelu"`, `X == MODE_A`): the first literal it is compared with;
+   - a tile (a `tl.arange` bound, a `tl.zeros` / `tl.full` / block-pointer shape): a power of
+     two, 64 when the kernel has a `tl.dot` or two tile sizes (MMA tiles as Triton's matmul
+     tutorial starts from; a 2-D tile of 4,096 elements keeps registers and shared memory
+     plausible), else 1024 (a 1-D block of a row);
+   - a `tl.static_range` bound: 4 (it unrolls);
+   - num_warps 4 and num_stages 3: Triton's defaults;
+   - any other integer: the representative size for its name.
+
+Every assumed value carries how to pin it, e.g. "assumed BLOCK_SIZE=4096 (… ; pin it:
+`# tritonlens: BLOCK_SIZE=4096` above the kernel)".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tritonlens.analysis.source import Source
+from tritonlens.analysis.values import UNKNOWN
+from tritonlens.profiling.config_pins import DType, KernelPins, show
+from tritonlens.profiling.representative_eval import HostEval, Size, representative_size
+
+SOURCES = ("captured", "configs", "static", "pinned", "assumed")  # strongest first
+DOT_TILE, ROW_TILE, UNROLL = 64, 1024, 4
+_FLAG_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO|SAVE|STORE|RETURN|COMPUTE)_|"
+                        r"_(FLAG|ENABLED)$", re.IGNORECASE)
+_DTYPE_NAME = re.compile(r"dtype|_type$|^type_|^(DTYPE|TYPE)$", re.IGNORECASE)
+_ACC_NAME = re.compile(r"acc|compute|accum", re.IGNORECASE)
+_BOOLEAN_EXPR = ("comparison_operator", "boolean_operator", "not_operator")
+_DEFAULTS = ("Triton's default", "the default of")  # origins (analysis/launches.py) a pin overrides
+
+
+def weakest(sources) -> str:
+    """The weakest source among `sources` (the configuration's overall source)."""
+    ranked = [s for s in sources if s in SOURCES]
+    return max(ranked, key=SOURCES.index) if ranked else "static"
+
+
+@dataclass(frozen=True)
+class Filled:
+    """One value of a configuration: the value, its source, and for an assumed one why it was chosen."""
+
+    value: object
+    source: str
+    why: str = ""
+
+    def note(self, name: str) -> str:
+        """The line that says how to pin an assumed value."""
+        v = show(self.value)
+        return f"assumed {name}={v} ({self.why}; pin it: `# tritonlens: {name}={v}` above the kernel)"
+
+
+def _ok(v) -> bool:
+    return v is not UNKNOWN and not isinstance(v, Size) and isinstance(v, (bool, int, float, str, DType))
+
+
+class Assumer:
+    """Fills the unknown values of one kernel's resolved configurations."""
+
+    def __init__(self, module, kernel, pins: KernelPins, host: HostEval, half: str | None):
+        self.module, self.k, self.pins, self.host = module, kernel, pins, host
+        self.src = kernel.src or module.src
+        self.text = kernel.text or self.src.text_of(kernel.outer)
+        self.half = half
+        self.tiles = self._tiles()
+        self._unused_reported: set[str] = set()
+
+    # -- one configuration ------------------------------------------------------------------------
+
+    def fill(self, cfg) -> tuple[dict[str, Filled], list[str]]:
+        """Every value of `cfg` filled, and the heuristic flags that should be compiled both ways."""
+        k = self.k
+        pins = self.pins.for_launch(cfg.launch.line if cfg.launch is not None else None)
+        out: dict[str, Filled] = {}
+        for name, v in cfg.values.items():
+            if v.value is not UNKNOWN:
+                pin = pins.get(name)
+                if pin is not None and v.origin.startswith(_DEFAULTS):
+                    continue  # nobody wrote this value down: the pin says what the caller passes
+                out[name] = Filled(v.value, "static")
+                if pin is not None and pin.value != v.value and name not in self._unused_reported:
+                    self._unused_reported.add(name)
+                    self.pins.messages.append(f"pin {pin.text()} not used: {v.origin or cfg.label} gives "
+                                              f"{name}={show(v.value)}"[:160])
+        for name in [n for n in cfg.values if n not in out]:
+            if name in pins:
+                out[name] = Filled(pins[name].value, "pinned")
+                continue
+            got = self._from_launch(cfg, name)
+            if got is not None:
+                out[name] = got
+        branches = []
+        for name in k.heuristics:
+            if name in cfg.values and name not in out:
+                got = self._heuristic(name, out, cfg)
+                if got == "branch":
+                    branches.append(name)
+                    out[name] = Filled(True, "assumed", "a heuristic's branch")
+                elif got is not None:
+                    out[name] = got
+        for name in [n for n in cfg.values if n not in out]:
+            out[name] = self._by_use(name)
+        return out, branches
+
+    def _arg_node(self, launch, name):
+        if launch is None:
+            return None
+        if name in launch.kwargs:
+            return launch.kwargs[name]
+        p = self.k.param(name)
+        if p is not None and p.index < len(launch.args) and all(
+                a.type not in ("list_splat", "dictionary_splat") for a in launch.args[:p.index + 1]):
+            return launch.args[p.index]
+        return None
+
+    def _from_launch(self, cfg, name) -> Filled | None:
+        node = self._arg_node(cfg.launch, name)
+        if node is None:
+            return None
+        value, used = self.host.launch_arg(cfg.launch, node)
+        if not _ok(value) or (name in ("num_warps", "num_stages") and not isinstance(value, int)):
+            return None
+        if not used:
+            return Filled(value, "static")
+        sizes = ", ".join(f"{n}={v}" for n, v in list(used.items())[:3])
+        return Filled(value, "assumed", f"the launch at line {cfg.launch.line} with {sizes}")
+
+    def _heuristic(self, name, known: dict[str, Filled], cfg):
+        text = self.k.heuristics[name]
+        lam = Source(text)
+        node = lam.root.named_children[0].named_children[0] if lam.root.named_children and \
+            lam.root.named_children[0].named_children else None
+        if node is None or node.type != "lambda":
+            return None
+        body = node.child_by_field_name("body")
+        params = node.child_by_field_name("parameters")
+        arg = lam.text_of(params.named_children[0]) if params is not None and params.named_children else "args"
+        view: dict = {}
+        assumed_input = False
+        for p in self.k.params:
+            if p.name in known:
+                view[p.name] = known[p.name].value
+                assumed_input |= known[p.name].source == "assumed"
+            elif p.name in cfg.scalars and cfg.scalars[p.name].value is not UNKNOWN:
+                view[p.name] = cfg.scalars[p.name].value
+            elif not p.is_constexpr:
+                view[p.name] = Size(p.name)  # a pointer stays opaque: `is not None` cannot be decided
+        value, used = self.host.expression(body, {arg: view}, lam)
+        boolean = body.type in _BOOLEAN_EXPR or (body.type == "call" and lam.text_of(body).startswith("bool("))
+        if boolean and (not _ok(value) or used or assumed_input):
+            return "branch"
+        if not _ok(value):
+            return None
+        if used or assumed_input:
+            return Filled(value, "assumed", "its @triton.heuristics on representative sizes")
+        return Filled(value, "static")
+
+    # -- what the kernel does with the name -------------------------------------------------------
+
+    def _uses(self, pattern: str, name: str) -> bool:
+        return re.search(pattern.replace("NAME", re.escape(name)), self.text) is not None
+
+    def _tiles(self) -> set[str]:
+        names = {p.name for p in self.k.params if p.is_constexpr}
+        out = set()
+        for c in self.k.calls:
+            if c.name == "arange":
+                nodes = [c.arg(1, "end")]
+            elif c.name in ("zeros", "full", "reshape", "broadcast_to"):
+                nodes = [c.arg(0, "shape")] if c.name != "reshape" else [c.arg(1, "shape")]
+            elif c.name in ("make_block_ptr", "make_tensor_descriptor"):
+                nodes = [c.kwargs.get("block_shape")]
+            else:
+                continue
+            for node in nodes:
+                if node is not None:
+                    out |= names & set(re.findall(r"[A-Za-z_]\w*", self.src.text_of(node)))
+        return out
+
+    def _by_use(self, name: str) -> Filled:
+        k = self.k
+        p = k.param(name)
+        if name == "num_warps":
+            return Filled(4, "assumed", "Triton's default")
+        if name == "num_stages":
+            return Filled(3, "assumed", "Triton's default")
+        ann = (p.annotation or "") if p is not None else ""
+        if _DTYPE_NAME.search(name) or self._uses(r"(dtype\s*=\s*NAME\b|\.to\(\s*NAME\b|cast\([^()]*,\s*NAME\b)", name):
+            if _ACC_NAME.search(name):
+                return Filled(DType("float32"), "assumed", "an accumulator type")
+            if self.half:
+                return Filled(DType(self.half), "assumed", f"the kernel names tl.{self.half}")
+            return Filled(DType("float32"), "assumed", "a dtype, fp32 by default")
+        literal = self._compared_literal(name)
+        if literal is not None:
+            return Filled(literal, "assumed", "the first value the kernel compares it with")
+        if "bool" in ann or _FLAG_NAME.search(name) or self._uses(
+                r"(\bif\s+(not\s+)?NAME\s*:|\bnot\s+NAME\b|\b(and|or)\s+NAME\b|\bNAME\s+(and|or)\b)", name):
+            return Filled(False, "assumed", "a flag: the path without it")
+        if self._uses(r"static_range\(\s*NAME\s*\)", name):
+            return Filled(UNROLL, "assumed", "a tl.static_range bound, kept small")
+        if name in self.tiles:
+            dot = any(c.name == "dot" for c in k.calls)
+            size = DOT_TILE if dot or len(self.tiles) > 1 else ROW_TILE
+            why = "a tile with tl.dot" if dot else "one of the kernel's 2-D tile sizes" if size == DOT_TILE \
+                else "a 1-D tile"
+            return Filled(size, "assumed", why)
+        return Filled(representative_size(name), "assumed", f"a representative size for {name}")
+
+    def _compared_literal(self, name: str):
+        m = re.search(r"\b" + re.escape(name) + r"\s*==\s*([\w.]+|\"[^\"]*\"|'[^']*')", self.text) or \
+            re.search(r"([\w.]+|\"[^\"]*\"|'[^']*')\s*==\s*" + re.escape(name) + r"\b", self.text)
+        if m is None:
+            return None
+        other = Source(m.group(1))
+        node = other.root.named_children[0].named_children[0] if other.root.named_children and \
+            other.root.named_children[0].named_children else None
+        value, _ = self.host.expression(node, {}, other) if node is not None else (UNKNOWN, {})
+        constant = self.host.main.constants.get(m.group(1))
+        if value is UNKNOWN and constant is not None:
+            # a module constant of the kernel's file (`MODE_A: tl.constexpr = tl.constexpr(0)`)
+            value, _ = self.host.expression(constant, {}, self.host.main.src)
+        return value if _ok(value) and not isinstance(value, DType) else None

@@ -1,0 +1,244 @@
+"""Host code evaluated on representative sizes: what a launch would pass for a constexpr that the
+static model cannot read, because it comes from a tensor's shape or from a helper.
+
+The wrapper around a launch is followed statement by statement from its start to the launch:
+assignments bind, `if` statements take the branch their condition picks, and the branch holding
+the launch is entered. Nothing is imported or run; the text is read and a small pure subset of
+Python is folded:
+
+- a size read off a tensor (`x.shape[1]`, `M, N = x.shape`, `x.size(-1)`, `x.numel()`, `len(x)`),
+  or a wrapper parameter with no default, stands for a representative size chosen by its name:
+  128 for a head dimension (`K`, `V`, `D`, `head_dim`), 32 for a head count (`H`, `num_heads`),
+  8 for a batch (`B`, `batch_size`), and 4096 for anything else (rows, columns, hidden size,
+  sequence length, vocabulary): the common model sizes the kernels are written for, and a power
+  of two, so that `next_power_of_2(n)` gives a tile a kernel of that size really launches with;
+- helpers fold as the value layer does (`triton.next_power_of_2`, `cdiv`, `min`, `max`, `int`),
+  plus `math.ceil` / `floor` / `log2`, `bool`, `float` and `round`;
+- a plain-arithmetic function defined in the file, or imported from a file of the project (`from
+  .utils import calculate_settings`, `from pkg.ops.utils import ...`, found by path from the
+  file's folder and its parents), is evaluated on its arguments: assignments, `if`/`elif`/`else`,
+  `return`; a `raise`, a loop or any other statement makes its result unknown;
+- a platform query takes the answer a CUDA machine gives (`is_hip()`, `torch.version.hip`,
+  `is_xpu()` are false, `is_cuda()` true); any other condition that cannot be decided takes its
+  first branch;
+- `tl.float16` / `torch.bfloat16` are dtypes.
+
+Every representative size the answer used is recorded, so that the caller can say the value was
+assumed (and from what), or read statically when none was.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tritonlens.analysis.source import Source
+from tritonlens.analysis.values import UNKNOWN
+from tritonlens.profiling.host_expressions import (
+    MAX_DEPTH,
+    HostExpressions,
+    Returned,
+    Size,
+    Unfoldable,
+    representative_size,
+)
+from tritonlens.profiling.project_files import ProjectFile, ProjectFiles
+
+__all__ = ["HostEval", "Size", "representative_size"]
+MAX_STEPS = 400
+
+
+class HostEval(HostExpressions):
+    """Folds host code of one file (and the project files its helpers come from) on representative sizes."""
+
+    def __init__(self, src: Source, path: str | None = None):
+        self.main = ProjectFile(src, os.path.abspath(path) if path else None)
+        self._files = ProjectFiles()
+        self.used: dict[str, int] = {}  # representative sizes the last answer read
+        self._steps = 0
+        self._depth = 0
+
+    # -- the answer for a launch ------------------------------------------------------------------
+
+    def launch_arg(self, launch, node):
+        """The value `node` (an argument of `launch`) takes when the wrapper runs on representative
+        sizes: (value or UNKNOWN, {name: representative size it read})."""
+        self.used, self._steps = {}, 0
+        env: dict = {}
+        try:
+            if launch.wrapper is not None:
+                self._bind_params(launch.wrapper, env, self.main, [], {})
+                self._run_to(launch.wrapper.child_by_field_name("body"), launch.node, env, self.main)
+            value = self.value(node, env, self.main)
+        except (Unfoldable, Returned, RecursionError):
+            value = UNKNOWN
+        return value, dict(self.used)
+
+    def expression(self, node, env: dict, src: Source):
+        """`node` of `src` (e.g. a heuristic's lambda body) folded with `env`; (value, sizes read)."""
+        self.used, self._steps = {}, 0
+        try:
+            value = self.value(node, env, ProjectFile(src, None) if src is not self.main.src else self.main)
+        except (Unfoldable, Returned, RecursionError):
+            value = UNKNOWN
+        return value, dict(self.used)
+
+    # -- statements -------------------------------------------------------------------------------
+
+    def _run_to(self, block, target, env, f: ProjectFile) -> None:
+        """Run `block`'s statements up to the one holding `target`, entering the blocks around it."""
+        for st in block.named_children if block is not None else []:
+            holds = st.start_byte <= target.start_byte < st.end_byte
+            if not holds:
+                if st.start_byte > target.start_byte:
+                    return
+                try:
+                    self._statement(st, env, f, wrapper=True)
+                except (Unfoldable, Returned):
+                    pass  # a statement we cannot fold, or a `return` on a branch: go on to the launch
+                continue
+            inner = [c for c in _blocks(st) if c.start_byte <= target.start_byte < c.end_byte]
+            if inner:
+                self._run_to(inner[0], target, env, f)
+            elif st.type == "expression_statement":
+                self._statement(st, env, f, wrapper=True, stop=target)
+            return
+
+    def _statement(self, st, env, f: ProjectFile, wrapper=False, stop=None) -> None:
+        self._steps += 1
+        if self._steps > MAX_STEPS:
+            raise Unfoldable
+        t = st.type
+        if t == "expression_statement":
+            for e in st.named_children:
+                if e.type in ("assignment", "augmented_assignment") and (stop is None or not _contains(e, stop)):
+                    self._assign(e, env, f)
+            return
+        if t in ("pass_statement", "comment", "assert_statement", "global_statement", "nonlocal_statement"):
+            return
+        if t == "return_statement":
+            kids = st.named_children
+            raise Returned(self.value(kids[0], env, f) if kids else None)
+        if t == "if_statement":
+            self._if(st, env, f, wrapper)
+            return
+        if wrapper and t in ("raise_statement", "import_statement", "import_from_statement"):
+            return
+        raise Unfoldable  # loops, with, try, raise in a helper, nested definitions
+
+    def _if(self, st, env, f: ProjectFile, wrapper: bool) -> None:
+        arms = [(st.child_by_field_name("condition"), st.child_by_field_name("consequence"))]
+        orelse = None
+        for alt in st.children_by_field_name("alternative"):
+            if alt.type == "elif_clause":
+                arms.append((alt.child_by_field_name("condition"), alt.child_by_field_name("consequence")))
+            else:
+                orelse = alt.child_by_field_name("body")
+        for cond, body in arms:
+            c = self.value(cond, env, f)
+            if c is UNKNOWN or isinstance(c, Size) or c:
+                self._block(body, env, f, wrapper)
+                return
+        if orelse is not None:
+            self._block(orelse, env, f, wrapper)
+
+    def _block(self, block, env, f: ProjectFile, wrapper: bool) -> None:
+        for st in block.named_children if block is not None else []:
+            self._statement(st, env, f, wrapper)
+
+    def _assign(self, node, env, f: ProjectFile) -> None:
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if node.type == "augmented_assignment":
+            op = f.src.text_of(node.child_by_field_name("operator")).rstrip("=")
+            if left.type == "identifier":
+                name = f.src.text_of(left)
+                env[name] = self._arith(op, env.get(name, UNKNOWN), self.value(right, env, f))
+            return
+        if right is None:
+            return
+        if right.type == "assignment":  # a = b = value
+            self._assign(right, env, f)
+            right = right.child_by_field_name("left")
+        self._bind(left, self.value(right, env, f), env, f, right)
+
+    def _bind(self, target, value, env, f: ProjectFile, right=None) -> None:
+        if target.type == "identifier":
+            env[f.src.text_of(target)] = Size(f.src.text_of(target)) if isinstance(value, Size) else value
+            return
+        if target.type in ("pattern_list", "tuple_pattern", "list_pattern"):
+            items = [c for c in target.named_children if c.type != "comment"]
+            seq = value if isinstance(value, tuple) and len(value) == len(items) else None
+            for i, item in enumerate(items):
+                v = seq[i] if seq is not None else (Size() if isinstance(value, Size) or _is_shape(right, f)
+                                                    else UNKNOWN)
+                self._bind(item, v, env, f)
+
+    def _bind_params(self, fn, env, f: ProjectFile, args: list, kwargs: dict) -> None:
+        params = fn.child_by_field_name("parameters")
+        i = 0
+        for p in params.named_children if params is not None else []:
+            name_node = p if p.type == "identifier" else (p.child_by_field_name("name")
+                                                          or next((c for c in p.named_children
+                                                                   if c.type == "identifier"), None))
+            if name_node is None or p.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                continue
+            name = f.src.text_of(name_node)
+            default = p.child_by_field_name("value")
+            if i < len(args):
+                env[name] = args[i]
+            elif name in kwargs:
+                env[name] = kwargs[name]
+            elif default is not None:
+                env[name] = self.value(default, env, f)
+            else:
+                env[name] = Size(name)  # what a caller passes: a size, or a tensor whose size is read
+            i += 1
+
+    # -- expressions ------------------------------------------------------------------------------
+
+    def _user_function(self, name: str, args: list, kwargs: dict, f: ProjectFile):
+        target, node = f, f.functions.get(name)
+        depth = 0
+        while node is None and name in target.imports and depth < 3:
+            module, there = target.imports[name]
+            target = self._files.imported(module, target)
+            if target is None:
+                return UNKNOWN
+            name, node = there, target.functions.get(there)
+            depth += 1
+        if node is None or self._depth >= MAX_DEPTH:
+            return UNKNOWN
+        env: dict = {}
+        self._depth += 1
+        try:
+            self._bind_params(node, env, target, args, kwargs)
+            self._block(node.child_by_field_name("body"), env, target, wrapper=False)
+        except Returned as r:
+            return r.value
+        except Unfoldable:
+            return UNKNOWN
+        finally:
+            self._depth -= 1
+        return None
+
+
+def _blocks(st) -> list:
+    """The blocks of a compound statement (bodies of if/elif/else, for, while, with, try)."""
+    out = []
+    for c in st.named_children:
+        if c.type == "block":
+            out.append(c)
+        elif c.type in ("elif_clause", "else_clause", "except_clause", "finally_clause"):
+            out.extend(b for b in c.named_children if b.type == "block")
+    return out
+
+
+def _contains(node, inner) -> bool:
+    return node.start_byte <= inner.start_byte and inner.end_byte <= node.end_byte
+
+
+def _is_shape(right, f: ProjectFile) -> bool:
+    """Is `right` a tensor's shape (`x.shape`, `x.size()`, or a tuple holding a `*x.shape`)?"""
+    if right is None:
+        return False
+    text = f.src.text_of(right)
+    return text.endswith((".shape", ".size()")) or ".shape" in text and right.type == "expression_list"
