@@ -101,22 +101,23 @@ class Assumer:
                 if pin is not None and v.origin.startswith(_DEFAULTS):
                     continue  # nobody wrote this value down: the pin says what the caller passes
                 out[name] = Filled(v.value, "static")
-                if pin is not None and pin.value != v.value and name not in self._unused_reported:
-                    self._unused_reported.add(name)
-                    self.pins.messages.append(f"pin {pin.text()} not used: {v.origin or cfg.label} gives "
-                                              f"{name}={show(v.value)}"[:160])
-        for name in [n for n in cfg.values if n not in out]:
-            if name in pins:
-                out[name] = Filled(pins[name].value, "pinned")
-                continue
+                self._unused(pin, name, v.value, v.origin or cfg.label)
+        # Static first (the launch folded from the text alone), then a pin, then an assumption.
+        for name in [n for n in cfg.values if n not in out and n not in k.heuristics]:
             got = self._from_launch(cfg, name)
+            if got is not None and got.source == "static":
+                self._unused(pins.get(name), name, got.value, f"the launch at line {cfg.launch.line}")
+            elif name in pins:
+                got = Filled(pins[name].value, "pinned")
             if got is not None:
                 out[name] = got
         branches = []
         for name in k.heuristics:
             if name in cfg.values and name not in out:
                 got = self._heuristic(name, out, cfg)
-                if got == "branch":
+                if name in pins and not (isinstance(got, Filled) and got.source == "static"):
+                    out[name] = Filled(pins[name].value, "pinned")
+                elif got == "branch":
                     branches.append(name)
                     out[name] = Filled(True, "assumed", "a heuristic's branch")
                 elif got is not None:
@@ -124,6 +125,12 @@ class Assumer:
         for name in [n for n in cfg.values if n not in out]:
             out[name] = self._by_use(name)
         return out, branches
+
+    def _unused(self, pin, name: str, value, origin: str) -> None:
+        """Say once that a pin lost to a value the text gives."""
+        if pin is not None and pin.value != value and name not in self._unused_reported:
+            self._unused_reported.add(name)
+            self.pins.messages.append(f"pin {pin.text()} not used: {origin} gives {name}={show(value)}"[:160])
 
     def _arg_node(self, launch, name):
         if launch is None:

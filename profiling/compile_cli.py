@@ -66,7 +66,8 @@ def _text(result: CompileReport, findings) -> str:
             values = [*c.constexprs.items(), ("num_warps", c.num_warps), ("num_stages", c.num_stages)]
             cx = ", ".join(f"{n}={v}" + (f" ({c.value_sources[n]})" if c.value_sources.get(n) in SHOWN_SOURCES
                                          else "") for n, v in values)
-            out.append(f"    [{c.label}] source {c.source}: {cx}")
+            said = (c.label or "").startswith(f"{c.source}:")  # static configurations' labels name it
+            out.append(f"    [{c.label}] " + ("" if said else f"source {c.source}: ") + cx)
             for a in c.assumed:
                 out.append(f"      {a}" if a.startswith("assumed ") else f"      assumed: {a}")
             if c.error is not None:

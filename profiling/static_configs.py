@@ -2,10 +2,14 @@
 
 A kernel whose harness fails before launching it (often because the kernel itself does not
 compile: the interpreter trips on the same `tl.arange(0, 48)` the compiler would), or a file with
-no harness at all, still has literal launch sites and autotune configs the analysis resolves. Each
+no harness at all, still has launch sites and autotune configs the analysis resolves. Each
 resolved `Config` (constexprs, num_warps, num_stages, the runtime ints it could read) becomes one
-compile job CONFIG; the runtime arguments it could not read are described conservatively and every
-such guess is named in the config's "assumed" list:
+compile job CONFIG. The values it resolved stay ("static"); those it could not are pinned by the
+user or assumed (config_pins.py, assumed_values.py), and the CONFIG records the source of each in
+"value_sources" and the weakest in "source", so that every kernel gets a configuration, also one
+launched from another file. Device helpers (analysis/kernel_roles.py) get none. The runtime
+arguments it could not read are described conservatively and every such guess is named in the
+config's "assumed" list, after the assumed values:
 
 - pointers (a `*ptr` name, or the base of a `tl.load` / `tl.store` / atomic / block pointer) get the
   element type the analysis' estimates assume (fp16/bf16 when the kernel converts to or allocates in
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 
 from tritonlens.analysis.engine import Analyzer
 from tritonlens.analysis.estimates import ElementSizes, base_pointer
+from tritonlens.analysis.kernel_roles import is_device_helper
 from tritonlens.analysis.model import ATOMICS
 from tritonlens.analysis.values import UNKNOWN
 from tritonlens.profiling.assumed_values import Assumer, Filled, weakest
@@ -128,11 +133,10 @@ def static_configs(module, kernels: set[str] | None = None, skip: set[str] = fro
     out: dict[str, list[dict]] = {}
     info: dict[str, StaticKernel] = {}
     host = HostEval(module.src, str(path) if path is not None else None)
-    helpers = device_helpers(module)
     for k in module.kernels:
         if k.name in skip or (kernels is not None and k.name not in kernels):
             continue
-        if k.name in helpers:
+        if is_device_helper(module, k):
             continue
         line = k.name_range.start.line + 1
         pins = kernel_pins(module, k, path)
@@ -237,14 +241,3 @@ def _constexpr_arg(v) -> dict:
 
 def _scalar_arg(v) -> dict:
     return {"kind": "bool" if isinstance(v, bool) else "float" if isinstance(v, float) else "int", "value": v}
-
-
-def device_helpers(module) -> set[str]:
-    """The @jit functions of `module` that are device helpers, not kernels: never configured."""
-    return {k.name for k in module.kernels if not k.launches and not k.autotuned and _is_helper(module, k)}
-
-
-def _is_helper(module, kernel) -> bool:
-    """A @triton.jit function called from another kernel of the file (not launched itself)."""
-    call = re.compile(r"(?<![\w.])" + re.escape(kernel.name) + r"\s*\(")
-    return any(other is not kernel and call.search(other.text or "") for other in module.kernels)

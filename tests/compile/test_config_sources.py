@@ -101,7 +101,7 @@ def test_json_and_text_name_every_source(kernels_report):
     bad = next(k for k in out["kernels"] if k["name"] == "bad_pin_kernel")
     assert len(bad["pin_messages"]) == 3
     text = _text(kernels_report, [])
-    assert "BLOCK=1024 (assumed)" in text and "BLOCK=256 (pinned)" in text and "source pinned" in text
+    assert "BLOCK=1024 (assumed)" in text and "BLOCK=256 (pinned)" in text and "[pinned: defaults]" in text
     assert "pin: pin `WIDTH=8` at line 48 ignored" in text
 
 
@@ -114,3 +114,20 @@ def test_a_compile_error_on_assumed_values_is_a_warning(kernels_report):
     (f,) = [f for f in findings_from(kernels_report) if f.code == "TL105" and f.kernel == "small_block_kernel"]
     # Triton refused our guess, not necessarily the user's launch: a pin settles it.
     assert f.severity == Severity.WARNING
+
+
+def test_the_hover_names_assumed_values_and_how_to_pin_them(project_report):
+    from tritonlens.analysis.engine import Analyzer
+    from tritonlens.server.compile_facts import CompileFacts, Compiled
+    from tritonlens.server.diagnostics import kernel_hash
+
+    text = Path(project_report.path).read_text()
+    module = Analyzer().analyze(text).module
+    hashes = {k.name: kernel_hash(k.text) for k in module.kernels}
+    facts = CompileFacts(Compiled(1, 1, text, "sm_90", "python", project_report, hashes, 1.0))
+    card = facts.hover_section(module.kernel("row_norm_kernel"))
+    assert "assumed BLOCK_SIZE=4096 (the launch at line 26 with n_cols=4096; pin it: " \
+           "`# tritonlens: BLOCK_SIZE=4096` above the kernel)" in card
+    assert "BLOCK_SIZE=4096 _assumed_" in card  # the configuration's row marks what was assumed
+    pinned = facts.hover_section(module.kernel("copy_kernel"))
+    assert "BLOCK=128 _pinned_" in pinned and "assumed BLOCK" not in pinned

@@ -34,3 +34,51 @@ def test_a_reused_model_gives_the_cold_answer():
     assert cfg["args"]["weight"] == {"kind": "float", "value": 1.0}  # the wrapper's `factor: float`
     assert cfg["args"]["n"] == {"kind": "int", "value": 3}
     assert info["scale_kernel"] == StaticKernel(line=7, note=None)
+
+
+PARTLY_KNOWN = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _square(x):
+    return x * x
+
+
+@triton.heuristics({"UNROLL": lambda args: 2 * 2})
+# tritonlens: BLOCK=64
+@triton.jit
+def tile_kernel(x_ptr, n, BLOCK: tl.constexpr, GROUP: tl.constexpr, DTYPE: tl.constexpr, UNROLL: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, _square(x).to(DTYPE), mask=offs < n)
+
+
+def settings(n):
+    return triton.next_power_of_2(n), 4 if n < 2048 else 8
+
+
+def run(x, group):
+    block, warps = settings(1000)
+    # tritonlens: GROUP=8
+    tile_kernel[(1,)](x, x.numel(), BLOCK=block, GROUP=group, DTYPE=tl.bfloat16, num_warps=warps)
+'''
+
+
+def test_known_values_stay_static_and_only_the_unknown_are_pinned():
+    configs, info = static_configs_of_text(PARTLY_KNOWN)
+    assert set(info) == {"tile_kernel"}  # the @jit helper is never configured
+    (cfg,) = configs["tile_kernel"]
+    # settings(1000) folds from the text without any representative size: static, as the dtype
+    # literal and the heuristic of constants are; GROUP comes from the pin above the launch.
+    assert cfg["args"]["BLOCK"] == {"kind": "constexpr", "value": 1024}
+    assert cfg["args"]["DTYPE"] == {"kind": "dtype", "value": "bfloat16"}
+    assert cfg["args"]["UNROLL"] == {"kind": "constexpr", "value": 4}
+    assert cfg["args"]["GROUP"] == {"kind": "constexpr", "value": 8}
+    assert cfg["options"] == {"num_warps": 4, "num_stages": 3}
+    assert cfg["value_sources"] == {"BLOCK": "static", "GROUP": "pinned", "DTYPE": "static", "UNROLL": "static",
+                                    "num_warps": "static", "num_stages": "static"}
+    assert cfg["source"] == "pinned" and cfg["label"] == "pinned: the launch at line 26"
+    # The kernel's own pin loses to what the launch writes, and says so.
+    assert info["tile_kernel"].pin_messages == ("pin `BLOCK=64` at line 11 not used: the launch at line 26 gives "
+                                                "BLOCK=1024",)
