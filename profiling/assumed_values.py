@@ -45,6 +45,7 @@ from tritonlens.profiling.representative_eval import HostEval, Size, representat
 
 SOURCES = ("captured", "configs", "static", "pinned", "assumed")  # strongest first
 DOT_TILE, ROW_TILE, UNROLL = 64, 1024, 4
+MAX_MESSAGE = 160  # a message shown to users
 _FLAG_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO|SAVE|STORE|RETURN|COMPUTE)_|"
                         r"_(FLAG|ENABLED)$", re.IGNORECASE)
 _DTYPE_NAME = re.compile(r"dtype|_type$|^type_|^(DTYPE|TYPE)$", re.IGNORECASE)
@@ -70,7 +71,11 @@ class Filled:
     def note(self, name: str) -> str:
         """The line that says how to pin an assumed value."""
         v = show(self.value)
-        return f"assumed {name}={v} ({self.why}; pin it: `# tritonlens: {name}={v}` above the kernel)"
+        pin = f"; pin it: `# tritonlens: {name}={v}` above the kernel)"
+        head = f"assumed {name}={v} ("
+        room = MAX_MESSAGE - len(head) - len(pin)
+        why = self.why if len(self.why) <= room else self.why[:max(room - 1, 0)] + "…"
+        return head + why + pin
 
 
 def _ok(v) -> bool:

@@ -60,6 +60,33 @@ def _pointer_params(kernel) -> set[str]:
     return out
 
 
+def _index_pointers(kernel, pointers: set[str]) -> set[str]:
+    """Pointers whose loaded values index another pointer (`ids = tl.load(IDS + i)` then
+    `LOGITS + ids`): token ids, gather indices, offsets. They hold integers, not the data type."""
+    src = kernel.src
+    out = set()
+    for c in kernel.calls:
+        if c.name != "load":
+            continue
+        try:
+            base = base_pointer(kernel, c.arg(0, "pointer"))
+        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps the data type
+            base = None
+        stmt = c.node.parent
+        while stmt is not None and stmt.type not in ("assignment", "block", "module"):
+            stmt = stmt.parent
+        left = stmt.child_by_field_name("left") if stmt is not None and stmt.type == "assignment" else None
+        if base not in pointers or left is None or left.type != "identifier":
+            continue
+        name = re.escape(src.text_of(left))
+        others = "|".join(re.escape(q) for q in pointers if q != base)
+        # `LOGITS + ids`, `table + ids * stride`: one address expression (no comma between them).
+        if others and re.search(rf"\b({others})\b[^,\n]*\+[^,\n]*\b{name}\b|\b{name}\b[^,\n]*\+\s*\b({others})\b",
+                                kernel.text):
+            out.add(base)
+    return out
+
+
 def _launch_arg(kernel, launch, pname: str):
     """The node the launch passes for `pname` (keyword or position), or None."""
     if launch is None:
@@ -151,6 +178,7 @@ def static_configs(module, kernels: set[str] | None = None, skip: set[str] = fro
 def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
     src = k.src or module.src  # a cached model's nodes index the text it was built from
     pointers = _pointer_params(k)
+    indices = _index_pointers(k, pointers)
     hint = ElementSizes(k, module).half_hint
     dtype = hint[0] if hint else "float32"
     dtype_why = (f"pointers assumed {dtype} (the kernel uses tl.{dtype} at line {hint[1]})" if hint
@@ -167,7 +195,7 @@ def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
             off = {b: Filled(False, "assumed", "a heuristic's other branch") for b in branches}
             variants.append(({**filled, **off}, " (heuristic flags false)"))
         for values, suffix in variants:
-            c = _config(k, cfg, values, pins, pointers, (dtype, dtype_why), src, suffix)
+            c = _config(k, cfg, values, pins, (pointers, indices), (dtype, dtype_why), src, suffix)
             key = json.dumps([c["args"], c["options"]], sort_keys=True, default=str)
             if key not in seen:
                 seen.add(key)
@@ -175,8 +203,12 @@ def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
     return configs
 
 
-def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers, dtype, src, suffix: str) -> dict:
+def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple, dtype: tuple, src,
+            suffix: str) -> dict:
+    """One CONFIG; `pointers` is (pointer params, index pointers), `dtype` (stand-in dtype, why)."""
     dtype, dtype_why = dtype
+    pointers, indices = pointers
+    index_args = []
     launch_pins = pins.for_launch(cfg.launch.line if cfg.launch is not None else None)
     args, sources, notes = {}, {}, []
     aligned, plain, floats = [], [], []
@@ -195,6 +227,9 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers, dtype
             if pin is not None and isinstance(pin.value, DType):
                 args[p.name] = {"kind": "tensor", "dtype": pin.value.name, "align": 16}
                 sources[p.name] = "pinned"
+            elif p.name in indices:
+                args[p.name] = {"kind": "tensor", "dtype": "int64", "align": 16}
+                index_args.append(p.name)
             else:
                 args[p.name] = {"kind": "tensor", "dtype": dtype, "align": 16}
                 aligned.append(p.name)
@@ -224,6 +259,8 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers, dtype
                 notes.append(v.note(n))
     if aligned:
         notes.append(f"{dtype_why}, 16-byte aligned: {', '.join(aligned)}")
+    if index_args:
+        notes.append("pointers assumed int64 (their loads index other pointers): " + ", ".join(index_args))
     if plain:
         notes.append("integers unknown, compiled as plain i32 (not 1, not divisible by 16): " + ", ".join(plain))
     if floats:

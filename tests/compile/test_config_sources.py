@@ -118,7 +118,7 @@ def test_a_compile_error_on_assumed_values_is_a_warning(kernels_report):
 
 def test_the_hover_names_assumed_values_and_how_to_pin_them(project_report):
     from tritonlens.analysis.engine import Analyzer
-    from tritonlens.server.compile_facts import CompileFacts, Compiled
+    from tritonlens.server.compile_facts import Compiled, CompileFacts
     from tritonlens.server.diagnostics import kernel_hash
 
     text = Path(project_report.path).read_text()
@@ -131,3 +131,9 @@ def test_the_hover_names_assumed_values_and_how_to_pin_them(project_report):
     assert "BLOCK_SIZE=4096 _assumed_" in card  # the configuration's row marks what was assumed
     pinned = facts.hover_section(module.kernel("copy_kernel"))
     assert "BLOCK=128 _pinned_" in pinned and "assumed BLOCK" not in pinned
+
+
+def test_a_pointer_whose_loads_index_another_holds_integers(kernels_report):
+    (c,) = compiled(kernels_report, "gather_kernel").configs
+    assert c.signature["ids_ptr"] == "*i64" and c.signature["table_ptr"] == "*fp32"
+    assert "pointers assumed int64 (their loads index other pointers): ids_ptr" in c.assumed

@@ -2,8 +2,13 @@
 those a cold analysis of the same text gives, also when the model's kernels come from the
 analyzer's cache, built from an earlier text whose bytes sit elsewhere."""
 
+import pytest
 from tritonlens.analysis.engine import Analyzer
-from tritonlens.profiling.static_configs import StaticKernel, static_configs, static_configs_of_text
+from tritonlens.profiling.static_configs import (
+    StaticKernel,
+    static_configs,
+    static_configs_of_text,
+)
 
 TEXT = '''"""Scaling."""
 import triton
@@ -80,5 +85,23 @@ def test_known_values_stay_static_and_only_the_unknown_are_pinned():
                                     "num_warps": "static", "num_stages": "static"}
     assert cfg["source"] == "pinned" and cfg["label"] == "pinned: the launch at line 26"
     # The kernel's own pin loses to what the launch writes, and says so.
-    assert info["tile_kernel"].pin_messages == ("pin `BLOCK=64` at line 11 not used: the launch at line 26 gives "
-                                                "BLOCK=1024",)
+    unused = "pin `BLOCK=64` at line 11 not used: the launch at line 26 gives BLOCK=1024"
+    assert info["tile_kernel"].pin_messages == (unused,)
+
+
+def test_pin_values_and_an_unreadable_pyproject(tmp_path):
+    from tritonlens.profiling.config_pins import DType, PinError, parse_value
+
+    assert parse_value("tl.float16") == parse_value("torch.float16") == parse_value("fp16") == DType("float16")
+    assert [parse_value(t) for t in ("4096", "1e-6", "True", "'gelu'")] == [4096, 1e-6, True, "gelu"]
+    for bad in ("gelu", "[1, 2]", "tl.float17"):
+        with pytest.raises(PinError):
+            parse_value(bad)
+    (tmp_path / "pyproject.toml").write_text("[tool.tritonlens.pins.scale_kernel\nBLOCK = 64\n")
+    path = tmp_path / "scale.py"
+    path.write_text(TEXT)
+    configs, info = static_configs_of_text(TEXT, path=path)
+    # The broken table is reported and ignored; the launch's literal BLOCK=128 compiles as before.
+    assert configs["scale_kernel"][0]["args"]["BLOCK"] == {"kind": "constexpr", "value": 128}
+    (msg,) = info["scale_kernel"].pin_messages
+    assert msg.startswith("pyproject.toml pins ignored: cannot read it: ") and len(msg) <= 160
