@@ -10,9 +10,9 @@ Order of preference:
 A case is (fn, args) or (fn, args, kwargs); the first case is the performance shape.
 
 A file inside a package (its folder holds `__init__.py`) is imported as part of that package, as
-the project imports it: the project's import folders (the job's `sys_path`, which the client takes
-from tritonlens.profiling.project_tests.layout: `src`, setuptools' `where`, the root) and the
-folder above the package's top go on sys.path, and the module is named from its path
+the project imports it: the project's import folders (the job's `sys_path`, which the client
+takes from project_tests.layout: `src`, setuptools' `where`, the root) and the folder above
+the package's top go on sys.path, and the module is named from its path
 (`src/normpkg/ops/rmsnorm.py` -> `normpkg.ops.rmsnorm`), so its relative imports work. A file
 outside any package is imported by file name, its folder on sys.path. Namespace packages (no
 `__init__.py`) are imported by file name too.

@@ -114,6 +114,8 @@ def check_candidate(session: Session, cand, quick: bool = False) -> dict:
             result = compare(r, o, side.uses_dot or session.original.uses_dot)
             if not result["ok"]:
                 where = "returned value" if name.startswith("out") else "argument" + name[3:] + " (in place)"
+                if session.source == "records":  # the launch's arguments by name: arg[1]['Y']
+                    where = "output " + name.rsplit("[", 1)[-1].strip("]'\"")
                 result["reason"] = f"{where}: {result['reason']}"
                 worst = result
                 break
