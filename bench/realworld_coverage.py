@@ -242,7 +242,7 @@ def reason_key(msg: str, kernel: str) -> str:
     """A reason with its particulars (names, numbers, paths, tracebacks) blanked, for grouping."""
     text = re.sub(r"\nTraceback \(most recent call last\):.*?(?=\); |\Z)", "", str(msg), flags=re.DOTALL)
     text = " ".join(text.split()).replace(kernel, "K") if kernel else " ".join(text.split())
-    for particular, blank in ((r"\(unknown: [^)]*\)", "(unknown: …)"), (r"'[^']*'", "'…'"), (r"\d+", "N")):
+    for particular, blank in ((r"\(unknown: [^)]*\)?[^;]*", "(unknown: …)"), (r"'[^']*'", "'…'"), (r"\d+", "N")):
         text = re.sub(particular, blank, text)
     return text[:300]
 
