@@ -92,6 +92,16 @@ class Assumer:
         self.half = half
         self.tiles = self._tiles()
         self._unused_reported: set[str] = set()
+        # How the kernel uses its names, read once: each a set of identifiers.
+        words = r"([A-Za-z_]\w*)"
+        self.as_dtype = _found(self.text, rf"dtype\s*=\s*{words}", rf"\.to\(\s*{words}", rf"cast\([^()\n]*,\s*{words}")
+        self.as_flag = _found(self.text, rf"\bif\s+(?:not\s+)?{words}\s*:", rf"\bnot\s+{words}",
+                              rf"\b(?:and|or)\s+{words}", rf"{words}\s+(?:and|or)\b")
+        self.unrolled = _found(self.text, rf"static_range\(\s*{words}\s*\)")
+        self.compared: dict[str, str] = {}  # name → the first literal or name it is compared with
+        for m in re.finditer(r"([\w.]+|\"[^\"\n]*\"|'[^'\n]*')\s*==\s*([\w.]+|\"[^\"\n]*\"|'[^'\n]*')", self.text):
+            self.compared.setdefault(m.group(1), m.group(2))
+            self.compared.setdefault(m.group(2), m.group(1))
 
     # -- one configuration ------------------------------------------------------------------------
 
@@ -192,9 +202,6 @@ class Assumer:
 
     # -- what the kernel does with the name -------------------------------------------------------
 
-    def _uses(self, pattern: str, name: str) -> bool:
-        return re.search(pattern.replace("NAME", re.escape(name)), self.text) is not None
-
     def _tiles(self) -> set[str]:
         names = {p.name for p in self.k.params if p.is_constexpr}
         out = set()
@@ -220,7 +227,7 @@ class Assumer:
         if name == "num_stages":
             return Filled(3, "assumed", "Triton's default")
         ann = (p.annotation or "") if p is not None else ""
-        if _DTYPE_NAME.search(name) or self._uses(r"(dtype\s*=\s*NAME\b|\.to\(\s*NAME\b|cast\([^()]*,\s*NAME\b)", name):
+        if _DTYPE_NAME.search(name) or name in self.as_dtype:
             if _ACC_NAME.search(name):
                 return Filled(DType("float32"), "assumed", "an accumulator type")
             if self.half:
@@ -229,10 +236,9 @@ class Assumer:
         literal = self._compared_literal(name)
         if literal is not None:
             return Filled(literal, "assumed", "the first value the kernel compares it with")
-        if "bool" in ann or _FLAG_NAME.search(name) or self._uses(
-                r"(\bif\s+(not\s+)?NAME\s*:|\bnot\s+NAME\b|\b(and|or)\s+NAME\b|\bNAME\s+(and|or)\b)", name):
+        if "bool" in ann or _FLAG_NAME.search(name) or name in self.as_flag:
             return Filled(False, "assumed", "a flag: the path without it")
-        if self._uses(r"static_range\(\s*NAME\s*\)", name):
+        if name in self.unrolled:
             return Filled(UNROLL, "assumed", "a tl.static_range bound, kept small")
         if name in self.tiles:
             dot = any(c.name == "dot" for c in k.calls)
@@ -243,16 +249,20 @@ class Assumer:
         return Filled(representative_size(name), "assumed", f"a representative size for {name}")
 
     def _compared_literal(self, name: str):
-        m = re.search(r"\b" + re.escape(name) + r"\s*==\s*([\w.]+|\"[^\"]*\"|'[^']*')", self.text) or \
-            re.search(r"([\w.]+|\"[^\"]*\"|'[^']*')\s*==\s*" + re.escape(name) + r"\b", self.text)
-        if m is None:
+        written = self.compared.get(name)
+        if written is None:
             return None
-        other = Source(m.group(1))
+        other = Source(written)
         node = other.root.named_children[0].named_children[0] if other.root.named_children and \
             other.root.named_children[0].named_children else None
         value, _ = self.host.expression(node, {}, other) if node is not None else (UNKNOWN, {})
-        constant = self.host.main.constants.get(m.group(1))
+        constant = self.host.main.constants.get(written)
         if value is UNKNOWN and constant is not None:
             # a module constant of the kernel's file (`MODE_A: tl.constexpr = tl.constexpr(0)`)
             value, _ = self.host.expression(constant, {}, self.host.main.src)
         return value if _ok(value) and not isinstance(value, DType) else None
+
+
+def _found(text: str, *patterns: str) -> set[str]:
+    """The identifiers the patterns' first group matches anywhere in `text`."""
+    return {m.group(1) for p in patterns for m in re.finditer(p, text)}

@@ -81,6 +81,7 @@ class HostExpressions:
         if t == "identifier":
             name = src.text_of(node)
             if name in env:
+                self.used.update(getattr(env, "deps", {}).get(name, {}))  # what its value rests on
                 return env[name]
             if name in ("True", "False", "None"):
                 return {"True": True, "False": False, "None": None}[name]

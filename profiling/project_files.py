@@ -43,11 +43,18 @@ class ProjectFiles:
 
     def __init__(self):
         self._parsed: dict[str, ProjectFile | None] = {}
+        self._found: dict[tuple[str, str], ProjectFile | None] = {}
 
     def imported(self, module: str, f: ProjectFile) -> ProjectFile | None:
         """The project file `module` (as written in `f`'s import) names, parsed; None when not found."""
         if f.path is None:
             return None
+        key = (module, f.path)
+        if key not in self._found:
+            self._found[key] = self._find(module, f)
+        return self._found[key]
+
+    def _find(self, module: str, f: ProjectFile) -> ProjectFile | None:
         here = Path(f.path).parent
         dots = len(module) - len(module.lstrip("."))
         parts = [p for p in module.lstrip(".").split(".") if p]

@@ -47,27 +47,44 @@ __all__ = ["HostEval", "Size", "representative_size"]
 MAX_STEPS = 400
 
 
+class Env(dict):
+    """Names bound while host code runs, and for each the representative sizes its value rests on
+    (read by its right-hand side or by the conditions around the assignment)."""
+
+    def __init__(self):
+        super().__init__()
+        self.deps: dict[str, dict[str, int]] = {}
+
+
 class HostEval(HostExpressions):
     """Folds host code of one file (and the project files its helpers come from) on representative sizes."""
 
     def __init__(self, src: Source, path: str | None = None):
         self.main = ProjectFile(src, os.path.abspath(path) if path else None)
         self._files = ProjectFiles()
-        self.used: dict[str, int] = {}  # representative sizes the last answer read
+        self.used: dict[str, int] = {}  # representative sizes the value being folded rests on
+        self._control: list[dict[str, int]] = []  # what the conditions around the statement read
         self._steps = 0
         self._depth = 0
+        self._envs: dict[int, Env] = {}  # per launch: the wrapper's names when it is reached
 
     # -- the answer for a launch ------------------------------------------------------------------
 
     def launch_arg(self, launch, node):
         """The value `node` (an argument of `launch`) takes when the wrapper runs on representative
         sizes: (value or UNKNOWN, {name: representative size it read})."""
+        env = self._envs.get(launch.node.start_byte)
+        if env is None:
+            env = self._envs[launch.node.start_byte] = Env()
+            self._steps, self._control = 0, []
+            try:
+                if launch.wrapper is not None:
+                    self._bind_params(launch.wrapper, env, self.main, [], {})
+                    self._run_to(launch.wrapper.child_by_field_name("body"), launch.node, env, self.main)
+            except (Unfoldable, Returned, RecursionError):
+                pass  # the names bound so far stand
         self.used, self._steps = {}, 0
-        env: dict = {}
         try:
-            if launch.wrapper is not None:
-                self._bind_params(launch.wrapper, env, self.main, [], {})
-                self._run_to(launch.wrapper.child_by_field_name("body"), launch.node, env, self.main)
             value = self.value(node, env, self.main)
         except (Unfoldable, Returned, RecursionError):
             value = UNKNOWN
@@ -75,7 +92,8 @@ class HostEval(HostExpressions):
 
     def expression(self, node, env: dict, src: Source):
         """`node` of `src` (e.g. a heuristic's lambda body) folded with `env`; (value, sizes read)."""
-        self.used, self._steps = {}, 0
+        self.used, self._steps, self._control = {}, 0, []
+        env = _as_env(env)
         try:
             value = self.value(node, env, ProjectFile(src, None) if src is not self.main.src else self.main)
         except (Unfoldable, Returned, RecursionError):
@@ -117,7 +135,10 @@ class HostEval(HostExpressions):
             return
         if t == "return_statement":
             kids = st.named_children
-            raise Returned(self.value(kids[0], env, f) if kids else None)
+            value = self.value(kids[0], env, f) if kids else None
+            for c in self._control:  # which `return` ran depends on the conditions around it
+                self.used.update(c)
+            raise Returned(value)
         if t == "if_statement":
             self._if(st, env, f, wrapper)
             return
@@ -133,36 +154,57 @@ class HostEval(HostExpressions):
                 arms.append((alt.child_by_field_name("condition"), alt.child_by_field_name("consequence")))
             else:
                 orelse = alt.child_by_field_name("body")
+        read: dict[str, int] = {}  # the branch taken rests on every condition asked on the way
         for cond, body in arms:
+            outer, self.used = self.used, {}
             c = self.value(cond, env, f)
+            read.update(self.used)
+            self.used = outer
             if c is UNKNOWN or isinstance(c, Size) or c:
-                self._block(body, env, f, wrapper)
+                self._branch(body, env, f, wrapper, read)
                 return
         if orelse is not None:
-            self._block(orelse, env, f, wrapper)
+            self._branch(orelse, env, f, wrapper, read)
+
+    def _branch(self, block, env, f: ProjectFile, wrapper: bool, read: dict) -> None:
+        self._control.append(read)
+        try:
+            self._block(block, env, f, wrapper)
+        finally:
+            self._control.pop()
 
     def _block(self, block, env, f: ProjectFile, wrapper: bool) -> None:
         for st in block.named_children if block is not None else []:
             self._statement(st, env, f, wrapper)
 
-    def _assign(self, node, env, f: ProjectFile) -> None:
+    def _assign(self, node, env: Env, f: ProjectFile) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if node.type == "augmented_assignment":
-            op = f.src.text_of(node.child_by_field_name("operator")).rstrip("=")
-            if left.type == "identifier":
-                name = f.src.text_of(left)
-                env[name] = self._arith(op, env.get(name, UNKNOWN), self.value(right, env, f))
-            return
         if right is None:
             return
-        if right.type == "assignment":  # a = b = value
-            self._assign(right, env, f)
-            right = right.child_by_field_name("left")
-        self._bind(left, self.value(right, env, f), env, f, right)
+        outer, self.used = self.used, {}
+        try:
+            if node.type == "augmented_assignment":
+                if left.type != "identifier":
+                    return
+                op = f.src.text_of(node.child_by_field_name("operator")).rstrip("=")
+                value = self._arith(op, self.value(left, env, f), self.value(right, env, f))
+            else:
+                if right.type == "assignment":  # a = b = value
+                    self._assign(right, env, f)
+                    right = right.child_by_field_name("left")
+                value = self.value(right, env, f)
+            deps = dict(self.used)
+            for c in self._control:
+                deps.update(c)
+        finally:
+            self.used = outer
+        self._bind(left, value, env, f, right, deps)
 
-    def _bind(self, target, value, env, f: ProjectFile, right=None) -> None:
+    def _bind(self, target, value, env: Env, f: ProjectFile, right, deps: dict) -> None:
         if target.type == "identifier":
-            env[f.src.text_of(target)] = Size(f.src.text_of(target)) if isinstance(value, Size) else value
+            name = f.src.text_of(target)
+            env[name] = Size(name) if isinstance(value, Size) else value
+            env.deps[name] = deps
             return
         if target.type in ("pattern_list", "tuple_pattern", "list_pattern"):
             items = [c for c in target.named_children if c.type != "comment"]
@@ -170,7 +212,7 @@ class HostEval(HostExpressions):
             for i, item in enumerate(items):
                 v = seq[i] if seq is not None else (Size() if isinstance(value, Size) or _is_shape(right, f)
                                                     else UNKNOWN)
-                self._bind(item, v, env, f)
+                self._bind(item, v, env, f, None, deps)
 
     def _bind_params(self, fn, env, f: ProjectFile, args: list, kwargs: dict) -> None:
         params = fn.child_by_field_name("parameters")
@@ -207,7 +249,7 @@ class HostEval(HostExpressions):
             depth += 1
         if node is None or self._depth >= MAX_DEPTH:
             return UNKNOWN
-        env: dict = {}
+        env = Env()
         self._depth += 1
         try:
             self._bind_params(node, env, target, args, kwargs)
@@ -219,6 +261,12 @@ class HostEval(HostExpressions):
         finally:
             self._depth -= 1
         return None
+
+
+def _as_env(names: dict) -> Env:
+    env = Env()
+    env.update(names)
+    return env
 
 
 def _blocks(st) -> list:

@@ -167,8 +167,11 @@ def static_configs(module, kernels: set[str] | None = None, skip: set[str] = fro
             continue
         line = k.name_range.start.line + 1
         pins = kernel_pins(module, k, path)
-        configs = _kernel_configs(module, k, pins, host)
-        note = None if configs else "no configuration: its launch sites pass values that cannot be compiled"
+        try:
+            configs = _kernel_configs(module, k, pins, host)
+            note = None if configs else "no configuration: its launch sites pass values that cannot be compiled"
+        except Exception as exc:  # noqa: BLE001 - one kernel's odd code must not cost the file's other kernels
+            configs, note = [], f"no configuration: reading it failed ({type(exc).__name__}: {str(exc)[:80]})"
         if configs:
             out[k.name] = configs[:MAX_STATIC_CONFIGS]
         info[k.name] = StaticKernel(line, note, tuple(dict.fromkeys(pins.messages)))

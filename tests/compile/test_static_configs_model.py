@@ -64,9 +64,10 @@ def settings(n):
 
 
 def run(x, group):
+    n = x.numel()  # a representative size, which BLOCK does not rest on
     block, warps = settings(1000)
     # tritonlens: GROUP=8
-    tile_kernel[(1,)](x, x.numel(), BLOCK=block, GROUP=group, DTYPE=tl.bfloat16, num_warps=warps)
+    tile_kernel[(1,)](x, n, BLOCK=block, GROUP=group, DTYPE=tl.bfloat16, num_warps=warps)
 '''
 
 
@@ -83,9 +84,9 @@ def test_known_values_stay_static_and_only_the_unknown_are_pinned():
     assert cfg["options"] == {"num_warps": 4, "num_stages": 3}
     assert cfg["value_sources"] == {"BLOCK": "static", "GROUP": "pinned", "DTYPE": "static", "UNROLL": "static",
                                     "num_warps": "static", "num_stages": "static"}
-    assert cfg["source"] == "pinned" and cfg["label"] == "pinned: the launch at line 26"
+    assert cfg["source"] == "pinned" and cfg["label"] == "pinned: the launch at line 27"
     # The kernel's own pin loses to what the launch writes, and says so.
-    unused = "pin `BLOCK=64` at line 11 not used: the launch at line 26 gives BLOCK=1024"
+    unused = "pin `BLOCK=64` at line 11 not used: the launch at line 27 gives BLOCK=1024"
     assert info["tile_kernel"].pin_messages == (unused,)
 
 
