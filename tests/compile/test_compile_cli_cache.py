@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCALE = FIX / "scale.py"
 
 CONFIG_KEYS = ["constexprs", "num_warps", "num_stages", "registers", "spill_bytes", "shared_bytes", "occupancy",
-               "limiter", "mma", "pipelined", "vectorized", "error"]
+               "limiter", "mma", "pipelined", "vectorized", "error", "source", "value_sources", "assumed"]
 
 
 def test_cli_json_schema_then_cached_answer_without_any_compile(capsys):
@@ -31,11 +31,12 @@ def test_cli_json_schema_then_cached_answer_without_any_compile(capsys):
     assert list(out) == ["target", "triton_version", "kernels"]
     assert out["target"] == "sm_90"
     (k,) = out["kernels"]
-    assert list(k) == ["name", "line", "configs", "lines"]
+    assert list(k) == ["name", "line", "configs", "lines", "pin_messages"]
     assert k["name"] == "scale_kernel" and k["line"] == 14
     (c,) = k["configs"]
     assert list(c) == CONFIG_KEYS
     assert c["constexprs"] == {"BLOCK": 1024} and c["num_warps"] == 4
+    assert c["source"] == "captured" and c["value_sources"]["BLOCK"] == "captured" and c["assumed"] == []
     assert isinstance(c["registers"], int) and c["registers"] > 0 and c["error"] is None
     assert c["mma"] is None and c["vectorized"] is False  # n = 1000: scalar loads
     assert all(list(ln) == ["line", "instructions", "spill_bytes"] for ln in k["lines"])
