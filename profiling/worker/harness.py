@@ -39,11 +39,17 @@ class HarnessError(Exception):
     """The user's file or harness could not be loaded or has no way to run its kernels."""
 
 
-def package_of(path: str) -> tuple[str, str] | None:
-    """(import root, package) of a file inside a package: the folder above the topmost folder of
-    its `__init__.py` chain, and the dotted package name. None outside a package."""
+def package_of(path: str, import_folders=()) -> tuple[str, str] | None:
+    """(import root, package) of a file inside a package: relative to the first of the project's
+    `import_folders` that holds it (namespace folders included), else the folder above the top of
+    its `__init__.py` chain. None when neither names a package."""
     folder = os.path.dirname(os.path.realpath(path))
-    parts: list[str] = []
+    for root in import_folders or ():
+        rel = os.path.relpath(folder, os.path.realpath(root))
+        parts = rel.split(os.sep)
+        if rel != "." and not rel.startswith("..") and all(p.isidentifier() for p in parts):
+            return os.path.realpath(root), ".".join(parts)
+    parts = []
     while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.basename(folder).isidentifier():
         parts.insert(0, os.path.basename(folder))
         parent = os.path.dirname(folder)
@@ -66,29 +72,7 @@ def add_sys_path(folders) -> None:
         sys.path.insert(at, folder)
 
 
-def load_module(path: str, name: str | None = None, package_path: str | None = None):
-    """Execute the file at `path` as a fresh module. `package_path`: the file whose package the
-    module belongs to (default: `path` itself); the module is then named `<package>.<name>`
-    (`name` default: the file's stem) and its relative imports resolve in that package."""
-    path = os.path.realpath(path)
-    if not os.path.isfile(path):
-        raise HarnessError(f"no such file: {path}")
-    stem = os.path.splitext(os.path.basename(path))[0]
-    package = package_of(package_path or path) if stem.isidentifier() or package_path else None
-    if package is not None:
-        root, dotted = package
-        if root not in sys.path:
-            add_sys_path([root])  # the project's copy of the package, before an installed one
-        # the package first, on its own: its __init__ may import this very module, which must not
-        # find the half-executed copy below in sys.modules
-        importlib.import_module(dotted)
-        name = f"{dotted}.{name or stem}"
-    else:
-        folder = os.path.dirname(path)
-        if folder not in sys.path:
-            sys.path.insert(0, folder)  # sibling imports work as with `python file.py`
-        if name is None:
-            name = f"tritonlens_user_{stem}_{hashlib.sha1(path.encode()).hexdigest()[:8]}"
+def _execute(path: str, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise HarnessError(f"cannot import {path}")
@@ -100,6 +84,40 @@ def load_module(path: str, name: str | None = None, package_path: str | None = N
         sys.modules.pop(name, None)
         raise
     return module
+
+
+def load_module(path: str, name: str | None = None, package_path: str | None = None, import_folders=()):
+    """Execute the file at `path` as a fresh module. `package_path`: the file whose package the
+    module belongs to (default: `path` itself); the module is then named `<package>.<name>`
+    (`name` default: the file's stem) and its relative imports resolve in that package. When
+    the package cannot be imported (its __init__ needs a GPU or a missing dependency), the file
+    is imported by file name instead; if that fails too, the package's error is raised."""
+    path = os.path.realpath(path)
+    if not os.path.isfile(path):
+        raise HarnessError(f"no such file: {path}")
+    stem = os.path.splitext(os.path.basename(path))[0]
+    package = package_of(package_path or path, import_folders) if stem.isidentifier() or package_path else None
+    first_error = None
+    if package is not None:
+        root, dotted = package
+        if root not in sys.path:
+            add_sys_path([root])  # the project's copy of the package, before an installed one
+        try:
+            # the package first, on its own: its __init__ may import this very module, which must
+            # not find the half-executed copy in sys.modules
+            importlib.import_module(dotted)
+            return _execute(path, f"{dotted}.{name or stem}")
+        except Exception as exc:  # noqa: BLE001 - the user's package may raise anything
+            first_error = exc
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # sibling imports work as with `python file.py`
+    try:
+        return _execute(path, name or f"tritonlens_user_{stem}_{hashlib.sha1(path.encode()).hexdigest()[:8]}")
+    except Exception:
+        if first_error is not None:
+            raise first_error from None
+        raise
 
 
 def has_main_block(path: str) -> bool:
@@ -138,14 +156,14 @@ def entry_points(path: str, harness: str | None = None, module=None, records=Non
             hmod = module
         else:
             if module is None:
-                module = load_module(path)
+                module = load_module(path, import_folders=sys_path)
             hmod = load_module(hfile)
         factory = getattr(hmod, func, None)
         if factory is None:
             raise HarnessError(f"{hfile} has no function {func!r}")
         return _cases(factory, f"{os.path.basename(hfile)}::{func}"), "harness"
     if module is None:
-        module = load_module(path)
+        module = load_module(path, import_folders=sys_path)
     factory = getattr(module, "tritonlens_cases", None)
     if callable(factory):
         return _cases(factory, "tritonlens_cases"), "tritonlens_cases"

@@ -47,7 +47,7 @@ def check_candidate(session: Session, cand, quick: bool = False) -> dict:
           "ragged_sizes": None, "ragged_note": None, "timing": None, "extra": {}}
     try:
         side = Side(f"cand_{session.tag}_{cand.id}", session.name, cand.source, session.workdir,
-                    session.package_path)
+                    session.package_path, session.job.sys_path)
     except SyntaxError as exc:
         ev["error"] = {"stage": "import", "type": "syntax", "message": f"SyntaxError: {exc}", "traceback": ""}
         return ev

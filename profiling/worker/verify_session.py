@@ -32,14 +32,15 @@ from verify_tracking import DEVICE, GPU, OpRecorder, Tracker, guard_violations, 
 class Side:
     """One module (original or candidate) loaded from text, with its harness entry points."""
 
-    def __init__(self, tag: str, name: str, text: str, workdir: str, package_path: str | None = None):
+    def __init__(self, tag: str, name: str, text: str, workdir: str, package_path: str | None = None,
+                 import_folders=()):
         folder = os.path.join(workdir, tag)
         os.makedirs(folder, exist_ok=True)
         self.path = os.path.realpath(os.path.join(folder, f"{name}.py"))
         with open(self.path, "w", encoding="utf-8") as fh:
             fh.write(text)
         self.module = harness.load_module(self.path, name=f"tritonlens_verify_{tag}_{name}",
-                                          package_path=package_path)
+                                          package_path=package_path, import_folders=import_folders)
         self.uses_dot = ".dot(" in text
 
     def resolve(self, fn, original: Side):
@@ -108,7 +109,8 @@ class Session:
         # the user's file, where this machine has it: the package its copies are loaded into
         self.package_path = job.path if job.path and os.path.isfile(job.path) else None
         harness.add_sys_path(job.sys_path)
-        self.original = Side(f"orig_{self.tag}", self.name, job.original, self.workdir, self.package_path)
+        self.original = Side(f"orig_{self.tag}", self.name, job.original, self.workdir, self.package_path,
+                             job.sys_path)
         sys.modules[self.name] = self.original.module  # an external harness imports it by name
         self.source = ""
         self.skipped: list[str] = []  # records that cannot be replayed, and why

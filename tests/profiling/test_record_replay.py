@@ -189,6 +189,40 @@ def test_profile_replays_a_hand_written_record(tmp_path):
     assert launch["grid"] == [300, 1, 1] and launch["constexprs"] == {"BLOCK": 16}
 
 
+def test_the_worker_imports_a_file_as_its_project_does(tmp_path):
+    """As part of its package (a namespace folder inside it too); by file name when the package's
+    __init__ fails on this machine; the package's own error when both fail."""
+    files = {
+        "src/okpkg/__init__.py": "",
+        "src/okpkg/util.py": "SCALE = 3\n",
+        "src/okpkg/inner/k.py": "from ..util import SCALE\n",  # no __init__.py in inner/
+        "src/gpupkg/__init__.py": "raise RuntimeError('gpupkg needs a GPU')\n",
+        "src/gpupkg/plain.py": "import math\nSCALE = math.floor(2.5)\n",
+        "src/gpupkg/relative.py": "from .plain import SCALE\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    src = str(tmp_path / "src")
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(WORKER_DIR)!r})
+        import harness
+        k = harness.load_module({src!r} + "/okpkg/inner/k.py", import_folders=[{src!r}])
+        print(k.__name__, k.SCALE)
+        plain = harness.load_module({src!r} + "/gpupkg/plain.py", import_folders=[{src!r}])
+        print(plain.__name__.startswith("tritonlens_user_plain_"), plain.SCALE)
+        try:
+            harness.load_module({src!r} + "/gpupkg/relative.py", import_folders=[{src!r}])
+        except Exception as exc:
+            print(type(exc).__name__, exc)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["okpkg.inner.k 3", "True 2", "RuntimeError gpupkg needs a GPU"]
+
+
 def test_without_records_or_harness_the_message_says_how_to_get_them(tmp_path):
     kernel_file = write_project(tmp_path)
     proc = tritonlens("profile", str(kernel_file), cwd=tmp_path)
