@@ -141,8 +141,9 @@ class Job(Message):
 class LaunchJob(Job):
     """Kinds "capture", "run", "bench" and "ncu": run the file's harness and look at its launches.
 
-    Harness order: `harness`, the file's `tritonlens_cases()`, its argument-less `test_*`
-    functions, its `__main__` block. Without a GPU the worker runs Triton's interpreter."""
+    Harness order: `harness`, the file's `tritonlens_cases()`, its launch `records` (replayed on
+    fresh data, the largest first), its argument-less `test_*` functions, its `__main__` block.
+    Without a GPU the worker runs Triton's interpreter."""
 
     path: str = json_field(str, "")
     harness: str | None = json_field(OPT_STR, None)  # "file.py::function"
@@ -172,7 +173,8 @@ class VerifyCandidate(Message):
 @dataclass
 class VerifyJob(Job):
     """Kind "verify": the original and candidate rewrites side by side (action "check"), or one
-    quick check and one timing each (action "tune")."""
+    quick check and one timing each (action "tune"). Cases: `harness`, else the original's
+    tritonlens_cases(), else its launch `records` (kernel-level cases, no ragged shape)."""
 
     action: str = json_field(str, "check")
     name: str = json_field(str, "kernel")  # module stem: files are written as <cwd>/<tag>/<name>.py
@@ -312,8 +314,8 @@ class Check(Message):
 
 @dataclass
 class CandidateError(Message):
-    stage: str = json_field(str)  # import | run | timing
-    type: str = json_field(str)  # syntax | compile | exception
+    stage: str = json_field(str)  # import | run | timing | cases
+    type: str = json_field(str)  # syntax | compile | exception | unexercised
     message: str = json_field(str, "")
     traceback: str = json_field(str, "")
 
