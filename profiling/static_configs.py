@@ -41,6 +41,7 @@ MAX_STATIC_CONFIGS = 8  # the worker compiles at most this many per kernel
 PLAIN_INT = 3
 _FLOAT_NAMES = re.compile(r"(^|_)(eps|epsilon|scale|alpha|beta|gamma|momentum|temperature|temp|rate|factor|"
                           r"sm_scale|qk_scale|softcap|dropout|p_drop)($|_)", re.IGNORECASE)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 _POINTER_CALLS = {"load", "store", "make_block_ptr"} | ATOMICS
 
 
@@ -61,9 +62,15 @@ def _pointer_params(kernel) -> set[str]:
 
 
 def _index_pointers(kernel, pointers: set[str]) -> set[str]:
-    """Pointers whose loaded values index another pointer (`ids = tl.load(IDS + i)` then
-    `LOGITS + ids`): token ids, gather indices, offsets. They hold integers, not the data type."""
+    """Pointers whose loaded values are indices: they offset another pointer (`ids = tl.load(IDS +
+    i)`, then `LOGITS + ids` or `offs = ids * D + j; T + offs`) or bound a loop (`lo = tl.load(LO)`,
+    `range(lo, hi)`): token ids, gather indices, CSR offsets. They hold integers, not the data type."""
     src = kernel.src
+    derived = {}  # name → the names its assignments read
+    for name, assigns in kernel.assignments.items():
+        for a in assigns:
+            if a.value is not None:
+                derived.setdefault(name, set()).update(_IDENT.findall(src.text_of(a.value)))
     out = set()
     for c in kernel.calls:
         if c.name != "load":
@@ -78,11 +85,15 @@ def _index_pointers(kernel, pointers: set[str]) -> set[str]:
         left = stmt.child_by_field_name("left") if stmt is not None and stmt.type == "assignment" else None
         if base not in pointers or left is None or left.type != "identifier":
             continue
-        name = re.escape(src.text_of(left))
+        names = {src.text_of(left)}
+        for _ in range(4):  # what is computed from the loaded values, a few assignments deep
+            names |= {n for n, reads in derived.items() if reads & names and n not in pointers}
+        held = "|".join(re.escape(n) for n in sorted(names))
         others = "|".join(re.escape(q) for q in pointers if q != base)
         # `LOGITS + ids`, `table + ids * stride`: one address expression (no comma between them).
-        if others and re.search(rf"\b({others})\b[^,\n]*\+[^,\n]*\b{name}\b|\b{name}\b[^,\n]*\+\s*\b({others})\b",
-                                kernel.text):
+        address = others and re.search(rf"\b({others})\b[^,\n]*\+[^,\n]*\b({held})\b|"
+                                       rf"\b({held})\b[^,\n]*\+\s*\b({others})\b", kernel.text)
+        if address or re.search(rf"\brange\([^)\n]*\b({held})\b", kernel.text):
             out.add(base)
     return out
 
@@ -263,7 +274,8 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
     if aligned:
         notes.append(f"{dtype_why}, 16-byte aligned: {', '.join(aligned)}")
     if index_args:
-        notes.append("pointers assumed int64 (their loads index other pointers): " + ", ".join(index_args))
+        notes.append("pointers assumed int64 (their loads index other pointers or bound loops): "
+                     + ", ".join(index_args))
     if plain:
         notes.append("integers unknown, compiled as plain i32 (not 1, not divisible by 16): " + ", ".join(plain))
     if floats:
