@@ -83,7 +83,9 @@ def render_text(result: OptimizeReport, applied: bool = False) -> str:
         out.append(f"  [{mark}] {c.proposer:<6} {speed:>7}  err {err:<8} {c.title}")
         out.append(f"             {c.reason}")
     if result.best:
-        out.append(f"best: {result.best.quick_fix_title}")
+        best = result.best
+        # nothing timed: the verdict's own words (on launch records: "correct, not timed: ...")
+        out.append(f"best: {best.quick_fix_title}" if best.speedup else f"best: {best.title} — {best.reason}")
         out.append(result.best.diff.rstrip("\n"))
         if applied:
             out.append(f"applied to {result.path}")

@@ -119,6 +119,8 @@ def test_optimize_config_on_records_is_correctness_only(biaspkg):
     assert text.returncode == 0, text.stderr
     assert "no GPU: candidates were checked for correctness only, not timed" in text.stdout
     assert "correct, not timed: 3 seeds × 2 recorded launches" in text.stdout
+    assert ("best: autotune 4 configs — correct, not timed: 3 seeds × 2 recorded launches in Triton's "
+            "interpreter") in text.stdout
 
 
 def _verify(kernel_file: Path, edits: dict[str, tuple[str, str]]):
