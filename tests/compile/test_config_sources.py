@@ -14,6 +14,7 @@ from tritonlens.profiling.compile_job import compile_file
 pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).parent / "fixtures" / "config_sources"
+BAD_PIN_LINE = next(i for i, ln in enumerate((FIXTURES / "kernels.py").read_text().splitlines(), 1) if "=abc" in ln)
 
 
 @pytest.fixture(scope="module")
@@ -86,10 +87,11 @@ def test_comment_pins_and_a_bad_pin(kernels_report):
     bad = compiled(kernels_report, "bad_pin_kernel")
     # Every wrong pin says why in one line; the kernel still compiles on assumed values.
     assert bad.configs[0].constexprs == {"BLOCK": 1024} and bad.configs[0].num_warps == 4
+    at = f"at line {BAD_PIN_LINE}"
     assert bad.pin_messages == [
-        "pin `BLOCK=abc` at line 48 ignored: not a number, True/False, a dtype (tl.float16) or a quoted string",
-        "pin `num_warps=3` at line 48 ignored: num_warps must be a positive int and a power of two",
-        "pin `WIDTH=8` at line 48 ignored: bad_pin_kernel has no parameter WIDTH"]
+        f"pin `BLOCK=abc` {at} ignored: not a number, True/False, a dtype (tl.float16) or a quoted string",
+        f"pin `num_warps=3` {at} ignored: num_warps must be a positive int and a power of two",
+        f"pin `WIDTH=8` {at} ignored: bad_pin_kernel has no parameter WIDTH"]
 
 
 def test_json_and_text_name_every_source(kernels_report):
@@ -102,7 +104,7 @@ def test_json_and_text_name_every_source(kernels_report):
     assert len(bad["pin_messages"]) == 3
     text = _text(kernels_report, [])
     assert "BLOCK=1024 (assumed)" in text and "BLOCK=256 (pinned)" in text and "[pinned: defaults]" in text
-    assert "pin: pin `WIDTH=8` at line 48 ignored" in text
+    assert f"pin: pin `WIDTH=8` at line {BAD_PIN_LINE} ignored" in text
 
 
 def test_a_compile_error_on_assumed_values_is_a_warning(kernels_report):
