@@ -34,7 +34,7 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything here imports triton
 
-from record_cases import triton_sources
+from record_cases import wrappers_only
 from verify_inputs import clone_tree, compare, outputs_diff, outputs_of
 from verify_session import Session, Side, arg_tensors, candidate_error, run_call
 from verify_tracking import BOOKKEEPING, GPU, GUARDS, Tracker
@@ -55,7 +55,7 @@ def check_candidate(session: Session, cand, quick: bool = False) -> dict:
         ev["error"] = candidate_error("import", exc)
         return ev
     ev["_side"] = side
-    if session.source == "records" and triton_sources(side.module) == triton_sources(session.original.module):
+    if session.source == "records" and wrappers_only(session.job.original, cand.source):
         ev["error"] = {"stage": "cases", "type": "unexercised", "traceback": "",
                        "message": "recorded launches replay the kernels, not the wrapper this candidate "
                                   "changes: check it with tritonlens_cases() or --harness"}

@@ -20,7 +20,7 @@ performance shape, and every record takes part in correctness.
 
 from __future__ import annotations
 
-import inspect
+import ast
 
 import replay
 import torch
@@ -93,17 +93,38 @@ def supplied_keys(obj) -> set[str]:
     return keys
 
 
-def triton_sources(module) -> dict[str, str]:
-    """{name: source with decorators} of the module's Triton functions (kernels and @jit helpers)."""
-    out = {}
-    for name, value in vars(module).items():
-        if is_kernel_object(value):
-            fn = _innermost(value).fn
-            try:
-                out[name] = inspect.getsource(fn)
-            except (OSError, TypeError):
-                out[name] = repr(fn)
-    return out
+_TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
+
+
+def _is_triton_def(node) -> bool:
+    for dec in node.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name in _TRITON_DECORATORS:
+            return True
+    return False
+
+
+def _outside_wrappers(text: str) -> str:
+    """The module's top level with the bodies of its plain Python functions left out."""
+    tree = ast.parse(text)
+    body = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _is_triton_def(node):
+            body.append(f"def {node.name}")
+        else:
+            body.append(ast.dump(node))
+    return "\n".join(body)
+
+
+def wrappers_only(original: str, candidate: str) -> bool:
+    """Does `candidate` differ from `original` only inside plain Python functions (the wrappers,
+    which a kernel-level case never calls)? Triton functions, decorators, imports and module-level
+    values all count as reachable."""
+    try:
+        return _outside_wrappers(original) == _outside_wrappers(candidate)
+    except SyntaxError:
+        return False
 
 
 def _constexpr(value):

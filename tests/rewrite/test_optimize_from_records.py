@@ -159,6 +159,26 @@ def test_wrong_candidate_is_refused_on_biaspkg(biaspkg):
     assert not wrong.accepted and wrong.reason.startswith("wrong result on case 0"), wrong.reason
 
 
+def test_which_edits_a_recorded_launch_can_reach():
+    """Kernel-level cases never call the wrapper: an edit confined to it is not checked; an edit
+    of a Triton function, its decorators or a module-level value is."""
+    from tritonlens.profiling.client import WORKER_DIR
+
+    edits = {"launch literal": ("BLOCK=128)", "BLOCK=256)"),
+             "kernel body": ("x + b, mask=mask)", "b + x, mask=mask)"),
+             "decorator": ("@triton.jit", "@triton.jit(do_not_specialize=['n_cols'])"),
+             "module value": ("from ._shapes import flat_rows", "from ._shapes import flat_rows\nEPS = 1e-6")}
+    script = (f"import json, sys\nsys.path.insert(0, {str(WORKER_DIR)!r})\nimport record_cases\n"
+              "original, edits = json.loads(sys.stdin.read())\n"
+              "print(json.dumps({k: record_cases.wrappers_only(original, original.replace(*e)) "
+              "for k, e in edits.items()}))")
+    proc = subprocess.run([sys.executable, "-c", script], input=json.dumps([BIAS, edits]), capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, TRITON_INTERPRET="1"), check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"launch literal": True, "kernel body": False, "decorator": False,
+                                       "module value": False}
+
+
 def test_optimize_without_records_or_harness_says_how_to_get_them(tmp_path):
     kernel_file = write_biaspkg(tmp_path)
     proc = tritonlens("optimize", str(kernel_file), "--proposers", "config", cwd=tmp_path)
