@@ -68,6 +68,8 @@ def _text(outcome) -> str:
         lines.append(ran)
     if outcome.error:
         lines.append(f"  worker: {outcome.error[:300]}")
+    if res is not None and res.first_failure and outcome.recorded:
+        lines.append(f"  first failure: {res.first_failure[:200]}")
     for name, count in sorted(outcome.kernels().items()):
         lines.append(f"  {name}: {count} distinct launch{'es' if count != 1 else ''}")
     if outcome.outside:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tritonlens.profiling import launch_records
 from tritonlens.profiling.backends import BackendError, make_backend
-from tritonlens.profiling.project_tests import SKIP_DIRS, find_tests, layout
+from tritonlens.profiling.project_tests import SKIP_DIRS, ImportGraph, layout
 from tritonlens.profiling.worker.json_message import MessageError
 from tritonlens.profiling.worker.project_capture_report import (
     ProjectCaptureJob,
@@ -34,7 +34,9 @@ DEFAULT_TIMEOUT = 600.0
 SHIP_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".ini")
 SHIP_BUDGET = 16 << 20  # bytes of project source shipped to a remote host
 SHIP_FILE_MAX = 2 << 20
-PYTEST_ARGS = ("-q", "-p", "no:cacheprovider")  # no .pytest_cache left in the user's project
+# no .pytest_cache left in the user's project; a test module that cannot be imported (a GPU-only
+# extension, a missing optional package) must not stop the others from running
+PYTEST_ARGS = ("-q", "-p", "no:cacheprovider", "--continue-on-collection-errors")
 
 
 @dataclass
@@ -157,6 +159,8 @@ def _why_nothing(outcome: CaptureOutcome) -> str:
         return f"`{command}` launched only kernels outside the project ({outcome.outside} launches)"
     if res is not None and res.passed + res.failed == 0 and outcome.tests:
         return f"`{command}` ran no test (exit code {res.exit_code})"
+    if res is not None and res.first_failure:
+        return f"`{command}` launched no Triton kernel; first failure: {res.first_failure[:200]}"
     return f"`{command}` launched no Triton kernel"
 
 
@@ -182,7 +186,8 @@ def capture_for_file(path: str | os.PathLike, python: str | None = None, backend
     without records."""
     lay = layout(path)
     files = kernel_files(Path(path)) if Path(path).is_dir() else [Path(path)]
-    tests = sorted({t for f in files for t in find_tests(f, lay)})
+    graph = ImportGraph(lay)
+    tests = sorted({t for f in files for t in graph.tests_for(f)})
     if not tests:
         what = (f"any of its {len(files)} kernel files" if Path(path).is_dir()
                 else launch_records.relative_file(lay.root, str(path)))

@@ -101,23 +101,30 @@ class _Import:
     bound: str  # the name bound in the importing module
 
 
+def _statements(body):
+    """Every statement, at any depth (function bodies, if/try/with/match blocks), never descending
+    into expressions: imports are statements, and the expressions are most of a tree."""
+    for node in body:
+        yield node
+        yield from _statements(c for c in ast.iter_child_nodes(node)
+                               if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
+
+
 @lru_cache(maxsize=8192)
-def _parse(path: Path, mtime: float) -> tuple[tuple[_Import, ...], frozenset[str], frozenset[str]]:
-    """(imports, names the module defines at top level, attribute names it uses)."""
+def _parse(path: str, mtime: float) -> tuple[tuple[_Import, ...], frozenset[str], ast.Module | None]:
+    """(imports, names the module defines at top level, the tree)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), path)
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-        return (), frozenset(), frozenset()
+        return (), frozenset(), None
     imports: list[_Import] = []
-    attrs: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             imports += [_Import(a.name, 0, None, a.asname or a.name.split(".")[0]) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             imports += [_Import(node.module or "", node.level, a.name, a.asname or a.name) for a in node.names]
-        elif isinstance(node, ast.Attribute):
-            attrs.add(node.attr)
-    return tuple(imports), frozenset(_top_level_names(tree.body)), frozenset(attrs)
+    return tuple(imports), frozenset(_top_level_names(tree.body)), tree
 
 
 def _top_level_names(body) -> set[str]:
@@ -138,87 +145,111 @@ def _top_level_names(body) -> set[str]:
     return names
 
 
-def _info(path: Path):
+def _info(path: str):
     try:
-        return _parse(path, path.stat().st_mtime)
+        return _parse(path, os.stat(path).st_mtime)
     except OSError:
-        return (), frozenset(), frozenset()
+        return (), frozenset(), None
 
 
-def _module_file(base: Path, dotted: str) -> Path | None:
-    target = base.joinpath(*dotted.split(".")) if dotted else base
-    for candidate in (target.with_name(target.name + ".py"), target / "__init__.py"):
-        if dotted and candidate.is_file():
-            return candidate.resolve()
-    if not dotted and (base / "__init__.py").is_file():
-        return (base / "__init__.py").resolve()
-    return None
+@dataclass(frozen=True)
+class _Edge:
+    """One import of one file: the project file it names (`from X import n`: X; `import X`: X), the
+    name taken and the name bound, and the file of `X.n` when that is itself a module."""
+
+    target: str | None
+    name: str | None
+    bound: str
+    submodule: str | None
 
 
-def resolve(lay: ProjectLayout, importer: Path, module: str, level: int) -> Path | None:
-    """The project file `module` names when imported from `importer`, or None (not the project's)."""
-    if level:
-        base = importer.parent
-        for _ in range(level - 1):
-            base = base.parent
-        return _module_file(base, module)
-    for base in [*lay.path_dirs(), importer.parent.resolve()]:
-        found = _module_file(base, module)
-        if found is not None:
-            return found
-    return None
+class ImportGraph:
+    """The imports of every project file, each resolved once to the project file it names the
+    way Python would find it: import paths first, then the importer's own folder."""
 
+    def __init__(self, lay: ProjectLayout, files: list[Path] | None = None):
+        self.lay = lay
+        self.files = [os.path.realpath(f) for f in (files if files is not None else python_files(lay.root))]
+        self._dirs = [os.path.realpath(d) for d in lay.path_dirs()]
+        self._found: dict[tuple[str, str], str | None] = {}
+        self.edges = {f: [self._edge(f, imp) for imp in _info(f)[0]] for f in self.files}
+        self._sources = [f for f in self.files if not is_test_file(Path(f))]
 
-def reaching_names(lay: ProjectLayout, kernel_file: Path, files: list[Path]) -> set[tuple[Path, str]]:
-    """(file, name) pairs through which the kernel file's names can be imported: its own
-    top-level names, and every re-export of them (or of the module itself) by a project module."""
-    kernel_file = kernel_file.resolve()
-    reach = {(kernel_file, n) for n in _info(kernel_file)[1]}
-    sources = [f for f in files if not is_test_file(f)]
-    for _ in range(8):  # re-export chains are short; bounded against cycles
-        grown = False
-        for f in sources:
-            fr = f.resolve()
-            for imp in _info(f)[0]:
-                if imp.name is None:
-                    continue
-                base = resolve(lay, f, imp.module, imp.level)
-                new: set[tuple[Path, str]] = set()
-                if imp.name == "*" and base is not None:
-                    new = {(fr, n) for (src, n) in reach if src == base and not n.startswith("_")}
-                elif (base, imp.name) in reach:
-                    new = {(fr, imp.bound)}
-                elif resolve(lay, f, f"{imp.module}.{imp.name}".strip("."), imp.level) == kernel_file:
-                    new = {(fr, imp.bound)}  # `from pkg.ops import rmsnorm`: the module itself
-                if not new <= reach:
-                    reach |= new
-                    grown = True
-        if not grown:
-            break
-    return reach
+    def _module_file(self, base: str, dotted: str) -> str | None:
+        key = (base, dotted)
+        if key not in self._found:
+            target = os.path.join(base, *dotted.split(".")) if dotted else base
+            found = None
+            for candidate in ((target + ".py", os.path.join(target, "__init__.py")) if dotted
+                              else (os.path.join(base, "__init__.py"),)):
+                if os.path.isfile(candidate):
+                    found = os.path.realpath(candidate)
+                    break
+            self._found[key] = found
+        return self._found[key]
 
+    def resolve(self, importer: str, module: str, level: int) -> str | None:
+        """The project file `module` names when imported from `importer`, or None."""
+        if level:
+            base = os.path.dirname(importer)
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            return self._module_file(base, module)
+        for base in (*self._dirs, os.path.dirname(importer)):
+            found = self._module_file(base, module)
+            if found is not None:
+                return found
+        return None
 
-def reaches(lay: ProjectLayout, test: Path, kernel_file: Path, reach: set[tuple[Path, str]]) -> bool:
-    imports, _, attrs = _info(test)
-    for imp in imports:
-        base = resolve(lay, test, imp.module, imp.level)
-        if imp.name is None:
-            if base == kernel_file or any(src == base and n in attrs for src, n in reach):
+    def _edge(self, importer: str, imp: _Import) -> _Edge:
+        target = self.resolve(importer, imp.module, imp.level) if imp.module or imp.level else None
+        sub = None
+        if imp.name is not None and imp.name != "*":
+            sub = self.resolve(importer, f"{imp.module}.{imp.name}".strip("."), imp.level)
+        return _Edge(target, imp.name, imp.bound, sub)
+
+    def reaching(self, kernel: str) -> set[tuple[str, str]]:
+        """(file, name) pairs through which the kernel file's names can be imported: its own
+        top-level names, and every re-export of them (or of the module itself) by a project module."""
+        reach = {(kernel, n) for n in _info(kernel)[1]}
+        for _ in range(8):  # re-export chains are short; bounded against cycles
+            size = len(reach)
+            for f in self._sources:
+                for e in self.edges.get(f, ()):
+                    if e.name is None:
+                        continue
+                    if e.name == "*" and e.target is not None:
+                        reach |= {(f, n) for (src, n) in list(reach) if src == e.target and not n.startswith("_")}
+                    elif (e.target, e.name) in reach or e.submodule == kernel:
+                        reach.add((f, e.bound))  # a re-export, or `from pkg.ops import rmsnorm`
+            if len(reach) == size:
+                break
+        return reach
+
+    def reaches(self, test: str, kernel: str, reach: set[tuple[str, str]]) -> bool:
+        attrs = None
+        for e in self.edges.get(test, ()):
+            if e.target == kernel or e.submodule == kernel or (e.name is not None and (e.target, e.name) in reach):
                 return True
-            continue
-        if base == kernel_file or (base, imp.name) in reach:
-            return True
-        if resolve(lay, test, f"{imp.module}.{imp.name}".strip("."), imp.level) == kernel_file:
-            return True
-    return False
+            if e.name is None and any(src == e.target for src, _ in reach):
+                if attrs is None:  # `import pkg` then `pkg.rms_norm(...)`
+                    tree = _info(test)[2]
+                    attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} if tree else set()
+                if any(src == e.target and n in attrs for src, n in reach):
+                    return True
+        return False
+
+    def tests_for(self, kernel_file: str | os.PathLike) -> list[str]:
+        kernel = os.path.realpath(kernel_file)
+        reach = self.reaching(kernel)
+        root = os.path.realpath(self.lay.root)
+        found = [f for f in self.files if is_test_file(Path(f)) and f != kernel and self.reaches(f, kernel, reach)]
+        return sorted(Path(os.path.relpath(f, root)).as_posix() for f in found)
 
 
-def find_tests(kernel_file: str | os.PathLike, lay: ProjectLayout | None = None) -> list[str]:
+def find_tests(kernel_file: str | os.PathLike, lay: ProjectLayout | None = None,
+               graph: ImportGraph | None = None) -> list[str]:
     """The project's test files (test_*.py, *_test.py) that reach `kernel_file`, as paths
-    relative to the project root with forward slashes, sorted."""
-    kernel = Path(kernel_file).resolve()
-    lay = lay or layout(kernel)
-    files = python_files(lay.root)
-    reach = reaching_names(lay, kernel, files)
-    found = [f for f in files if is_test_file(f) and f.resolve() != kernel and reaches(lay, f, kernel, reach)]
-    return sorted(f.resolve().relative_to(lay.root.resolve()).as_posix() for f in found)
+    relative to the project root with forward slashes, sorted. Pass one `graph` for many files."""
+    lay = lay or (graph.lay if graph is not None else layout(kernel_file))
+    return (graph or ImportGraph(lay)).tests_for(kernel_file)

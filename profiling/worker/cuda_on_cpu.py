@@ -1,5 +1,5 @@
 """Device "cuda" mapped to the CPU, so code written for a GPU runs under Triton's interpreter on a
-machine without one. Standalone (torch only): the worker ships it to the interpreter that runs the
+machine without one. Standalone (torch; triton for the autotuner): the worker ships it to the interpreter that runs the
 user's tests, and replay / profile reuse it.
 
     import cuda_on_cpu
@@ -24,7 +24,9 @@ What it cannot map (a test relying on these still fails, and says so in its own 
 - CUDA streams, events, graphs, torch.cuda.amp autocast on cuda, NCCL, cuda-only ops (flash
   attention, cuBLAS-specific dtypes such as float8 matmuls);
 - Triton's driver (`triton.runtime.driver.active...`) and triton.testing.do_bench, which need a GPU;
-- the mode is per thread: tensors made by other threads' code are not mapped.
+- the mode is per thread: tensors made by other threads' code are not mapped;
+- autotuning: the interpreter cannot time configs, so an autotuned kernel runs its first (pruned)
+  config, not the one a GPU would choose; records made on a GPU host have that one.
 """
 
 from __future__ import annotations
@@ -86,20 +88,27 @@ def _properties(device=None) -> _Properties:
                        max_shared_memory_per_block_optin=227 * 1024, L2_cache_size=50 * 2**20)
 
 
+def _answer(name: str, value):
+    """A fresh stand-in per name: torch._dynamo keys its rules by function identity, and one
+    function object under two torch.cuda names trips its duplicate check."""
+
+    def stand_in(*args, **kwargs):
+        return value() if callable(value) else value
+
+    stand_in.__name__ = stand_in.__qualname__ = name
+    return stand_in
+
+
 def _cuda_functions() -> dict:
-    none = lambda *a, **k: None
-    zero = lambda *a, **k: 0
-    return {
-        "is_available": lambda: True, "is_initialized": lambda: True, "device_count": lambda: 1,
-        "current_device": lambda: 0, "set_device": none, "synchronize": none, "empty_cache": none,
-        "get_device_capability": lambda device=None: CAPABILITY,
-        "get_device_name": lambda device=None: DEVICE_NAME, "get_device_properties": _properties,
-        "is_bf16_supported": lambda *a, **k: True,
+    answers = {
+        "is_available": True, "is_initialized": True, "device_count": 1, "current_device": 0,
+        "set_device": None, "synchronize": None, "empty_cache": None, "get_device_capability": CAPABILITY,
+        "get_device_name": DEVICE_NAME, "get_device_properties": _properties, "is_bf16_supported": True,
         # torch.manual_seed seeds the CPU generator and then calls these: no-ops, never recursion
-        "manual_seed": none, "manual_seed_all": none, "memory_allocated": zero, "max_memory_allocated": zero,
-        "memory_reserved": zero, "reset_peak_memory_stats": none,
-        "device": lambda device=None: contextlib.nullcontext(),
+        "manual_seed": None, "manual_seed_all": None, "memory_allocated": 0, "max_memory_allocated": 0,
+        "memory_reserved": 0, "reset_peak_memory_stats": None, "device": contextlib.nullcontext,
     }
+    return {name: _answer(name, value) for name, value in answers.items()}
 
 
 def install() -> bool:
@@ -117,10 +126,20 @@ def install() -> bool:
     set_default = torch.set_default_device
     _installed[("torch", "set_default_device")] = set_default
     torch.set_default_device = lambda device: set_default(_cpu(device))
+    from triton.runtime import autotuner
+
+    _installed[("autotuner", "do_bench")] = autotuner.Autotuner.__dict__["do_bench"]
+    autotuner.Autotuner.do_bench = property(lambda tuner: _untimed)
     mode = CudaOnCpu()
     mode.__enter__()
     _installed[("mode", "")] = mode
     return True
+
+
+def _untimed(kernel_call, quantiles=None, **kwargs):
+    """The autotuner's benchmark without a GPU: nothing can be timed, every config ties, so the
+    autotuner keeps its first (pruned) config; the launch with it runs and is recorded as usual."""
+    return [0.0] * len(quantiles) if quantiles else 0.0
 
 
 def uninstall() -> None:
@@ -136,6 +155,10 @@ def uninstall() -> None:
             delattr(torch.cuda, name)
         elif where == "torch":
             setattr(torch, name, original)
+        elif where == "autotuner":
+            from triton.runtime import autotuner
+
+            autotuner.Autotuner.do_bench = original
         elif original is None:
             os.environ.pop(name, None)
         else:

@@ -123,6 +123,7 @@ def _run(kind: str, args: list, recorder: _Recorder, result: ProjectCaptureResul
         plugin = pytest_capture.CapturePlugin(recorder)
         result.exit_code = int(pytest.main(args, plugins=[plugin]))
         result.passed, result.failed, result.skipped = plugin.passed, plugin.failed, plugin.skipped
+        result.first_failure = plugin.first_failure
         return
     sys.argv = list(args)
     try:

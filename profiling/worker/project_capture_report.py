@@ -65,6 +65,7 @@ class ProjectCaptureResult(Message):
     passed: int = json_field(int, 0)
     failed: int = json_field(int, 0)
     skipped: int = json_field(int, 0)
+    first_failure: str | None = json_field(OPT_STR, None)  # "test node: the last line of its error"
     total_launches: int = json_field(int, 0)
     launches: list = json_field(of=ProjectLaunch, many=True, factory=list)
     capture_errors: list = json_field(list, factory=list)

@@ -18,6 +18,7 @@ class CapturePlugin:
         self.passed = 0
         self.failed = 0
         self.skipped = 0
+        self.first_failure: str | None = None  # "node: last line of its error"
 
     def pytest_runtest_logstart(self, nodeid, location):
         self.recorder.current_test = nodeid
@@ -30,6 +31,7 @@ class CapturePlugin:
                 self.skipped += 1
             else:
                 self.failed += 1
+                self._note(report)
 
     def pytest_runtest_logfinish(self, nodeid, location):
         self.recorder.current_test = None
@@ -38,3 +40,9 @@ class CapturePlugin:
     def pytest_collectreport(self, report):
         if report.outcome == "failed":  # a test module that cannot even be imported
             self.failed += 1
+            self._note(report)
+
+    def _note(self, report):
+        if self.first_failure is None:
+            lines = [ln.strip() for ln in (report.longreprtext or "").splitlines() if ln.strip()]
+            self.first_failure = f"{report.nodeid}: {lines[-1] if lines else report.outcome}"[:300]

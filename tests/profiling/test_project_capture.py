@@ -142,6 +142,50 @@ def test_launches_before_a_failing_test_or_a_crash_are_kept(project):
     assert len(launch_records.load(project)) == 2
 
 
+def test_autotuned_kernels_and_unimportable_test_modules(project):
+    """Without a GPU nothing can be timed: the autotuner keeps its first config, whose launch is
+    recorded. A test module that cannot be imported does not stop the others."""
+    _write(project / "src/normpkg/ops/double.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=2), triton.Config({"BLOCK": 1024})],
+                         key=["n"])
+        @triton.jit
+        def _double_kernel(X, Y, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(Y + offs, tl.load(X + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+        def double(x):
+            y = torch.empty_like(x)
+            _double_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, x.numel())
+            return y
+    """)
+    _write(project / "tests/test_double.py", """
+        import torch
+        from normpkg.ops.double import double
+
+
+        def test_double():
+            x = torch.randn(3000, device="cuda")
+            assert torch.equal(double(x), x * 2)
+    """)
+    _write(project / "tests/test_double_extension.py", """
+        import normpkg_cuda_extension  # built only on GPU machines
+        from normpkg.ops.double import double
+    """)
+    outcome = capture_for_file(project / "src/normpkg/ops/double.py", timeout=300)
+    assert outcome.tests == ["tests/test_double.py", "tests/test_double_extension.py"]
+    assert (outcome.result.passed, outcome.result.failed) == (1, 1)
+    assert "No module named 'normpkg_cuda_extension'" in outcome.result.first_failure
+    [launch] = [r.launch for r in outcome.recorded]
+    assert launch.autotuned and launch.constexprs == {"BLOCK": 256} and launch.num_warps == 2
+    assert launch.grid == [12, 1, 1]
+
+
 def test_a_worker_serving_more_jobs_is_left_as_it_was(project):
     from tritonlens.profiling.client import WorkerClient
     from tritonlens.profiling.worker.messages import Job
