@@ -143,6 +143,20 @@ def _normalise_case(case, where: str):
     return fn, tuple(args), dict(kwargs or {})
 
 
+def cannot_import(path: str, exc: ImportError) -> str:
+    """What to do when the user's file cannot be imported here: the project's dependencies are
+    not in this interpreter."""
+    return (f"cannot import {os.path.basename(path)}: {exc}; run the worker with the project's interpreter "
+            "(--python, or the tritonlens.python setting)")
+
+
+def _load_user_file(path: str, sys_path):
+    try:
+        return load_module(path, import_folders=sys_path)
+    except ImportError as exc:
+        raise HarnessError(cannot_import(path, exc)) from exc
+
+
 def entry_points(path: str, harness: str | None = None, module=None, records=None, sys_path=()):
     """[(label, callable)] to run under capture; the first is the performance case. `records`:
     the file's recorded launches (messages.LaunchDescriptor), used when it has no harness;
@@ -156,14 +170,14 @@ def entry_points(path: str, harness: str | None = None, module=None, records=Non
             hmod = module
         else:
             if module is None:
-                module = load_module(path, import_folders=sys_path)
+                module = _load_user_file(path, sys_path)
             hmod = load_module(hfile)
         factory = getattr(hmod, func, None)
         if factory is None:
             raise HarnessError(f"{hfile} has no function {func!r}")
         return _cases(factory, f"{os.path.basename(hfile)}::{func}"), "harness"
     if module is None:
-        module = load_module(path, import_folders=sys_path)
+        module = _load_user_file(path, sys_path)
     factory = getattr(module, "tritonlens_cases", None)
     if callable(factory):
         return _cases(factory, "tritonlens_cases"), "tritonlens_cases"

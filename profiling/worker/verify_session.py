@@ -109,8 +109,11 @@ class Session:
         # the user's file, where this machine has it: the package its copies are loaded into
         self.package_path = job.path if job.path and os.path.isfile(job.path) else None
         harness.add_sys_path(job.sys_path)
-        self.original = Side(f"orig_{self.tag}", self.name, job.original, self.workdir, self.package_path,
-                             job.sys_path)
+        try:
+            self.original = Side(f"orig_{self.tag}", self.name, job.original, self.workdir, self.package_path,
+                                 job.sys_path)
+        except ImportError as exc:
+            raise harness.HarnessError(harness.cannot_import(job.path or f"{self.name}.py", exc)) from exc
         sys.modules[self.name] = self.original.module  # an external harness imports it by name
         self.source = ""
         self.skipped: list[str] = []  # records that cannot be replayed, and why

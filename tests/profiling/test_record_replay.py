@@ -233,6 +233,18 @@ def test_without_records_or_harness_the_message_says_how_to_get_them(tmp_path):
                        "or pass --harness FILE.py::FUNC"), message
 
 
+def test_a_missing_dependency_says_which_interpreter_to_use(tmp_path):
+    kernel_file = write_project(tmp_path)
+    kernel_file.write_text(kernel_file.read_text().replace("import torch\n", "import torch\nimport not_installed_dep\n"))
+    rel = launch_records.relative_file(tmp_path, str(kernel_file))
+    launch_records.save(tmp_path, [launch_records.StoredLaunch(_gather_record(8), rel, "by hand")])
+    proc = tritonlens("profile", str(kernel_file), "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1
+    error = json.loads(proc.stdout)["error"]
+    assert error["message"] == ("HarnessError: cannot import rows.py: No module named 'not_installed_dep'; run the "
+                                "worker with the project's interpreter (--python, or the tritonlens.python setting)")
+
+
 def test_tritonlens_cases_come_before_the_records(tmp_path):
     kernel_file = write_project(tmp_path)
     text = kernel_file.read_text() + textwrap.dedent("""
