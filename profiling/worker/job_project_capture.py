@@ -45,7 +45,7 @@ def _prepare_root(job: ProjectCaptureJob) -> str:
 
 
 def _split(argv: list) -> tuple[str, list]:
-    """("pytest", args) | ("script", [file, args...]) | ("module", [module, args...])."""
+    """("pytest", args) | ("script", [file, args...]) | ("module", [module, args...]) | ("code", [code, args...])."""
     if not argv:
         raise JobError("no command to run")
     head = os.path.basename(str(argv[0]))
@@ -57,9 +57,11 @@ def _split(argv: list) -> tuple[str, list]:
             return "pytest", rest[2:]
         if rest[:1] == ["-m"] and len(rest) > 1:
             return "module", rest[1:]
+        if rest[:1] == ["-c"] and len(rest) > 1:
+            return "code", rest[1:]
         if rest and not rest[0].startswith("-"):
             return "script", rest
-    raise JobError(f"can only capture `pytest ...`, `python FILE ...` or `python -m MODULE ...`, not {argv[0]!r}")
+    raise JobError(f"can only capture `pytest ...`, `python FILE|-m MODULE|-c CODE ...`, not {shlex.join(argv)[:80]!r}")
 
 
 class _Recorder:
@@ -125,9 +127,11 @@ def _run(kind: str, args: list, recorder: _Recorder, result: ProjectCaptureResul
         result.passed, result.failed, result.skipped = plugin.passed, plugin.failed, plugin.skipped
         result.first_failure = plugin.first_failure
         return
-    sys.argv = list(args)
+    sys.argv = ["-c", *args[1:]] if kind == "code" else list(args)
     try:
-        if kind == "module":
+        if kind == "code":
+            exec(compile(args[0], "<string>", "exec"), {"__name__": "__main__"})  # noqa: S102 - the user asked for it
+        elif kind == "module":
             runpy.run_module(args[0], run_name="__main__", alter_sys=True)
         else:
             runpy.run_path(args[0], run_name="__main__")

@@ -23,8 +23,9 @@ KIND = "project_capture"
 @dataclass
 class ProjectCaptureJob(Job):
     """Run `argv` with the project root as working directory and `sys_path` (relative to the root)
-    importable. argv is `pytest ARGS...`, `python -m pytest ARGS...`, `python FILE ARGS...` or
-    `python -m MODULE ARGS...`: it runs in the worker process itself, under the capture hook.
+    importable. argv is `pytest ARGS...`, `python -m pytest ARGS...`, `python FILE ARGS...`,
+    `python -m MODULE ARGS...` or `python -c CODE`: it runs in the worker process itself, under
+    the capture hook.
 
     `project_files` ({relative path: text}) ships the project to a remote host: the job writes
     them into its own folder and uses that as the root. `progress_file`, when set, is rewritten

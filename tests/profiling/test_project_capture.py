@@ -112,6 +112,9 @@ def test_capture_any_command(project, capsys):
 
     assert main(["capture", str(project), "--", "pytest", "-q", "-k", "scale"]) == 0
     assert "_scale_rows_kernel: 1 distinct launch" in capsys.readouterr().out
+    code = "import torch, normpkg; normpkg.scale_rows(torch.ones(2, 2048).cuda(), torch.ones(2).cuda())"
+    assert main(["capture", str(project), "--", "python", "-c", code]) == 0
+    assert {"BLOCK_N": 1024, "EVEN_N": True} in [r.launch.constexprs for r in launch_records.load(project)]
 
 
 def test_launches_before_a_failing_test_or_a_crash_are_kept(project):
@@ -215,7 +218,8 @@ def test_nothing_recorded_says_why(project, capsys):
     assert main(["capture", str(project / "src/normpkg/ops/utils.py")]) == 1
     assert "nothing recorded: no test of normpkg imports src/normpkg/ops/utils.py" in capsys.readouterr().out
     assert main(["capture", str(project), "--", "bash", "run.sh"]) == 1
-    assert "can only capture `pytest ...`" in capsys.readouterr().out
+    assert "can only capture `pytest ...`, `python FILE|-m MODULE|-c CODE ...`, not 'bash run.sh'" in \
+        capsys.readouterr().out
     assert not launch_records.records_path(project).exists()
 
 
