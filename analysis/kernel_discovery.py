@@ -13,6 +13,8 @@ Each JIT function gets a kind:
   the combine function of a `tl.reduce`/`tl.associative_scan`, or is called from other JIT
   functions;
 - a launchable kernel otherwise (launched in this file, or by code elsewhere).
+The judgement is per file: a helper only other files' kernels call, and that returns nothing, reads
+as a kernel. `kernel_roles` answers the same question for an analysed module.
 """
 
 from __future__ import annotations

@@ -101,7 +101,8 @@ def regions(lay: Layout, key: str) -> tuple[list[tuple[bytes, object]], list[str
             out.append((b"j", lay.jit_outer[dep]))
         else:
             plain.append(dep)
-    # Whether another jit function names it decides if it is a device helper (shapes/kernel.py).
+    # Whether another jit function calls it (or hands it to a tl.reduce) decides if it is a device
+    # helper (kernel_roles); naming it is the wider test, so the key covers that decision.
     plain.extend(f"<named by {k}>" for k in sorted(lay.uses) if k != key and name in lay.uses[k])
     if lay.constant_stmts:
         names = lay.constant_stmts.keys()

@@ -11,10 +11,10 @@ decides what `BLOCK // 2` is and whether the code that reads it runs.
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 from typing import Any
 
+from ..kernel_roles import is_device_helper
 from ..model import Config, Kernel, Module, is_kernel_definition, top_level_definitions
 from ..values import UNKNOWN
 from .abstract import NOT_RUN, UNKNOWN_ABS, Abs, Sym, known_scalar
@@ -132,38 +132,10 @@ def jit_functions(module: Module) -> dict:
 
 
 def device_helper(module: Module, kernel: Kernel) -> bool:
-    """Whether `kernel` is a @jit device helper: not launched in the file, and it returns a value
-    or another @jit function of the file names it (calls it, or hands it to a tl.reduce)."""
-    if kernel.launches:
-        return False
-    memo = module.__dict__.setdefault("_tritonlens_helpers", {})
-    found = memo.get(kernel.name)
-    if found is None:
-        found = memo[kernel.name] = _returns_value(kernel) or _named_by_other_jit(module, kernel.name)
-    return found
-
-
-def _returns_value(kernel: Kernel) -> bool:
-    body = kernel.node.child_by_field_name("body")
-    stack = list(body.named_children) if body is not None else []
-    while stack:
-        n = stack.pop()
-        if n.type in ("function_definition", "class_definition", "lambda"):
-            continue
-        if n.type == "return_statement":
-            if any(c.type != "none" for c in n.named_children):
-                return True
-            continue
-        stack.extend(n.named_children)
-    return False
-
-
-def _named_by_other_jit(module: Module, name: str) -> bool:
-    word = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
-    for other, (fn, src) in jit_functions(module).items():
-        if other != name and word.search(src.data, fn.start_byte, fn.end_byte):
-            return True
-    return False
+    """Whether `kernel` is a @jit device helper, whose parameters are whatever its callers pass
+    (`kernel_roles`' judgement: not launched in the file, and it returns a value, is a combine
+    function or another @jit function calls it)."""
+    return is_device_helper(module, kernel)
 
 
 def _param_env(kernel: Kernel, consts: dict, scalars: dict, arg_dtypes: dict, helper: bool) -> dict:
