@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tritonlens.analysis.engine import Analyzer
 from tritonlens.analysis.kernel_roles import device_helpers, is_device_helper, role_of
+from tritonlens.analysis.shapes.kernel import device_helper as shapes_device_helper
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "kernel_roles"
 
@@ -37,3 +38,13 @@ def test_a_launched_function_is_a_kernel_even_when_a_kernel_calls_it():
 
 def test_a_versioned_name_is_a_helper_by_its_last_definition():
     assert device_helpers(_module("versioned_definitions.py")) == {"fast_exp"}
+
+
+def test_a_kernel_named_in_another_kernels_comment_is_still_a_kernel():
+    text = (FIXTURES / "helpers_and_kernels.py").read_text().replace(
+        "    _store_block(y_ptr, offs,", "    # like sum_twice_kernel, but elementwise\n    _store_block(y_ptr, offs,")
+    module = Analyzer().analyze(text).module
+    k = module.kernel("sum_twice_kernel")
+    assert not is_device_helper(module, k)
+    assert not shapes_device_helper(module, k)  # shape inference asks the same question here
+    assert shapes_device_helper(module, module.kernel("_store_block"))

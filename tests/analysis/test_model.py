@@ -210,3 +210,18 @@ def run(x):
     assert [values(c)["BLOCK"] for c in m.kernel("k_new").configs] == [64]
     assert [values(c)["BLOCK"] for c in m.kernel("k_old").configs] == [32]
     assert "run" in m.functions
+
+
+def test_a_name_defined_per_branch_is_modelled_at_each_definition_and_resolves_to_the_last():
+    from pathlib import Path
+
+    from tritonlens.analysis.model import build_module
+    from tritonlens.analysis.source import Source
+
+    text = (Path(__file__).parent.parent / "fixtures" / "kernel_roles" / "versioned_definitions.py").read_text()
+    m = build_module(Source(text))
+    assert [(k.name, k.range.start.line + 1) for k in m.kernels] == [
+        ("fast_exp", 13), ("fast_exp", 19), ("scale_kernel", 27), ("scale_kernel", 35)]
+    assert m.kernel("scale_kernel").range.start.line + 1 == 35
+    # The launch reaches both definitions' models: either may be the one defined at run time.
+    assert [[values(c)["BLOCK"] for c in k.configs] for k in m.kernels if k.name == "scale_kernel"] == [[1024], [1024]]
