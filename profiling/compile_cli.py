@@ -11,7 +11,11 @@ from tritonlens.profiling.worker.compile_report import CompileReport
 # The CLI's JSON contract: exactly these keys, in this order (README, "Where configurations come from").
 CONFIG_KEYS = ("constexprs", "num_warps", "num_stages", "registers", "spill_bytes", "shared_bytes", "occupancy",
                "limiter", "mma", "pipelined", "vectorized", "error", "source", "value_sources", "assumed")
-KERNEL_KEYS = ("name", "line", "configs", "lines", "pin_messages")
+KERNEL_KEYS = ("name", "line", "configs", "lines", "pin_messages", "error", "note")
+# A file's keys: `error` when nothing of it could be read (a syntax error), `module_failures` the
+# top-level statements that raised in the worker and were skipped, `capture_errors` why a harness
+# stopped early: a file with no compiled kernel always says why.
+REPORT_KEYS = ("target", "triton_version", "source", "error", "module_failures", "capture_errors", "kernels")
 SHOWN_SOURCES = ("pinned", "assumed")  # the text marks these values; the others are read, not chosen
 
 
@@ -35,25 +39,32 @@ def to_json(result: CompileReport) -> dict:
         configs = []
         for c in k.configs:
             entry = {key: getattr(c, key) for key in CONFIG_KEYS}
-            if c.error is not None:
-                e = c.error
-                entry["error"] = {"message": e.message, "line": e.line,
-                                  "column": None if e.column is None else e.column + 1}
+            entry["error"] = _error(c.error)
             entry["value_sources"] = dict(c.value_sources)
             entry["assumed"] = list(c.assumed)
             configs.append(entry)
         kernels.append({"name": k.name, "line": k.line, "configs": configs,
-                        "lines": [ln.to_json() for ln in k.lines], "pin_messages": list(k.pin_messages)})
-    return {"target": result.target, "triton_version": result.triton_version, "kernels": kernels}
+                        "lines": [ln.to_json() for ln in k.lines], "pin_messages": list(k.pin_messages),
+                        "error": _error(k.error), "note": k.note})
+    return {"target": result.target, "triton_version": result.triton_version, "source": result.source,
+            "error": _error(result.error), "module_failures": list(result.module_failures),
+            "capture_errors": list(result.capture_errors), "kernels": kernels}
+
+
+def _error(e) -> dict | None:
+    if e is None:
+        return None
+    return {"message": e.message, "line": e.line, "column": None if e.column is None else e.column + 1}
 
 
 def _text(result: CompileReport, findings) -> str:
     out = [f"{result.path}: {result.target}, triton {result.triton_version}" + (" (cached)" if result.cached else "")]
     if result.error is not None:
         out.append(f"  error: {result.error.message} (line {result.error.line})")
-    if not result.kernels:
-        out.append("  no kernel launches found: add a tritonlens_cases() harness (see README) so the "
-                   "launches can be captured")
+    if not result.kernels and result.error is None:
+        out.append("  no @triton.jit kernel to compile (device helpers compile inside the kernels calling them)")
+    for failure in result.module_failures[:3]:
+        out.append(f"  skipped at import: {failure}")
     for k in result.kernels:
         out.append(f"  {k.name} (line {k.line})")
         if k.error is not None:
@@ -121,4 +132,5 @@ def run(args) -> int:
     else:
         print(_text(result, findings))
     failed = result.error is not None or any(c.error is not None for k in result.kernels for c in k.configs)
-    return 1 if failed else 0
+    nothing = not any(c.compiled for k in result.kernels for c in k.configs)
+    return 1 if failed or nothing else 0

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonlens.profiling import ir_line_map
+from tritonlens.profiling.compile_notes import explain_missing_names
 from tritonlens.profiling.compile_worker import (
     STATS,
     CompileCancelled,
@@ -166,9 +167,10 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
 
     result = CompileReport(path=path, target=target, triton_version=reply.triton_version or version,
                            kernels=[kernel_facts(k, path, target, root) for k in reply.kernels],
-                           error=reply.error,
+                           error=reply.error, module_failures=list(reply.module_failures),
                            source=source, capture_errors=[str(e)[:500] for e in capture_errors][:5])
     mark_sources(result, job, static_info, capture_errors, "configs" if source == "configs" else "captured")
+    explain_missing_names(result, text, python)
     add_vector_whatifs(result, job, python, cancel, timeout, root)
     if use_cache:
         _write_json(cached_path, result.to_json())

@@ -57,16 +57,17 @@ def mark_sources(result: CompileReport, job: CompileJob, static_info: dict, capt
     and arguments rest on; kernels the static model could not configure either get an entry with a
     note, so the hover says why nothing compiled."""
     why = ""
-    if capture_errors:
-        why = f" (the harness raised before launching it: {str(capture_errors[0])[:300]})"
+    if capture_errors:  # its first line: a traceback belongs in the log, not in a hover
+        why = f" (the harness raised before launching it: {str(capture_errors[0]).strip().splitlines()[0][:200]})"
     specs = {k["name"]: k for k in job.kernels}
     for k in result.kernels:
         kspec = specs.get(k.name) or {}
         entry = static_info.get(k.name)
         k.source = "static" if entry is not None else default
         if entry is not None:
-            k.note = (f"no launch of {k.name} was captured{why}; compiled from the text: its launch sites, "
-                      "autotune configs, pins and assumed values")
+            told = f"; {k.note}" if k.note else ""  # the worker's: decorators it was compiled without
+            k.note = (f"no recorded launch{why}: compiled from the text (launch sites, autotune configs, pins, "
+                      f"assumed values){told}")
             k.pin_messages = list(entry.pin_messages)
         for facts in k.configs:
             spec = _spec_for(kspec, facts.label) or {}

@@ -149,6 +149,9 @@ class CompileReport(Message):
     cached: bool = json_field(bool, False)
     source: str = json_field(str, "")  # where the configurations came from, in words
     capture_errors: list = json_field(list, factory=list)  # why the harness stopped early
+    # Top-level statements of the file that raised in the worker and were skipped (the kernels'
+    # own definitions never depend on them): "line 12: ModuleNotFoundError: No module named 'fla'".
+    module_failures: list = json_field(list, factory=list)
 
     def kernel(self, name: str) -> KernelCompile | None:
         return next((k for k in self.kernels if k.name == name), None)

@@ -28,10 +28,10 @@ CONFIG_KEYS = ["constexprs", "num_warps", "num_stages", "registers", "spill_byte
 def test_cli_json_schema_then_cached_answer_without_any_compile(capsys):
     assert main(["compile", str(SCALE), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert list(out) == ["target", "triton_version", "kernels"]
+    assert list(out) == ["target", "triton_version", "source", "error", "module_failures", "capture_errors", "kernels"]
     assert out["target"] == "sm_90"
     (k,) = out["kernels"]
-    assert list(k) == ["name", "line", "configs", "lines", "pin_messages"]
+    assert list(k) == ["name", "line", "configs", "lines", "pin_messages", "error", "note"]
     assert k["name"] == "scale_kernel" and k["line"] == 14
     (c,) = k["configs"]
     assert list(c) == CONFIG_KEYS

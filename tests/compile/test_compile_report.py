@@ -40,9 +40,9 @@ def test_the_cached_json_reads_back_into_the_same_report():
 
 def test_cli_json_keeps_its_keys():
     out = to_json(CompileReport.from_json(REPORT))
-    assert list(out) == ["target", "triton_version", "kernels"]
+    assert list(out) == ["target", "triton_version", "source", "error", "module_failures", "capture_errors", "kernels"]
     (k,) = out["kernels"]
-    assert list(k) == ["name", "line", "configs", "lines", "pin_messages"]
+    assert list(k) == ["name", "line", "configs", "lines", "pin_messages", "error", "note"]
     static, captured = k["configs"]
     # Every configuration names its source, the source of each value and what was assumed.
     assert list(static) == list(captured) == list(CONFIG_KEYS)

@@ -126,3 +126,31 @@ def test_an_unparsable_file_says_so(tmp_path):
     _write(tmp_path, {"broken.py": "import triton\n@triton.jit\ndef k(:\n"})
     report = compile_file(tmp_path / "broken.py", configs=SCALE, use_cache=False)
     assert report.error is not None and report.error.line == 3
+
+
+def test_a_helper_from_a_package_this_python_lacks_gets_one_actionable_line(tmp_path, capsys):
+    import json
+
+    from tritonlens.cli import main
+
+    _write(tmp_path, {"uses_missing.py": """\
+        import triton
+        import triton.language as tl
+        from somebody_elses_package.ops import fast_exp
+
+        @triton.jit
+        def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, fast_exp(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
+
+        def scale(x, y):
+            scale_kernel[(1,)](x, y, x.numel(), BLOCK=1024)
+        """})
+    code = main(["compile", str(tmp_path / "uses_missing.py"), "--format", "json", "--no-cache"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1  # nothing compiled is a failure, and the JSON says why
+    assert out["module_failures"] == ["line 3: ModuleNotFoundError: No module named 'somebody_elses_package'"]
+    (k,) = out["kernels"]
+    assert k["note"].startswith("fast_exp did not import here (line 3: ModuleNotFoundError")
+    assert "set tritonlens.python (--python)" in k["note"] and "Traceback" not in k["note"]
+    assert all(c["error"] and "fast_exp" in c["error"]["message"] for c in k["configs"])

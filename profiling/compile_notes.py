@@ -1,0 +1,59 @@
+"""One actionable line for a kernel that could not compile because a name it needs did not import.
+
+The compile job runs the file's top level statement by statement (worker/tolerant_module.py): an
+import this interpreter cannot make leaves its names undefined, and a kernel reading one of them
+fails with "NameError: X is not defined". That is the machine's gap, not the kernel's, and the
+user can close it: the line says which import failed and what to set.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+
+from tritonlens.profiling.worker.compile_report import CompileReport
+
+_NAME_ERROR = re.compile(r"(?:NameError\(')?(\w+)'? is not defined")
+_FAILURE = re.compile(r"^line (\d+): (\w+): (.*)$")
+
+
+def _bound_by(text: str, line: int) -> set[str]:
+    """The names the top-level statement starting at `line` binds."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    for stmt in tree.body:
+        if stmt.lineno != line:
+            continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            return {a.asname or a.name.split(".")[0] for a in stmt.names}
+        return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return set()
+
+
+def explain_missing_names(result: CompileReport, text: str, python: str | None) -> None:
+    """Add the actionable line to each kernel's note whose compile failed on a name a failed
+    top-level statement should have bound."""
+    failures = []
+    for f in result.module_failures:
+        m = _FAILURE.match(str(f))
+        if m:
+            failures.append((int(m.group(1)), m.group(2), m.group(3), _bound_by(text, int(m.group(1)))))
+    if not failures:
+        return
+    interpreter = python or sys.executable
+    for k in result.kernels:
+        messages = [c.error.message for c in k.configs if c.error is not None]
+        if k.error is not None:
+            messages.append(k.error.message)
+        missing = {m.group(1) for msg in messages for m in _NAME_ERROR.finditer(msg)}
+        hit = next(((line, etype, why, names & missing) for line, etype, why, names in failures if names & missing),
+                   None)
+        if hit is None:
+            continue
+        line, etype, why, names = hit
+        hint = (f"{', '.join(sorted(names))} did not import here (line {line}: {etype}: {why[:60]}); set "
+                f"tritonlens.python (--python) to an interpreter that imports the project (now {interpreter})")
+        k.note = hint if not k.note else f"{hint}. {k.note}"
