@@ -53,6 +53,13 @@ class Size:
 
 
 
+class Shape:
+    """A tensor's shape (`x.shape`, kept in a name such as `ori_shape`): indexing or unpacking it
+    gives sizes."""
+
+    __slots__ = ()
+
+
 class Unfoldable(Exception):
     """The helper does something outside the folded subset: its result is unknown."""
 
@@ -130,6 +137,8 @@ class HostExpressions:
             return self.value(kids[0] if first else kids[2], env, f)
         if t == "attribute":
             text = src.text_of(node)
+            if src.text_of(node.child_by_field_name("attribute")) == "shape":
+                return Shape()
             dt = dtype_of(text)
             if dt is not None:
                 return dt
@@ -194,7 +203,7 @@ class HostExpressions:
                 in ("shape",):
             return Size()
         base = self.value(value, env, f)
-        if isinstance(base, Size) and f.src.text_of(value).endswith(("size()", "shape")):
+        if isinstance(base, Shape) or (isinstance(base, Size) and f.src.text_of(value).endswith(("size()", "shape"))):
             return Size()
         if len(subs) != 1:
             return UNKNOWN

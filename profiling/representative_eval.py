@@ -37,6 +37,7 @@ from tritonlens.profiling.host_expressions import (
     MAX_DEPTH,
     HostExpressions,
     Returned,
+    Shape,
     Size,
     Unfoldable,
     representative_size,
@@ -210,7 +211,7 @@ class HostEval(HostExpressions):
             items = [c for c in target.named_children if c.type != "comment"]
             seq = value if isinstance(value, tuple) and len(value) == len(items) else None
             for i, item in enumerate(items):
-                v = seq[i] if seq is not None else (Size() if isinstance(value, Size) or _is_shape(right, f)
+                v = seq[i] if seq is not None else (Size() if isinstance(value, (Size, Shape)) or _is_shape(right, f)
                                                     else UNKNOWN)
                 self._bind(item, v, env, f, None, deps)
 

@@ -106,3 +106,38 @@ def test_pin_values_and_an_unreadable_pyproject(tmp_path):
     assert configs["scale_kernel"][0]["args"]["BLOCK"] == {"kind": "constexpr", "value": 128}
     (msg,) = info["scale_kernel"].pin_messages
     assert msg.startswith("pyproject.toml pins ignored: cannot read it: ") and len(msg) <= 160
+
+
+SHAPE_KEPT = '''import triton
+import triton.language as tl
+
+
+def settings(n):
+    block = triton.next_power_of_2(n)
+    warps = 8 if block >= 2048 else 4
+    return block, warps
+
+
+@triton.jit
+def row_kernel(x_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + tl.program_id(0) * stride + offs, 1.0, mask=offs < n_cols)
+
+
+def rows(x):
+    ori_shape = x.shape
+    n_cols = ori_shape[-1]
+    x = x.view(-1, n_cols)
+    BLOCK, num_warps = settings(n_cols)
+    with torch.cuda.device(x.device):
+        row_kernel[(x.shape[0],)](x, x.stride(0), n_cols, BLOCK=BLOCK, num_warps=num_warps)
+'''
+
+
+def test_a_shape_kept_in_a_name_and_a_launch_inside_with_fold_on_representative_sizes():
+    configs, _ = static_configs_of_text(SHAPE_KEPT)
+    (cfg,) = configs["row_kernel"]
+    assert cfg["args"]["BLOCK"]["value"] == 4096 and cfg["options"]["num_warps"] == 8
+    assert cfg["value_sources"]["BLOCK"] == "assumed" and cfg["value_sources"]["num_warps"] == "assumed"
+    assert any(a.startswith("assumed BLOCK=4096 (") and "pin it: `# tritonlens: BLOCK=4096`" in a
+               for a in cfg["assumed"])
