@@ -3,6 +3,7 @@ they run, and the translation of captured launches into the compile job's config
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -114,6 +115,7 @@ def compile_job(job: CompileJob, python: str | None, cancel, timeout: float) -> 
 def configs_from_launches(launches: list[LaunchDescriptor]) -> dict[str, list[dict]]:
     """Captured launches → the compile job's configurations per kernel (messages.CompileJob)."""
     out: dict[str, list[dict]] = {}
+    seen: dict[str, set[str]] = {}
     for d in launches:
         args = {}
         for a in d.args:
@@ -134,8 +136,17 @@ def configs_from_launches(launches: list[LaunchDescriptor]) -> dict[str, list[di
         for k, v in (("num_warps", d.num_warps), ("num_stages", d.num_stages)):
             if v is not None:
                 options[k] = v
+        # Launches that differ only in sizes compile alike: one configuration each, so that the
+        # worker's per-kernel cap is spent on different specialisations.
+        same = json.dumps([args, options, d.autotuned], sort_keys=True, default=str)
+        if same in seen.setdefault(d.kernel, set()):
+            continue
+        seen[d.kernel].add(same)
         grid = "×".join(str(g) for g in d.grid)
-        label = f"launch of case {d.case}" + (f", grid {grid}" if grid else "")
+        test = d.more.get("test")
+        where = (f"launch in {str(test).rpartition('::')[2][:60]}" if d.case is None and test
+                 else "recorded launch" if d.case is None else f"launch of case {d.case}")
+        label = where + (f", grid {grid}" if grid else "")
         out.setdefault(d.kernel, []).append({"label": label, "args": args, "options": options,
                                              "autotuned": d.autotuned})
     return out
