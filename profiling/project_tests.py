@@ -4,8 +4,8 @@ importable, and which of its test files reach the kernel. Nothing here imports t
     lay = layout("proj/src/pkg/ops/rms.py")   # root proj/, import paths ("src", ".")
     find_tests("proj/src/pkg/ops/rms.py")     # ["tests/test_rms.py"]
 
-A test reaches a kernel file when it imports that module, a name the module defines, or a name
-re-exported from it by another module of the project (`from .ops.rms import rms_norm` in a
+A test reaches a kernel file when it is that file, or imports that module, a name the module
+defines, or a name re-exported from it by another module of the project (`from .ops.rms import rms_norm` in a
 package `__init__`, any number of times over, `import *` included). Imports are resolved to files
 the way Python would find them with the project's import paths and the test's own folder on
 sys.path (pytest's default "prepend" import mode), so relative imports and flat script folders
@@ -243,7 +243,8 @@ class ImportGraph:
         kernel = os.path.realpath(kernel_file)
         reach = self.reaching(kernel)
         root = os.path.realpath(self.lay.root)
-        found = [f for f in self.files if is_test_file(Path(f)) and f != kernel and self.reaches(f, kernel, reach)]
+        # a test file that defines its own kernels (a self-contained kernel + test file) reaches itself
+        found = [f for f in self.files if is_test_file(Path(f)) and (f == kernel or self.reaches(f, kernel, reach))]
         return sorted(Path(os.path.relpath(f, root)).as_posix() for f in found)
 
 

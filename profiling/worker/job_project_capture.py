@@ -75,6 +75,7 @@ class _Recorder:
         self.progress_file = progress_file
         self.current_test: str | None = None
         self.first_test: dict[str, str | None] = {}
+        self._checkpointed = -1
         original = self.capture._launch
 
         def launch(*args, **kwargs):
@@ -106,8 +107,10 @@ class _Recorder:
         return out
 
     def checkpoint(self) -> None:
-        if not self.progress_file:
-            return
+        total = sum(r.descriptor["count"] for r in self.capture.records.values())
+        if not self.progress_file or total == self._checkpointed:
+            return  # nothing new since the last one: a long suite does not rewrite it per test
+        self._checkpointed = total
         tmp = f"{self.progress_file}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump([p.to_json() for p in self.launches()], fh)

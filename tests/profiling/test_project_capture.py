@@ -59,6 +59,8 @@ def test_relative_star_reexport_and_attribute_use(tmp_path):
     assert layout(root / "flat/kern.py").import_paths == (".",)
     assert find_tests(root / "flat/kern.py") == ["tests/test_attr.py"]
     assert find_tests(root / "scripts/kern2.py") == ["scripts/test_kern2.py"]
+    _write(root / "scripts/test_selfcontained.py", "import triton\n\n@triton.jit\ndef k3(X):\n    pass\n")
+    assert find_tests(root / "scripts/test_selfcontained.py") == ["scripts/test_selfcontained.py"]
 
 
 # -- real runs ----------------------------------------------------------------------------------------------
