@@ -75,7 +75,8 @@ def _text(outcome) -> str:
     if outcome.outside:
         lines.append(f"  {outcome.outside} launches of kernels outside the project were not kept")
     if outcome.recorded:
-        lines.append(f"recorded {len(outcome.recorded)} launches; {outcome.kept} kept in {outcome.records_file}")
+        n = len(outcome.recorded)
+        lines.append(f"recorded {n} launch{'es' if n != 1 else ''}; {outcome.kept} kept in {outcome.records_file}")
     else:
         lines.append(f"nothing recorded: {outcome.reason}")
     return "\n".join(lines)

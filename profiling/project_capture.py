@@ -100,10 +100,12 @@ def _read_progress(path: str) -> list[ProjectLaunch]:
 
 def capture_command(root: str | os.PathLike, argv: list[str], python: str | None = None,
                     backend: str | None = None, timeout: float = DEFAULT_TIMEOUT, map_cuda: bool = True,
-                    tests: list[str] | None = None, backend_options: dict | None = None) -> CaptureOutcome:
+                    tests: list[str] | None = None, backend_options: dict | None = None,
+                    origin: str | None = None) -> CaptureOutcome:
     """Run `argv` (`pytest ...`, `python FILE ...`, `python -m MODULE ...`) in the project at `root`
     under the capture hook and save the launches of the project's kernels to its records.
-    `backend_options` go to backends.make_backend (ssh: known_hosts, client_keys, config)."""
+    `backend_options` go to backends.make_backend (ssh: known_hosts, client_keys, config);
+    `origin` names the run in the records (default: the command)."""
     lay = layout(Path(root) / "pyproject.toml" if Path(root).is_dir() else root)
     root = lay.root
     spec = (backend or "local").strip()
@@ -124,7 +126,7 @@ def capture_command(root: str | os.PathLike, argv: list[str], python: str | None
     finally:
         runner.close()
     host = f"{reply.host}: " if remote and reply.host else ""
-    outcome.origin = host + " ".join(argv)
+    outcome.origin = host + (origin or " ".join(argv))
     launches: list[ProjectLaunch] = []
     if reply.ok and reply.result is not None:
         try:
@@ -195,4 +197,4 @@ def capture_for_file(path: str | os.PathLike, python: str | None = None, backend
             f"no test of {lay.root.name} imports {what} or a name defined there; "
             f"record a command instead: tritonlens capture -- pytest ..."))
     return capture_command(lay.root, ["pytest", *PYTEST_ARGS, *tests], python=python, backend=backend,
-                           timeout=timeout, map_cuda=map_cuda, tests=tests)
+                           timeout=timeout, map_cuda=map_cuda, tests=tests, origin=f"pytest {' '.join(tests)}")

@@ -80,6 +80,7 @@ def test_capture_runs_the_projects_cuda_tests_on_the_cpu(project, tmp_path):
     assert x.args[-2].value == pytest.approx(1e-6) and x.grid == [3, 1, 1]
     assert x.more["test"] == "tests/test_rmsnorm.py::test_rms_norm_matches_reference[dtype1-3-1000]"
     assert outcome.kept == 7 and launch_records.records_path(project).is_file()
+    assert {r.origin for r in launch_records.load(project)} == {"pytest tests/test_rmsnorm.py"}
     assert (project / ".tritonlens" / ".gitignore").is_file()
 
     again = capture_for_file(project / RMS, timeout=300)
