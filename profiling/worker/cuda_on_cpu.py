@@ -20,7 +20,7 @@ What is mapped:
 
 What it cannot map (a test relying on these still fails, and says so in its own error):
 - `x.device` is the CPU device, so `x.device.type == "cuda"` or `x.device == torch.device("cuda")`
-  is False; torch.device itself cannot be replaced;
+  is False; torch.device itself cannot be replaced, nor torch.Generator(device="cuda");
 - CUDA streams, events, graphs, torch.cuda.amp autocast on cuda, NCCL, cuda-only ops (flash
   attention, cuBLAS-specific dtypes such as float8 matmuls);
 - Triton's driver (`triton.runtime.driver.active...`) and triton.testing.do_bench, which need a GPU;
