@@ -6,6 +6,7 @@ user's tests, and replay / profile reuse it.
     cuda_on_cpu.install()          # also sets TRITON_INTERPRET=1; call before the user's imports
     ...
     cuda_on_cpu.uninstall()        # the real torch.cuda again
+    with cuda_on_cpu.mapped(): ... # the same, for a block
 
 What is mapped:
 - every torch function, Tensor method and factory given `device="cuda"`, `"cuda:N"`,
@@ -168,3 +169,15 @@ def uninstall() -> None:
 
 def installed() -> bool:
     return bool(_installed)
+
+
+@contextlib.contextmanager
+def mapped():
+    """`with mapped(): ...`: "cuda" is the CPU inside (when no GPU is here), as before outside.
+    Yields whether the mapping is on."""
+    ours = not _installed and install()
+    try:
+        yield installed()
+    finally:
+        if ours:
+            uninstall()

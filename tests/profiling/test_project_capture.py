@@ -252,6 +252,9 @@ def test_cuda_on_cpu_mapping_and_its_limits():
             pass
         else:
             raise AssertionError("still mapped after uninstall")
+        with cuda_on_cpu.mapped() as on:
+            assert on and torch.zeros(1, device="cuda").is_cuda
+        assert not torch.cuda.is_available()
     """)
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120,
                          env={**{k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}, "PYTHONPATH": str(WORKER_DIR)})
