@@ -101,7 +101,7 @@ def _helpers(text: str, jits) -> set[str]:
     from tritonlens.analysis.engine import Analyzer
 
     module = Analyzer().analyze(text).module
-    return {getattr(h, "name", h) for h in device_helpers(module)} if module is not None else set()
+    return device_helpers(module) if module is not None else set()
 
 
 def classify(text: str, packages: set[str]) -> list[dict]:
