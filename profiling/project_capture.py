@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,11 +102,12 @@ def _read_progress(path: str) -> list[ProjectLaunch]:
 def capture_command(root: str | os.PathLike, argv: list[str], python: str | None = None,
                     backend: str | None = None, timeout: float = DEFAULT_TIMEOUT, map_cuda: bool = True,
                     tests: list[str] | None = None, backend_options: dict | None = None,
-                    origin: str | None = None) -> CaptureOutcome:
+                    origin: str | None = None, cancel: threading.Event | None = None) -> CaptureOutcome:
     """Run `argv` (`pytest ...`, `python FILE ...`, `python -m MODULE ...`) in the project at `root`
     under the capture hook and save the launches of the project's kernels to its records.
     `backend_options` go to backends.make_backend (ssh: known_hosts, client_keys, config);
-    `origin` names the run in the records (default: the command)."""
+    `origin` names the run in the records (default: the command); setting `cancel` stops the worker
+    (the launches recorded so far are kept, as after a timeout)."""
     lay = layout(Path(root) / "pyproject.toml" if Path(root).is_dir() else root)
     root = lay.root
     spec = (backend or "local").strip()
@@ -122,7 +124,7 @@ def capture_command(root: str | os.PathLike, argv: list[str], python: str | None
         outcome.error = outcome.reason = str(exc)
         return outcome
     try:
-        reply = runner.run(job, timeout=timeout)
+        reply = runner.run(job, timeout=timeout, cancel=cancel)
     finally:
         runner.close()
     host = f"{reply.host}: " if remote and reply.host else ""
@@ -182,7 +184,8 @@ def kernel_files(folder: Path) -> list[Path]:
 
 
 def capture_for_file(path: str | os.PathLike, python: str | None = None, backend: str | None = None,
-                     timeout: float = DEFAULT_TIMEOUT, map_cuda: bool = True) -> CaptureOutcome:
+                     timeout: float = DEFAULT_TIMEOUT, map_cuda: bool = True,
+                     cancel: threading.Event | None = None) -> CaptureOutcome:
     """Find the project's tests that reach the kernels of `path` (a kernel file, or a folder: each
     kernel file in it) and record their launches. What the compile path calls for a kernel file
     without records."""
@@ -197,4 +200,5 @@ def capture_for_file(path: str | os.PathLike, python: str | None = None, backend
             f"no test of {lay.root.name} imports {what} or a name defined there; "
             f"record a command instead: tritonlens capture -- pytest ..."))
     return capture_command(lay.root, ["pytest", *PYTEST_ARGS, *tests], python=python, backend=backend,
-                           timeout=timeout, map_cuda=map_cuda, tests=tests, origin=f"pytest {' '.join(tests)}")
+                           timeout=timeout, map_cuda=map_cuda, tests=tests, origin=f"pytest {' '.join(tests)}",
+                           cancel=cancel)

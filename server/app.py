@@ -30,6 +30,7 @@ from . import (
 )
 from .api_index import ApiIndexService
 from .capabilities import ClientSupport
+from .capture_tests import CaptureTests
 from .compile_on_save import CompileOnSave
 from .config import SECTION, SettingsStore
 from .confirm_errors import ConfirmErrors
@@ -59,10 +60,12 @@ class TritonLensServer(LanguageServer):
         # The services with a lifecycle; each keeps its own state.
         self.compiles = CompileOnSave(self)
         self.profile_on_save = ProfileOnSave(self)
+        self.capture_tests = CaptureTests(self)
         self.api_index = ApiIndexService(self)
         self.measured = Measurements(self)
         self.confirm_errors = ConfirmErrors(self)
-        self.features = [self.api_index, self.compiles, self.profile_on_save, self.measured, self.confirm_errors]
+        self.features = [self.api_index, self.compiles, self.profile_on_save, self.measured, self.confirm_errors,
+                         self.capture_tests]
 
     @property
     def measurements(self):

@@ -95,6 +95,10 @@ class Settings:
     compile_on_save: bool = _bool(
         "Cross-compile the file's kernels on save for compiler facts (registers, spills, shared memory).", True,
         key="compileOnSave")
+    capture_tests: bool = _bool(
+        "When a file's kernels have no recorded launch, run the project's tests that reach them once (in a worker, "
+        "under Triton's interpreter without a GPU) and record their launches for compile facts, profile and "
+        "optimize.", True, key="captureTests", restricted=True)
     compile_target: str = setting(
         "sm_90", "Architecture kernels are cross-compiled for.", key="compileTarget",
         schema={"type": "string", "enum": list(ARCHS)})

@@ -25,6 +25,8 @@ export interface ServerConfig {
   profileOnSave: boolean;
   /** Cross-compile the file's kernels on save for compiler facts (registers, spills, shared memory). */
   compileOnSave: boolean;
+  /** When a file's kernels have no recorded launch, run the project's tests that reach them once (in a worker, under Triton's interpreter without a GPU) and record their launches for compile facts, profile and optimize. */
+  captureTests: boolean;
   /** Architecture kernels are cross-compiled for. */
   compileTarget: string;
   /** Where kernels are profiled: `local`, `ssh://[user@]host[:port]`, `ray` (the cluster this machine belongs to) or `ray://host:port`. */
@@ -50,6 +52,7 @@ export const DEFAULTS: ServerConfig = {
   debounceMs: 200,
   profileOnSave: false,
   compileOnSave: true,
+  captureTests: true,
   compileTarget: 'sm_90',
   backend: 'local',
   python: '',
@@ -83,6 +86,7 @@ export const SETTINGS: Readonly<Record<string, SettingSpec>> = {
   debounceMs: { type: 'integer', minimum: 0, maximum: 10000, hint: 'must be an integer from 0 to 10000' },
   profileOnSave: { type: 'boolean', hint: 'must be true or false' },
   compileOnSave: { type: 'boolean', hint: 'must be true or false' },
+  captureTests: { type: 'boolean', hint: 'must be true or false' },
   compileTarget: { type: 'string', enum: ['sm_80', 'sm_86', 'sm_89', 'sm_90', 'sm_100', 'sm_120'], hint: 'must be one of sm_80, sm_86, sm_89, sm_90, sm_100, sm_120' },
   backend: { type: 'string', pattern: '^(local|ray|ray://[^\\s/:]+(:\\d+)?|ssh://([^\\s@/]+@)?[^\\s@/:]+(:\\d+)?)$', hint: 'must be local, ssh://[user@]host[:port], ray or ray://host:port' },
   python: { type: 'string', hint: 'must be a path to a Python interpreter or ""' },

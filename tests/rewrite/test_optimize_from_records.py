@@ -186,3 +186,14 @@ def test_optimize_without_records_or_harness_says_how_to_get_them(tmp_path):
     assert proc.stderr.strip().splitlines()[-1] == (
         "tritonlens optimize: the original cannot be verified: no launch records and no harness for bias.py: "
         "run `tritonlens capture src/biaspkg/ops/bias.py`, define tritonlens_cases(), or pass --harness FILE.py::FUNC")
+
+
+def test_tritonlens_optimize_on_normpkg_runs_from_its_tests_records(normpkg):
+    """The project has no harness and nothing written for tritonlens: the command line's optimize
+    verifies on what its own tests launched, and with no GPU claims correctness, never speed."""
+    proc = tritonlens("optimize", str(normpkg), "--proposers", "config,rules", cwd=normpkg.parents[3])
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "no GPU: candidates were checked for correctness only, not timed" in out
+    assert "recorded launches in Triton's interpreter" in out
+    assert "faster" not in out and "x speedup" not in out
