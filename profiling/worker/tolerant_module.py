@@ -240,14 +240,18 @@ def define_again(loaded: LoadedModule, name: str, path: str) -> tuple[object | N
     except Exception as exc:  # noqa: BLE001 - e.g. an annotation naming what did not import
         return None, [f"defining {name}: {type(exc).__name__}: {exc}"]
     plain = obj = scope[name]
-    for i, dec in enumerate(reversed(node.decorator_list)):
-        try:
-            obj = eval(compile(ast.Expression(dec), path, "eval"), scope)(obj)
-        except Exception as exc:  # noqa: BLE001
-            left_out.append(f"@{ast.unparse(dec)[:80]}: {type(exc).__name__}: {str(exc)[:120]}")
-            if i == 0:
-                obj = triton.jit(plain)  # the innermost decorator of a kernel is its jit
-    if not _unwraps_to_jit(obj):
-        obj = triton.jit(plain)
+    try:
+        for i, dec in enumerate(reversed(node.decorator_list)):
+            try:
+                obj = eval(compile(ast.Expression(dec), path, "eval"), scope)(obj)
+            except Exception as exc:  # noqa: BLE001
+                left_out.append(f"@{ast.unparse(dec)[:80]}: {type(exc).__name__}: {str(exc)[:120]}")
+                if i == 0:
+                    obj = triton.jit(plain)  # the innermost decorator of a kernel is its jit
+        if not _unwraps_to_jit(obj):
+            obj = triton.jit(plain)
+    except Exception as exc:  # noqa: BLE001 - not a function Triton can jit (`**kwargs`, another DSL's jit)
+        scope[name] = plain
+        return None, [*left_out, f"{name} is not a Triton kernel here: {type(exc).__name__}: {str(exc)[:120]}"]
     scope[name] = obj
     return obj, left_out

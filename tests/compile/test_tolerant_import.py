@@ -154,3 +154,23 @@ def test_a_helper_from_a_package_this_python_lacks_gets_one_actionable_line(tmp_
     assert k["note"].startswith("fast_exp did not import here (line 3: ModuleNotFoundError")
     assert "set tritonlens.python (--python)" in k["note"] and "Traceback" not in k["note"]
     assert all(c["error"] and "fast_exp" in c["error"]["message"] for c in k["configs"])
+
+
+def test_another_libraries_jit_that_did_not_import_costs_nothing(tmp_path):
+    _write(tmp_path, {"mixed.py": """\
+        import triton
+        import triton.language as tl
+        from a_cpu_jit_library import jit
+
+        @jit(nopython=True)
+        def host_sum(*values, **options):
+            return sum(values)
+
+        @triton.jit
+        def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3, mask=offs < n)
+        """})
+    report = compile_file(tmp_path / "mixed.py", configs=SCALE, use_cache=False)
+    assert report.error is None
+    assert _facts(report, "scale_kernel").registers
