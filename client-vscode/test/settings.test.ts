@@ -12,7 +12,7 @@ test('no settings: the contract defaults', () => {
   assert.deepEqual(config, DEFAULTS);
   assert.deepEqual(config, {
     select: [], ignore: [], targetGpu: 'H100', debounceMs: 200, profileOnSave: false, compileOnSave: true,
-    compileTarget: 'sm_90', backend: 'local', python: '', ncu: false, inlayHints: true,
+    captureTests: true, compileTarget: 'sm_90', backend: 'local', python: '', ncu: false, inlayHints: true,
     llm: { baseUrl: '', model: '', apiKeyEnv: 'OPENAI_API_KEY' }, timeoutS: 120, trusted: true,
   });
   assert.deepEqual(problems, []);
@@ -21,15 +21,15 @@ test('no settings: the contract defaults', () => {
 test('every setting maps to its server key', () => {
   const { config, problems } = toServerConfig(reader({
     select: ['TL001', 'tl005'], ignore: ['TL003'], targetGpu: 'H100', debounceMs: 350.4, profileOnSave: true,
-    compileOnSave: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222', python: '/opt/proj/bin/python',
-    ncu: true, inlayHints: false, 'llm.baseUrl': 'http://127.0.0.1:8000/v1', 'llm.model': 'm', 'llm.apiKeyEnv': 'MY_KEY',
+    compileOnSave: false, captureTests: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222',
+    python: '/opt/proj/bin/python', ncu: true, inlayHints: false, 'llm.baseUrl': 'http://127.0.0.1:8000/v1', 'llm.model': 'm', 'llm.apiKeyEnv': 'MY_KEY',
     timeoutS: 600,
   }), true);
   assert.deepEqual(problems, []);
   assert.deepEqual(config, {
     select: ['TL001', 'TL005'], ignore: ['TL003'], targetGpu: 'H100', debounceMs: 350, profileOnSave: true,
-    compileOnSave: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222', python: '/opt/proj/bin/python',
-    ncu: true, inlayHints: false, llm: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'MY_KEY' }, timeoutS: 600, trusted: true,
+    compileOnSave: false, captureTests: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222',
+    python: '/opt/proj/bin/python', ncu: true, inlayHints: false, llm: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'MY_KEY' }, timeoutS: 600, trusted: true,
   });
 });
 
