@@ -68,7 +68,7 @@ __all__ = ["STATS", "CompileCancelled", "CompileError", "IrView", "cache_root", 
            "ir_text", "ir_view",
            "show_ir", "shutdown", "triton_version", "warm_up"]
 
-RESULT_FORMAT = 4  # the cached answer is a CompileReport's JSON
+RESULT_FORMAT = 5  # the cached answer is a CompileReport's JSON
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 # What a compile brings back: SASS only for spilling kernels (per-line spill traffic); Show IR
 # disassembles the cubin on demand for the others.

@@ -65,9 +65,10 @@ def mark_sources(result: CompileReport, job: CompileJob, static_info: dict, capt
         entry = static_info.get(k.name)
         k.source = "static" if entry is not None else default
         if entry is not None:
-            told = f"; {k.note}" if k.note else ""  # the worker's: decorators it was compiled without
-            k.note = (f"no recorded launch{why}: compiled from the text (launch sites, autotune configs, pins, "
-                      f"assumed values){told}")
+            # Each configuration names its source; the note only adds why no launch was captured
+            # (the harness raised) to what the worker said (decorators it compiled without).
+            if why:
+                k.note = f"no launch was captured{why}" + (f"; {k.note}" if k.note else "")
             k.pin_messages = list(entry.pin_messages)
         for facts in k.configs:
             spec = _spec_for(kspec, facts.label) or {}
