@@ -15,6 +15,8 @@ it; else, in this order:
    something assumed is compiled both ways: one configuration with every such flag True, one
    with every flag False (two compiles, not two to the power of the flags).
 3. **How the kernel uses the name.**
+   - a float by its name (`eps` 1e-6; `scale`, `alpha`, `temperature`, a dtype's `_min`/`_max`
+     bound: 1.0) or its `float` annotation;
    - a dtype (`.to(X)`, `dtype=X`, `tl.cast(v, X)`, or a name ending in dtype/type): float32 for
      an accumulator or compute type (`ACC_DTYPE`), else the half type the kernel names (as the
      pointer stand-ins do), else float32;
@@ -48,7 +50,12 @@ DOT_TILE, ROW_TILE, UNROLL = 64, 1024, 4
 MAX_MESSAGE = 160  # a message shown to users
 _FLAG_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO|SAVE|STORE|RETURN|COMPUTE)_|"
                         r"_(FLAG|ENABLED)$", re.IGNORECASE)
-_DTYPE_NAME = re.compile(r"dtype|_type$|^type_|^(DTYPE|TYPE)$", re.IGNORECASE)
+_DTYPE_NAME = re.compile(r"dtype$|_type$|^type_|^(DTYPE|TYPE)$", re.IGNORECASE)
+# Names a float goes by: a scalar argument or constexpr called so is a float, not a size.
+FLOAT_NAMES = re.compile(r"(^|_)(eps|epsilon|scale|alpha|beta|gamma|momentum|temperature|temp|rate|factor|"
+                         r"sm_scale|qk_scale|softcap|dropout|p_drop)($|_)", re.IGNORECASE)
+_EPS = re.compile(r"(^|_)eps(ilon)?($|_)", re.IGNORECASE)
+_DTYPE_BOUND = re.compile(r"dtype_?(min|max)$|(min|max)_?dtype|(^|_)(fp8|fp4|int8)_?(min|max)$", re.IGNORECASE)
 _ACC_NAME = re.compile(r"acc|compute|accum", re.IGNORECASE)
 _BOOLEAN_EXPR = ("comparison_operator", "boolean_operator", "not_operator")
 _DEFAULTS = ("Triton's default", "the default of")  # origins (analysis/launches.py) a pin overrides
@@ -227,6 +234,9 @@ class Assumer:
         if name == "num_stages":
             return Filled(3, "assumed", "Triton's default")
         ann = (p.annotation or "") if p is not None else ""
+        if FLOAT_NAMES.search(name) or _DTYPE_BOUND.search(name) or "float" in ann:
+            value = 1e-6 if _EPS.search(name) else 1.0
+            return Filled(value, "assumed", "a float, by its name" if "float" not in ann else "annotated float")
         if _DTYPE_NAME.search(name) or name in self.as_dtype:
             if _ACC_NAME.search(name):
                 return Filled(DType("float32"), "assumed", "an accumulator type")

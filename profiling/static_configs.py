@@ -32,15 +32,13 @@ from tritonlens.analysis.estimates import ElementSizes, base_pointer
 from tritonlens.analysis.kernel_roles import is_device_helper
 from tritonlens.analysis.model import ATOMICS
 from tritonlens.analysis.values import UNKNOWN
-from tritonlens.profiling.assumed_values import Assumer, Filled, weakest
+from tritonlens.profiling.assumed_values import FLOAT_NAMES, Assumer, Filled, weakest
 from tritonlens.profiling.config_pins import DType, KernelPins, kernel_pins
 from tritonlens.profiling.representative_eval import HostEval
 
 MAX_STATIC_CONFIGS = 8  # the worker compiles at most this many per kernel
 # An integer the JIT specialises on nothing: not 1 (a constant) and not a multiple of 16.
 PLAIN_INT = 3
-_FLOAT_NAMES = re.compile(r"(^|_)(eps|epsilon|scale|alpha|beta|gamma|momentum|temperature|temp|rate|factor|"
-                          r"sm_scale|qk_scale|softcap|dropout|p_drop)($|_)", re.IGNORECASE)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _POINTER_CALLS = {"load", "store", "make_block_ptr"} | ATOMICS
 
@@ -130,7 +128,7 @@ def _is_float_param(kernel, param, launch, src) -> str | None:
                     val = p.child_by_field_name("value")
                     if (ty is not None and src.text_of(ty) == "float") or (val is not None and val.type == "float"):
                         return "launch"
-    if _FLOAT_NAMES.search(param.name):
+    if FLOAT_NAMES.search(param.name):
         return "name"
     return None
 

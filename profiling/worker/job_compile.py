@@ -190,7 +190,10 @@ def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts):
     except Exception as exc:  # noqa: BLE001 - every compiler failure is a TL105 for the user
         result["error"] = map_error(exc, text, fn, path)
         result.update(compile_s=round(time.perf_counter() - t0, 3), cached=False)
-        _cache_put(cache_dir, key, result)
+        if "is not defined" not in result["error"]["message"]:
+            # A missing name is this run's environment (an import that failed), not the kernel's
+            # source, which is all the key holds: it must not answer the next run from the cache.
+            _cache_put(cache_dir, key, result)
         return result
     result["compile_s"] = round(time.perf_counter() - t0, 3)
     md = kernel.metadata

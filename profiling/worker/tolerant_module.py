@@ -9,6 +9,8 @@ are executed one at a time, each failure noted and skipped:
 - the module gets its package (`__package__` from the chain of `__init__.py` folders, the folder
   above the top package on sys.path), so `from .utils import helper` and `import pkg.ops` resolve
   the way the project's own imports do (a src layout included);
+- a module-level `if` whose condition is false here (`if has_triton():`, `if
+  torch.cuda.is_available():`) but whose branch defines kernels is run anyway, as a GPU host would;
 - bare calls at the top level (`print(...)`, `benchmark.run(...)`, `test_add()`) and the
   `if __name__ == "__main__":` block are never run: they are what a script does, not what defines
   its kernels;
@@ -98,17 +100,7 @@ def load_tolerant(path: str, text: str | None, depth: int = 0) -> LoadedModule:
     added = [p for p in dict.fromkeys([os.path.dirname(path), root]) if p not in sys.path]
     sys.path[:0] = added
     try:
-        for stmt in tree.body:
-            if _skipped(stmt):
-                loaded.skipped += 1
-                continue
-            try:
-                _exec(stmt, path, module.__dict__)
-            except Exception as exc:  # noqa: BLE001 - one statement's failure costs only its own names
-                if isinstance(stmt, ast.ImportFrom) and _from_project_files(stmt, package, root, module.__dict__,
-                                                                            depth):
-                    continue
-                loaded.failures.append(f"line {stmt.lineno}: {type(exc).__name__}: {str(exc)[:200]}")
+        _run(tree.body, path, loaded, package, root, depth)
         # Jit functions whose statement failed (a decorator from a package that did not import):
         # defined again from their own `def`, so the kernels calling them still compile.
         for name in _jit_names(tree):
@@ -121,6 +113,25 @@ def load_tolerant(path: str, text: str | None, depth: int = 0) -> LoadedModule:
             if p in sys.path:
                 sys.path.remove(p)
     return loaded
+
+
+def _run(stmts: list[ast.stmt], path: str, loaded: LoadedModule, package: str | None, root: str,
+         depth: int) -> None:
+    scope = loaded.module.__dict__
+    for stmt in stmts:
+        if _skipped(stmt):
+            loaded.skipped += 1
+            continue
+        try:
+            _exec(stmt, path, scope)
+        except Exception as exc:  # noqa: BLE001 - one statement's failure costs only its own names
+            if not (isinstance(stmt, ast.ImportFrom) and _from_project_files(stmt, package, root, scope, depth)):
+                loaded.failures.append(f"line {stmt.lineno}: {type(exc).__name__}: {str(exc)[:200]}")
+        if isinstance(stmt, ast.If) and any(n not in scope for n in _jit_names(ast.Module(stmt.body, []))):
+            # Kernels behind a condition this machine answers "no" (`if has_triton():`,
+            # `if torch.cuda.is_available():`): their branch is what a GPU host runs, so it is
+            # what they are compiled from.
+            _run(stmt.body, path, loaded, package, root, depth)
 
 
 _PROJECT_MODULES: dict[str, LoadedModule] = {}

@@ -141,3 +141,26 @@ def test_a_shape_kept_in_a_name_and_a_launch_inside_with_fold_on_representative_
     assert cfg["value_sources"]["BLOCK"] == "assumed" and cfg["value_sources"]["num_warps"] == "assumed"
     assert any(a.startswith("assumed BLOCK=4096 (") and "pin it: `# tritonlens: BLOCK=4096`" in a
                for a in cfg["assumed"])
+
+
+FLOATS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def quantize_kernel(x_ptr, y_ptr, n, fp8_dtype_min: tl.constexpr, fp8_dtype_max: tl.constexpr,
+                    out_dtype: tl.constexpr, EPS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    scale = tl.maximum(tl.max(tl.abs(x)), EPS) / fp8_dtype_max
+    y = tl.clamp(x / scale, fp8_dtype_min, fp8_dtype_max).to(out_dtype)
+    tl.store(y_ptr + offs, y, mask=offs < n)
+'''
+
+
+def test_floats_by_their_name_are_not_sizes_and_a_dtype_bound_is_not_a_dtype():
+    configs, _ = static_configs_of_text(FLOATS)
+    (cfg,) = configs["quantize_kernel"]
+    values = {n: a["value"] for n, a in cfg["args"].items() if a["kind"] in ("constexpr", "dtype")}
+    assert values["EPS"] == 1e-6 and values["fp8_dtype_min"] == 1.0 and values["fp8_dtype_max"] == 1.0
+    assert cfg["args"]["out_dtype"] == {"kind": "dtype", "value": "float32"}

@@ -174,3 +174,20 @@ def test_another_libraries_jit_that_did_not_import_costs_nothing(tmp_path):
     report = compile_file(tmp_path / "mixed.py", configs=SCALE, use_cache=False)
     assert report.error is None
     assert _facts(report, "scale_kernel").registers
+
+
+def test_kernels_behind_a_condition_this_machine_answers_no_still_compile(tmp_path):
+    _write(tmp_path, {"guarded.py": """\
+        import torch
+
+        if torch.cuda.is_available():
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 4, mask=offs < n)
+        """})
+    report = compile_file(tmp_path / "guarded.py", configs=SCALE, use_cache=False)
+    assert _facts(report, "scale_kernel").registers
