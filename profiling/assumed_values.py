@@ -54,11 +54,18 @@ _DTYPE_NAME = re.compile(r"dtype$|_type$|^type_|^(DTYPE|TYPE)$", re.IGNORECASE)
 # Names a float goes by: a scalar argument or constexpr called so is a float, not a size.
 FLOAT_NAMES = re.compile(r"(^|_)(eps|epsilon|scale|alpha|beta|gamma|momentum|temperature|temp|rate|factor|"
                          r"sm_scale|qk_scale|softcap|dropout|p_drop)($|_)", re.IGNORECASE)
+# ... unless the name says it counts or addresses something (`Scale_row_stride`, `scale_ptr`).
+_COUNTS = re.compile(r"stride|ptr|size|len|idx|index|num|count|offset|off_", re.IGNORECASE)
 _EPS = re.compile(r"(^|_)eps(ilon)?($|_)", re.IGNORECASE)
 _DTYPE_BOUND = re.compile(r"dtype_?(min|max)$|(min|max)_?dtype|(^|_)(fp8|fp4|int8)_?(min|max)$", re.IGNORECASE)
 _ACC_NAME = re.compile(r"acc|compute|accum", re.IGNORECASE)
 _BOOLEAN_EXPR = ("comparison_operator", "boolean_operator", "not_operator")
 _DEFAULTS = ("Triton's default", "the default of")  # origins (analysis/launches.py) a pin overrides
+
+
+def is_float_name(name: str) -> bool:
+    """Whether a value called `name` is a float (eps, scale, alpha, temperature...), not a count."""
+    return bool(FLOAT_NAMES.search(name)) and not _COUNTS.search(name)
 
 
 def weakest(sources) -> str:
@@ -234,7 +241,7 @@ class Assumer:
         if name == "num_stages":
             return Filled(3, "assumed", "Triton's default")
         ann = (p.annotation or "") if p is not None else ""
-        if FLOAT_NAMES.search(name) or _DTYPE_BOUND.search(name) or "float" in ann:
+        if is_float_name(name) or _DTYPE_BOUND.search(name) or "float" in ann:
             value = 1e-6 if _EPS.search(name) else 1.0
             return Filled(value, "assumed", "a float, by its name" if "float" not in ann else "annotated float")
         if _DTYPE_NAME.search(name) or name in self.as_dtype:

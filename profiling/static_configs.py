@@ -32,7 +32,7 @@ from tritonlens.analysis.estimates import ElementSizes, base_pointer
 from tritonlens.analysis.kernel_roles import is_device_helper
 from tritonlens.analysis.model import ATOMICS
 from tritonlens.analysis.values import UNKNOWN
-from tritonlens.profiling.assumed_values import FLOAT_NAMES, Assumer, Filled, weakest
+from tritonlens.profiling.assumed_values import Assumer, Filled, is_float_name, weakest
 from tritonlens.profiling.config_pins import DType, KernelPins, kernel_pins
 from tritonlens.profiling.representative_eval import HostEval
 
@@ -128,7 +128,7 @@ def _is_float_param(kernel, param, launch, src) -> str | None:
                     val = p.child_by_field_name("value")
                     if (ty is not None and src.text_of(ty) == "float") or (val is not None and val.type == "float"):
                         return "launch"
-    if FLOAT_NAMES.search(param.name):
+    if is_float_name(param.name):
         return "name"
     return None
 

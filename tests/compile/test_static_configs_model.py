@@ -148,9 +148,9 @@ import triton.language as tl
 
 
 @triton.jit
-def quantize_kernel(x_ptr, y_ptr, n, fp8_dtype_min: tl.constexpr, fp8_dtype_max: tl.constexpr,
+def quantize_kernel(x_ptr, y_ptr, n, Scale_row_stride, fp8_dtype_min: tl.constexpr, fp8_dtype_max: tl.constexpr,
                     out_dtype: tl.constexpr, EPS: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offs = tl.program_id(0) * Scale_row_stride + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n)
     scale = tl.maximum(tl.max(tl.abs(x)), EPS) / fp8_dtype_max
     y = tl.clamp(x / scale, fp8_dtype_min, fp8_dtype_max).to(out_dtype)
@@ -164,3 +164,4 @@ def test_floats_by_their_name_are_not_sizes_and_a_dtype_bound_is_not_a_dtype():
     values = {n: a["value"] for n, a in cfg["args"].items() if a["kind"] in ("constexpr", "dtype")}
     assert values["EPS"] == 1e-6 and values["fp8_dtype_min"] == 1.0 and values["fp8_dtype_max"] == 1.0
     assert cfg["args"]["out_dtype"] == {"kind": "dtype", "value": "float32"}
+    assert cfg["args"]["Scale_row_stride"]["kind"] == "int"  # a stride, whatever its name starts with
