@@ -22,6 +22,7 @@ version), so editing one kernel recompiles only that kernel.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -115,7 +116,8 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
         raise CompileError(f"triton is not installed in {python or sys.executable}")
     records = [] if configs is not None else records_for(path, kernel)
     key_src = json.dumps([RESULT_FORMAT, path, text, kernel, target, version, configs, max_cases,
-                          python or sys.executable, [r.to_json() for r in records], pyproject_fingerprint(path)],
+                          python or sys.executable, [r.to_json() for r in records], pyproject_fingerprint(path),
+                          _code_fingerprint()],
                          sort_keys=True, default=str)
     file_key = hashlib.sha256(key_src.encode()).hexdigest()[:32]
     root = cache_root()
@@ -175,6 +177,19 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     if use_cache:
         _write_json(cached_path, result.to_json())
     return result
+
+
+@functools.lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """The analysis and profiling code's files as they are installed: an answer cached by another
+    version of the static model (its assumptions, its configurations) is not this version's."""
+    here = Path(__file__).resolve().parent
+    stamps = []
+    for folder in (here, here / "worker", here.parent / "analysis"):
+        for f in sorted(folder.glob("*.py")):
+            st = f.stat()
+            stamps.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
 
 
 def has_harness(text: str) -> bool:

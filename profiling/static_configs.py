@@ -43,9 +43,11 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 _POINTER_CALLS = {"load", "store", "make_block_ptr"} | ATOMICS
 
 
-def _pointer_params(kernel) -> set[str]:
+def _pointer_params(kernel, module=None, depth: int = 0) -> set[str]:
     params = {p.name for p in kernel.params if not p.is_constexpr}
     out = {n for n in params if n.lower().endswith("ptr")}
+    if module is not None and depth < 3:
+        out |= _passed_to_helpers(kernel, module, params, depth)
     for c in kernel.calls:
         if c.name not in _POINTER_CALLS:
             continue
@@ -56,6 +58,28 @@ def _pointer_params(kernel) -> set[str]:
             base = None
         if base in params:
             out.add(base)
+    return out
+
+
+def _passed_to_helpers(kernel, module, params: set[str], depth: int) -> set[str]:
+    """Parameters the kernel hands, unchanged, to a jit helper that loads or stores through them
+    (`_norm_block(Qo, Q, ...)` whose body loads `Q + offs`): pointers the kernel never indexes itself."""
+    from tritonlens.analysis.kernel_body import split_arguments
+    from tritonlens.analysis.source import captures
+
+    src = kernel.src or module.src
+    out: set[str] = set()
+    for call in captures(kernel.node, "(call function: (identifier) @f) @c", "c"):
+        helper = module.kernel(src.text_of(call.child_by_field_name("function")))
+        if helper is None or helper is kernel:
+            continue
+        theirs = _pointer_params(helper, module, depth + 1)
+        args, kwargs = split_arguments(call, src)
+        passed = [(helper.params[i].name, a) for i, a in enumerate(args) if i < len(helper.params)]
+        passed += list(kwargs.items())
+        for name, node in passed:
+            if name in theirs and node is not None and node.type == "identifier" and src.text_of(node) in params:
+                out.add(src.text_of(node))
     return out
 
 
@@ -189,7 +213,7 @@ def static_configs(module, kernels: set[str] | None = None, skip: set[str] = fro
 
 def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
     src = k.src or module.src  # a cached model's nodes index the text it was built from
-    pointers = _pointer_params(k)
+    pointers = _pointer_params(k, module)
     indices = _index_pointers(k, pointers)
     hint = ElementSizes(k, module).half_hint
     dtype = hint[0] if hint else "float32"

@@ -165,3 +165,29 @@ def test_floats_by_their_name_are_not_sizes_and_a_dtype_bound_is_not_a_dtype():
     assert values["EPS"] == 1e-6 and values["fp8_dtype_min"] == 1.0 and values["fp8_dtype_max"] == 1.0
     assert cfg["args"]["out_dtype"] == {"kind": "dtype", "value": "float32"}
     assert cfg["args"]["Scale_row_stride"]["kind"] == "int"  # a stride, whatever its name starts with
+
+
+THROUGH_HELPER = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_block(Y, X, stride, row, cols, factor):
+    tl.store(Y + row * stride + cols, tl.load(X + row * stride + cols) * factor)
+
+
+@triton.jit
+def scale_rows(Out, In, In_stride, factor, BLOCK: tl.constexpr):
+    _scale_block(Out, In, In_stride, tl.program_id(0), tl.arange(0, BLOCK), factor)
+
+
+def run(out, x):
+    scale_rows[(x.shape[0],)](out, x, x.stride(0), 0.5, BLOCK=128)
+'''
+
+
+def test_arguments_a_kernel_hands_to_a_helper_that_loads_through_them_are_pointers():
+    configs, _ = static_configs_of_text(THROUGH_HELPER)
+    (cfg,) = configs["scale_rows"]
+    assert cfg["args"]["Out"]["kind"] == cfg["args"]["In"]["kind"] == "tensor"
+    assert cfg["args"]["In_stride"]["kind"] == "int"
