@@ -8,7 +8,8 @@ it; else, in this order:
    from the wrapper's code with tensor sizes replaced by representative ones and project helpers
    such as `calculate_settings(n)` evaluated from their text (representative_eval.py explains the
    sizes and the subset of Python it folds; no user code runs). Read without any representative
-   size it is static (`calculate_settings(1024)`); otherwise assumed.
+   size it is static (`calculate_settings(1024)`); otherwise assumed. A tile folded above 2**16
+   elements (representative sizes multiplied together) is dropped for the tile rule below.
 2. **Heuristics.** A `@triton.heuristics` lambda is folded on the configuration's other values
    (runtime integers at representative sizes). A lambda of plain constants is static. A boolean
    one (`args["bias"] is not None`, `args["n"] % args["BLOCK"] == 0`) whose answer depends on
@@ -24,7 +25,8 @@ it; else, in this order:
      False, the path without the optional feature;
    - compared with literals (`X == "gelu"`, `X == MODE_A`): the first literal it is compared with;
    - a tile (a `tl.arange` bound, a `tl.zeros` / `tl.full` / block-pointer shape): a power of
-     two, 64 when the kernel has a `tl.dot` or two tile sizes (MMA tiles as Triton's matmul
+     two, 16 each when a kernel without `tl.dot` has three or more, 64 when the kernel has a
+     `tl.dot` or two tile sizes (MMA tiles as Triton's matmul
      tutorial starts from; a 2-D tile of 4,096 elements keeps registers and shared memory
      plausible), else 1024 (a 1-D block of a row);
    - a `tl.static_range` bound: 4 (it unrolls);
@@ -47,6 +49,10 @@ from tritonlens.profiling.representative_eval import HostEval, Size, representat
 
 SOURCES = ("captured", "configs", "static", "pinned", "assumed")  # strongest first
 DOT_TILE, ROW_TILE, UNROLL = 64, 1024, 4
+# A block of 3 or more tiles of 64 passes Triton's 2**20 elements per tensor; 16 each stays under.
+SMALL_TILE = 16
+# A tile folded from representative sizes above this is theirs, not the kernel's: 2**16 elements.
+MAX_FOLDED_TILE = 1 << 16
 MAX_MESSAGE = 160  # a message shown to users
 _FLAG_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO|SAVE|STORE|RETURN|COMPUTE)_|"
                         r"_(FLAG|ENABLED)$", re.IGNORECASE)
@@ -181,6 +187,8 @@ class Assumer:
             return None
         if not used:
             return Filled(value, "static")
+        if name in self.tiles and isinstance(value, int) and value > MAX_FOLDED_TILE:
+            return None  # sizes that fit no kernel (two 4096s multiplied): the tile's own default
         sizes = ", ".join(f"{n}={v}" for n, v in list(used.items())[:3])
         return Filled(value, "assumed", f"the launch at line {cfg.launch.line} with {sizes}")
 
@@ -259,9 +267,9 @@ class Assumer:
             return Filled(UNROLL, "assumed", "a tl.static_range bound, kept small")
         if name in self.tiles:
             dot = any(c.name == "dot" for c in k.calls)
-            size = DOT_TILE if dot or len(self.tiles) > 1 else ROW_TILE
-            why = "a tile with tl.dot" if dot else "one of the kernel's 2-D tile sizes" if size == DOT_TILE \
-                else "a 1-D tile"
+            size = DOT_TILE if dot or len(self.tiles) == 2 else SMALL_TILE if len(self.tiles) > 2 else ROW_TILE
+            why = ("a tile with tl.dot" if dot else "one of the kernel's 2-D tile sizes" if size == DOT_TILE
+                   else "one of its 3 or more tile sizes, kept small" if size == SMALL_TILE else "a 1-D tile")
             return Filled(size, "assumed", why)
         return Filled(representative_size(name), "assumed", f"a representative size for {name}")
 
