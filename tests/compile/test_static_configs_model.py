@@ -191,3 +191,32 @@ def test_arguments_a_kernel_hands_to_a_helper_that_loads_through_them_are_pointe
     (cfg,) = configs["scale_rows"]
     assert cfg["args"]["Out"]["kind"] == cfg["args"]["In"]["kind"] == "tensor"
     assert cfg["args"]["In_stride"]["kind"] == "int"
+
+
+TILES = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def gather_3d(x_ptr, y_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = tl.arange(0, A)[:, None, None] * B * C + tl.arange(0, B)[None, :, None] * C + tl.arange(0, C)[None, None, :]
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+
+@triton.jit
+def flat_copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+
+def copy(x, y):
+    flat_copy[(1,)](x, y, BLOCK=x.shape[1] * x.shape[2])
+'''
+
+
+def test_many_tiles_stay_small_and_a_tile_multiplied_from_sizes_falls_back():
+    configs, _ = static_configs_of_text(TILES)
+    (g,) = configs["gather_3d"]
+    assert [g["args"][n]["value"] for n in "ABC"] == [16, 16, 16]  # 64**3 would pass 2**20 elements
+    (f,) = configs["flat_copy"]
+    assert f["args"]["BLOCK"]["value"] == 1024  # 4096 * 4096 from the sizes: the 1-D tile instead
