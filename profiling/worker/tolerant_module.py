@@ -159,7 +159,12 @@ def _from_project_files(stmt: ast.ImportFrom, package: str | None, root: str, sc
     bound = {}
     for alias in stmt.names:
         if alias.name == "*":
-            return False
+            got = _project_file_module(dotted, root, depth)
+            if got is None:
+                return False
+            names = got.module.__dict__.get("__all__") or [n for n in got.module.__dict__ if not n.startswith("_")]
+            bound.update({n: got.module.__dict__[n] for n in names if n in got.module.__dict__})
+            continue
         value = _project_attr(dotted, alias.name, root, depth)
         if value is None:
             return False
@@ -168,13 +173,19 @@ def _from_project_files(stmt: ast.ImportFrom, package: str | None, root: str, sc
     return True
 
 
-def _project_attr(dotted: str, name: str, root: str, depth: int):
+def _project_file_module(dotted: str, root: str, depth: int) -> LoadedModule | None:
     base = os.path.join(root, *dotted.split("."))
     for candidate in (base + ".py", os.path.join(base, "__init__.py")):
         if os.path.isfile(candidate):
-            got = _project_module(candidate, depth)
-            if got is not None and name in got.module.__dict__:
-                return got.module.__dict__[name]
+            return _project_module(candidate, depth)
+    return None
+
+
+def _project_attr(dotted: str, name: str, root: str, depth: int):
+    got = _project_file_module(dotted, root, depth)
+    if got is not None and name in got.module.__dict__:
+        return got.module.__dict__[name]
+    base = os.path.join(root, *dotted.split("."))
     sub = os.path.join(base, name)
     for candidate in (sub + ".py", os.path.join(sub, "__init__.py")):  # `from . import submodule`
         if os.path.isfile(candidate):

@@ -191,3 +191,32 @@ def test_kernels_behind_a_condition_this_machine_answers_no_still_compile(tmp_pa
         """})
     report = compile_file(tmp_path / "guarded.py", configs=SCALE, use_cache=False)
     assert _facts(report, "scale_kernel").registers
+
+
+def test_a_star_import_from_the_package_survives_a_failing_package_init(tmp_path):
+    _write(tmp_path, {
+        "starpkg/__init__.py": "raise RuntimeError('needs a GPU at import')\n",
+        "starpkg/helpers.py": """\
+            import triton
+            import triton.language as tl
+
+            __all__ = ["quadruple", "FACTOR"]
+            FACTOR = tl.constexpr(4)
+
+            @triton.jit
+            def quadruple(x):
+                return x * FACTOR
+            """,
+        "starpkg/kern.py": """\
+            import triton
+            import triton.language as tl
+            from .helpers import *
+
+            @triton.jit
+            def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(y_ptr + offs, quadruple(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
+            """})
+    report = compile_file(tmp_path / "starpkg" / "kern.py", configs=SCALE, use_cache=False)
+    assert report.module_failures == []
+    assert _facts(report, "scale_kernel").registers
