@@ -22,6 +22,9 @@ _HEAD_DIM = re.compile(r"^(k|v|d|dk|dv|hd|head_?dim|headdim|d_?head|d_?model_?he
 _HEADS = re.compile(r"^(h|hq|hk|hv|kvh|n_?heads|num_?heads|nheads|n_?kv_?heads|num_?kv_?heads|num_?q_?heads)$",
                     re.IGNORECASE)
 _BATCH = re.compile(r"^(b|bs|bsz|batch|batch_?size|n_?batch|num_?batch(es)?)$", re.IGNORECASE)
+# Not sizes at all: warps and pipeline stages, whatever the kernel calls them.
+_WARPS = re.compile(r"^(n_?|num_?)?warps(_per_\w+)?$", re.IGNORECASE)
+_STAGES = re.compile(r"^(n_?|num_?)?stages$", re.IGNORECASE)
 # A platform query nobody can answer here: the answer a CUDA machine gives.
 _OTHER_PLATFORM = re.compile(r"(^|_|\.)(hip|rocm|amd|xpu|npu|mlu|musa|cpu|mps|intel|ascend|cambricon|tpu)($|_)",
                              re.IGNORECASE)
@@ -40,6 +43,10 @@ def representative_size(name: str) -> int:
         return HEADS
     if _BATCH.match(n):
         return BATCH
+    if _WARPS.match(n):
+        return 4  # Triton's default num_warps
+    if _STAGES.match(n):
+        return 3
     return SIZE
 
 

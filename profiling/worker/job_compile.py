@@ -114,11 +114,16 @@ def map_error(exc, text: str, fn, path: str) -> dict:
     src = getattr(exc, "src", None)
     node = getattr(exc, "node", None)
     if type(exc).__name__ == "CompilationError":
+        # A refusal inside a jit helper comes wrapped once per call level: the innermost
+        # message with text is the reason.
         msg = getattr(exc, "error_message", None)
-        cause = exc.__cause__
+        cause, last = exc.__cause__, None
         while not msg and cause is not None:
-            msg = getattr(cause, "error_message", None) or str(cause)
+            msg = getattr(cause, "error_message", None)
+            last = cause
             cause = cause.__cause__
+        if not msg and last is not None and type(last).__name__ != "CompilationError":
+            msg = f"{type(last).__name__}: {last}"
         out["message"] = (msg or str(exc).split("\n")[-1]).strip()
         m = re.match(r"at (\d+):(\d+):", str(exc))
         rel_line = getattr(node, "lineno", None) or (int(m.group(1)) if m else None)

@@ -220,3 +220,10 @@ def test_many_tiles_stay_small_and_a_tile_multiplied_from_sizes_falls_back():
     assert [g["args"][n]["value"] for n in "ABC"] == [16, 16, 16]  # 64**3 would pass 2**20 elements
     (f,) = configs["flat_copy"]
     assert f["args"]["BLOCK"]["value"] == 1024  # 4096 * 4096 from the sizes: the 1-D tile instead
+
+
+def test_warps_and_stages_are_not_sizes():
+    from tritonlens.profiling.host_expressions import representative_size
+
+    assert [representative_size(n) for n in ("WARPS", "num_warps", "NUM_STAGES", "n_cols", "head_dim")] == \
+        [4, 4, 3, 4096, 128]
