@@ -28,6 +28,8 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import contextlib
+import itertools
 import json
 import os
 import platform
@@ -179,6 +181,21 @@ def _cached_report(cache: Path) -> dict | None:
         return None
 
 
+def _descendants(pid: int) -> list[int]:
+    """The processes below `pid` (Linux /proc): a timed-out CLI's compile workers."""
+    children = collections.defaultdict(list)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children[int(fields[1])].append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        kids = children[todo.pop()]
+        out += kids
+        todo += kids
+    return out
+
+
 def compile_cold(path: Path, timeout: float) -> dict:
     """`tritonlens compile --format json path` in a fresh process with empty caches."""
     with tempfile.TemporaryDirectory(prefix="tl-coverage-") as tmp:
@@ -191,7 +208,9 @@ def compile_cold(path: Path, timeout: float) -> dict:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the CLI; its workers end when their pipes close
+            for pid in [proc.pid, *_descendants(proc.pid)]:  # workers run in sessions of their own
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
             proc.communicate()
             return {"seconds": round(time.perf_counter() - t0, 2), "failure": f"timed out after {timeout:g} s"}
         result = {"seconds": round(time.perf_counter() - t0, 2), "rc": proc.returncode, "stderr": err.strip()[-600:]}
@@ -307,7 +326,15 @@ def targets(total: dict) -> dict:
     return out
 
 
-def compile_all(plan: list[tuple], root: Path, jobs: int, timeout: float, checkout: str) -> list[dict]:
+def compile_all(plan: list[tuple], root: Path, jobs: int, timeout: float, checkout: str,
+                checkpoint: Path | None) -> list[dict]:
+    """Every file of `plan`, projects taken in turn so that a run cut short is still a fair sample;
+    the records so far go to `checkpoint` (a JSON list) as they come."""
+    by_project = collections.defaultdict(list)
+    for item in plan:
+        by_project[item[0]].append(item)
+    plan = [item for row in itertools.zip_longest(*by_project.values()) for item in row if item]
+
     def one(item):
         project, path, kernels = item
         run = compile_cold(path, timeout)
@@ -325,8 +352,12 @@ def compile_all(plan: list[tuple], root: Path, jobs: int, timeout: float, checko
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for i, rec in enumerate(pool.map(one, plan), 1):
             records.append(rec)
+            if checkpoint is not None:
+                checkpoint.write_text(json.dumps(records) + "\n")
             if i % 10 == 0 or i == len(plan):
                 print(f"  {i}/{len(plan)} files, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    if checkpoint is not None:
+        checkpoint.unlink(missing_ok=True)  # the run finished: its results say the same
     return records
 
 
@@ -346,6 +377,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     dest, root = RESULTS / args.out, CACHE / "src"
     old = json.loads(dest.read_text(encoding="utf-8")) if args.recount else None
+    if isinstance(old, list):  # a run's checkpoint: the records of the files it finished
+        old = {"files": old, "projects": [p for p in ALL_PROJECTS if any(r["project"] == p for r in old)]}
     projects = list(old["projects"]) if old else [p.strip() for p in args.projects.split(",") if p.strip()]
     folders = fetch(projects, args.offline or bool(old))
     plan, population = [], {}
@@ -363,14 +396,15 @@ def main(argv=None) -> int:
         for r in records:
             for k in r["kernels"]:
                 k.update(kinds.get((r["path"], k["name"], k["line"]), {}))
-        meta = {key: old[key] for key in ("date", "machine", "python", "code_under_test", "sample", "seed",
+        meta = {key: old.get(key) for key in ("date", "machine", "python", "code_under_test", "sample", "seed",
                                            "jobs", "timeout_s", "wall_s")}
     else:
         code = code_under_test()
         print(f"code under test: {code['checkout']} at {code['commit']} ({code['modified_files']} modified files)")
         print(f"{len(plan)} kernel files of {sum(population.values())}, {args.jobs} at a time, "
               f"{args.timeout:g} s each at most")
-        records = compile_all(plan, root, args.jobs, args.timeout, code["checkout"])
+        records = compile_all(plan, root, args.jobs, args.timeout, code["checkout"],
+                              None if args.no_write else dest.with_suffix(".partial.json"))
         meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 "machine": f"{platform.machine()}, {os.cpu_count()} cores", "python": platform.python_version(),
                 "code_under_test": {"this_checkout": code["checkout"] == str(REPO), "commit": code["commit"],
