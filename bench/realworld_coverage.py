@@ -7,8 +7,8 @@ self-contained (kernel, wrapper and a test that runs on 'cuda' at import). Each 
 real command line, `tritonlens compile --format json FILE`: a process per file, CPU only, no harness
 written, fresh compile and Triton caches (cold), a per-file timeout. Per project it prints kernel
 files; launchable kernels (device helpers left out) and those with compile facts (registers and
-shared memory from a configuration that compiled), split into self-contained kernels (launched by a
-wrapper in their own file, neither using a name imported from the project) and library kernels;
+shared memory from a configuration that compiled), split into self-contained and library kernels
+(realworld_kernels.py says which is which);
 where each compiled configuration came from (the JSON's "source", "unknown" where it names none);
 configurations that failed to compile; files of which nothing compiled; seconds per file; and, over
 all projects, why launchable kernels got no facts, grouped, with examples (file:line in the corpus).
@@ -26,14 +26,12 @@ Run: python bench/realworld_coverage.py [--sample N | --all] [--jobs J] [--proje
 from __future__ import annotations
 
 import argparse
-import ast
 import collections
 import contextlib
 import itertools
 import json
 import os
 import platform
-import random
 import re
 import signal
 import statistics
@@ -49,100 +47,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(REPO))  # classify kernels with this checkout, whatever PYTHONPATH the CLI runs under
 from realworld import CACHE, PROJECTS, RESULTS, fetch
-from tritonlens.analysis.file_walk import Walk, iter_python_files
-from tritonlens.analysis.kernel_discovery import discover
+from realworld_kernels import classify, kernel_files, project_packages, sample
 
 ALL_PROJECTS = [*PROJECTS, "geak-eval"]
 DEFAULT_SAMPLE = 10  # files per project: 8 x 10 files at 5-15 s each is 7-20 min on one core
 TARGETS = {"self_contained": 0.90, "library": 0.70, "median_s": 5.0}
 CATEGORIES = ("self_contained", "library")
-
-
-def kernel_files(folder: Path) -> list[Path]:
-    """The files `check` would read in `folder` that define a Triton JIT function."""
-    texts = {p: p.read_text(encoding="utf-8", errors="replace") for p in iter_python_files([str(folder)], Walk())}
-    return [p for p, text in texts.items() if "jit" in text and discover(_parse(text) or ast.Module([], []))]
-
-
-def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
-
-
-def sample(files: list[Path], root: Path, n: int, seed: int) -> list[Path]:
-    """n of `files`, allotted to sub-folders (two levels under `root`) by their share, drawn with `seed`."""
-    if n >= len(files):
-        return list(files)
-    strata: dict[tuple, list[Path]] = collections.defaultdict(list)
-    for f in files:
-        strata[f.relative_to(root).parts[:-1][:2]].append(f)
-    shares = {k: n * len(v) / len(files) for k, v in strata.items()}
-    take = {k: int(s) for k, s in shares.items()}
-    for k in sorted(shares, key=lambda k: (int(shares[k]) - shares[k], k))[: n - sum(take.values())]:
-        take[k] += 1  # largest remainders first
-    rng = random.Random(seed)
-    return sorted(f for k in sorted(strata) for f in rng.sample(sorted(strata[k]), take[k]))
-
-
-def project_packages(folder: Path) -> set[str]:
-    """The project's top-level packages: the shallowest folders with an `__init__.py` (not the
-    namespace packages deeper down, whose names could be anyone's)."""
-    inits = sorted(folder.rglob("__init__.py"), key=lambda p: len(p.parts))
-    return {p.parent.name for p in inits if inits and len(p.parts) == len(inits[0].parts)}
-
-
-def _helpers(text: str, jits) -> set[str]:
-    """Names of the file's device helpers: the kernel-roles analysis where this checkout has one,
-    else kernel discovery's kinds (returns a value, a combine function, called from a JIT function)."""
-    try:
-        from tritonlens.analysis.kernel_roles import device_helpers
-    except ImportError:
-        return {j.name for j in jits if not j.launchable}
-    from tritonlens.analysis.engine import Analyzer
-
-    module = Analyzer().analyze(text).module
-    return device_helpers(module) if module is not None else set()
-
-
-def classify(text: str, packages: set[str]) -> list[dict]:
-    """Every JIT function of the file: name, def line, launchable, self-contained."""
-    tree = _parse(text)
-    if tree is None:
-        return []
-    jits = discover(tree)
-    helpers = _helpers(text, jits)
-    fns = {j.name: j.node for j in jits}
-    project_names = set()  # names the file binds by importing from its own project
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in packages):
-            project_names.update(a.asname or a.name for a in node.names)
-        elif isinstance(node, ast.Import):
-            project_names.update((a.asname or a.name).split(".")[0] for a in node.names
-                                 if a.name.split(".")[0] in packages)
-    wrappers = collections.defaultdict(list)  # kernel name → the functions that launch it (`name[grid](...)`)
-    for fn in ast.walk(tree):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name not in fns:
-            for n in ast.walk(fn):
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name):
-                    wrappers[n.func.value.id].append(fn)
-    out = []
-    for j in jits:
-        needed, todo, seen = set(), [j.node, *wrappers[j.name]], set()
-        while todo:  # the kernel, its decorators, its wrappers, and the file's JIT functions these call
-            fn = todo.pop()
-            if id(fn) in seen:
-                continue
-            seen.add(id(fn))
-            for n in ast.walk(fn):
-                if isinstance(n, ast.Name):
-                    needed.add(n.id)
-                    if n.id in fns:
-                        todo.append(fns[n.id])
-        out.append({"name": j.name, "line": j.line, "launchable": j.name not in helpers,
-                    "self_contained": bool(wrappers[j.name]) and not (needed & project_names)})
-    return out
 
 
 def _git(folder: str, *args: str) -> str:
