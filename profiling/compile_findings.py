@@ -12,7 +12,11 @@ from pathlib import Path
 
 from tritonlens.analysis.findings import Finding, Range, Related, Severity
 from tritonlens.profiling.occupancy import TARGET_LIMITS, limits_for
-from tritonlens.profiling.worker.compile_report import CompileReport, ConfigFacts, DotFacts
+from tritonlens.profiling.worker.compile_report import (
+    CompileReport,
+    ConfigFacts,
+    DotFacts,
+)
 
 SPILL_WARNING = 256  # bytes: below, info
 SPILL_ERROR = 1024  # bytes: from here on, error
@@ -95,8 +99,8 @@ def _tl105(src, name, defr, configs) -> list[Finding]:
     seen, assumed = {}, {}
     for c in configs:
         e = c.error
-        if e is None:
-            continue
+        if e is None or e.type == "JobError":
+            continue  # a configuration the binder refused (num_warps=3) says nothing about the kernel's code
         seen.setdefault((e.line, e.column, e.message), []).append(c.label)
         assumed[(e.line, e.column, e.message)] = assumed.get((e.line, e.column, e.message), True) and c.source == "assumed"
     out = []

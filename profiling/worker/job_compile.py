@@ -158,8 +158,13 @@ def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts):
     from triton.compiler import ASTSource
 
     global COMPILE_CALLS
-    values = build_args(fn, cfg)
-    options, signature, constexprs, attrs = specialise(fn, backend, values, cfg["options"])
+    try:
+        values = build_args(fn, cfg)
+        options, signature, constexprs, attrs = specialise(fn, backend, values, cfg["options"])
+    except JobError:
+        raise
+    except Exception as exc:
+        raise JobError(f"Triton's binder refused this configuration: {type(exc).__name__}: {exc}") from exc
     names = [p.name for p in fn.params]
     constexpr_values = {names[k[0]]: _jsonable(v) for k, v in constexprs.items() if len(k) == 1}
     spec = {names[k[0]]: ("D" if any(a and a[0] == "tt.divisibility" for a in v) else "")
@@ -306,12 +311,19 @@ def handle(job) -> dict:
             if left_out:
                 entry["note"] = "compiled without " + "; ".join(left_out)[:400]
         entry["line"] = def_line(fn)
-        for cfg in expand_configs(fn, autotune, heuristics, spec.get("configs")):
+        try:
+            configs = expand_configs(fn, autotune, heuristics, spec.get("configs"))
+        except Exception as exc:  # noqa: BLE001 - a heuristic that raises on these arguments
+            entry["error"] = {"type": type(exc).__name__, "message": f"expanding its configurations: {exc}"[:500]}
+            continue
+        for cfg in configs:
             try:
                 entry["configs"].append(compile_config(fn, text, path, backend, target, cfg,
                                                        job.cache_dir, artifacts))
-            except JobError as exc:
-                entry["configs"].append({"label": cfg["label"], "error": {"type": "JobError", "message": str(exc),
+            except Exception as exc:  # noqa: BLE001 - one configuration Triton's binder refuses
+                # (num_warps not a power of 2, a missing argument) costs only that configuration
+                kind = "JobError" if isinstance(exc, JobError) else type(exc).__name__
+                entry["configs"].append({"label": cfg["label"], "error": {"type": kind, "message": str(exc)[:500],
                                                                           "line": entry["line"], "column": 0}})
     reply["compile_calls"] = COMPILE_CALLS
     return reply

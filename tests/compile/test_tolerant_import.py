@@ -220,3 +220,23 @@ def test_a_star_import_from_the_package_survives_a_failing_package_init(tmp_path
     report = compile_file(tmp_path / "starpkg" / "kern.py", configs=SCALE, use_cache=False)
     assert report.module_failures == []
     assert _facts(report, "scale_kernel").registers
+
+
+def test_a_configuration_the_binder_refuses_costs_only_itself_and_is_no_finding(tmp_path):
+    from tritonlens.profiling.compile_job import findings_from
+
+    _write(tmp_path, {"scale.py": """\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 5, mask=offs < n)
+        """})
+    good = SCALE["scale_kernel"][0]
+    configs = {"scale_kernel": [dict(good, label="three warps", options={"num_warps": 3}), good]}
+    report = compile_file(tmp_path / "scale.py", configs=configs, use_cache=False)
+    bad, ok = report.kernel("scale_kernel").configs
+    assert "num_warps must be a power of 2" in bad.error.message and ok.registers
+    assert [f for f in findings_from(report) if f.code == "TL105"] == []
