@@ -9,7 +9,8 @@ it; else, in this order:
    such as `calculate_settings(n)` evaluated from their text (representative_eval.py explains the
    sizes and the subset of Python it folds; no user code runs). Read without any representative
    size it is static (`calculate_settings(1024)`); otherwise assumed. A tile folded above 2**16
-   elements (representative sizes multiplied together) is dropped for the tile rule below.
+   elements (representative sizes multiplied together), above 4096 on a side of a 2-D tile or
+   above 256 in a kernel with a `tl.dot` is dropped for the tile rule below.
 2. **Heuristics.** A `@triton.heuristics` lambda is folded on the configuration's other values
    (runtime integers at representative sizes). A lambda of plain constants is static. A boolean
    one (`args["bias"] is not None`, `args["n"] % args["BLOCK"] == 0`) whose answer depends on
@@ -53,6 +54,7 @@ DOT_TILE, ROW_TILE, UNROLL = 64, 1024, 4
 SMALL_TILE = 16
 # A tile folded from representative sizes above this is theirs, not the kernel's: 2**16 elements.
 MAX_FOLDED_TILE = 1 << 16
+MAX_2D_TILE, MAX_DOT_TILE = 4096, 256
 MAX_MESSAGE = 160  # a message shown to users
 _FLAG_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO|SAVE|STORE|RETURN|COMPUTE)_|"
                         r"_(FLAG|ENABLED)$", re.IGNORECASE)
@@ -187,10 +189,18 @@ class Assumer:
             return None
         if not used:
             return Filled(value, "static")
-        if name in self.tiles and isinstance(value, int) and value > MAX_FOLDED_TILE:
+        if name in self.tiles and isinstance(value, int) and value > self._folded_tile_limit():
             return None  # sizes that fit no kernel (two 4096s multiplied): the tile's own default
         sizes = ", ".join(f"{n}={v}" for n, v in list(used.items())[:3])
         return Filled(value, "assumed", f"the launch at line {cfg.launch.line} with {sizes}")
+
+    def _folded_tile_limit(self) -> int:
+        """The largest tile a representative size may fold into: 256 along an MMA tile (4096 would
+        be a 4096-wide dot: minutes in ptxas, a block no one launches), 4096 per side of a 2-D
+        tile, 2**16 for a kernel's only tile."""
+        if any(c.name == "dot" for c in self.k.calls):
+            return MAX_DOT_TILE
+        return MAX_2D_TILE if len(self.tiles) > 1 else MAX_FOLDED_TILE
 
     def _heuristic(self, name, known: dict[str, Filled], cfg):
         text = self.k.heuristics[name]

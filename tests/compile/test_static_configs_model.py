@@ -227,3 +227,9 @@ def test_warps_and_stages_are_not_sizes():
 
     assert [representative_size(n) for n in ("WARPS", "num_warps", "NUM_STAGES", "n_cols", "head_dim")] == \
         [4, 4, 3, 4096, 128]
+
+
+def test_head_counts_by_their_usual_names():
+    from tritonlens.profiling.host_expressions import representative_size
+
+    assert {representative_size(n) for n in ("n_q_head", "n_kv_head", "n_qh", "num_heads", "nheads")} == {32}
