@@ -25,6 +25,7 @@ _BATCH = re.compile(r"^(b|bs|bsz|batch|batch_?size|n_?batch|num_?batch(es)?)$", 
 # Not sizes at all: warps and pipeline stages, whatever the kernel calls them.
 _WARPS = re.compile(r"^(n_?|num_?)?warps(_per_\w+)?$", re.IGNORECASE)
 _STAGES = re.compile(r"^(n_?|num_?)?stages$", re.IGNORECASE)
+_BITS = re.compile(r"(^|_)(n_?|num_?)?bits$|nbits", re.IGNORECASE)  # a quantized element's width: int4
 # A platform query nobody can answer here: the answer a CUDA machine gives.
 _OTHER_PLATFORM = re.compile(r"(^|_|\.)(hip|rocm|amd|xpu|npu|mlu|musa|cpu|mps|intel|ascend|cambricon|tpu)($|_)",
                              re.IGNORECASE)
@@ -47,6 +48,8 @@ def representative_size(name: str) -> int:
         return 4  # Triton's default num_warps
     if _STAGES.match(n):
         return 3
+    if _BITS.search(n):
+        return 4
     return SIZE
 
 

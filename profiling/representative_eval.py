@@ -9,7 +9,8 @@ Python is folded:
 - a size read off a tensor (`x.shape[1]`, `M, N = x.shape`, `x.size(-1)`, `x.numel()`, `len(x)`),
   or a wrapper parameter with no default, stands for a representative size chosen by its name:
   128 for a head dimension (`K`, `V`, `D`, `head_dim`), 32 for a head count (`H`, `num_heads`),
-  8 for a batch (`B`, `batch_size`), 4 for warps (`WARPS`) and 3 for stages, and 4096 for anything else (rows, columns, hidden size,
+  8 for a batch (`B`, `batch_size`), 4 for warps (`WARPS`), 3 for stages, 4 bits for a
+  quantized width (`BITS`, `W_nbits`), and 4096 for anything else (rows, columns, hidden size,
   sequence length, vocabulary): the common model sizes the kernels are written for, and a power
   of two, so that `next_power_of_2(n)` gives a tile a kernel of that size really launches with;
 - helpers fold as the value layer does (`triton.next_power_of_2`, `cdiv`, `min`, `max`, `int`),

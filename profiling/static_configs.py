@@ -61,39 +61,59 @@ def _pointer_params(kernel, module=None, depth: int = 0) -> set[str]:
     return out
 
 
-def _passed_to_helpers(kernel, module, params: set[str], depth: int) -> set[str]:
-    """Parameters the kernel hands, unchanged, to a jit helper that loads or stores through them
-    (`_norm_block(Qo, Q, ...)` whose body loads `Q + offs`): pointers the kernel never indexes itself."""
+def _helper_calls(kernel, module, params: set[str]):
+    """(helper kernel, {its parameter: our parameter}) for each call of a jit helper that hands it
+    one of our parameters unchanged."""
     from tritonlens.analysis.kernel_body import split_arguments
     from tritonlens.analysis.source import captures
 
     src = kernel.src or module.src
-    out: set[str] = set()
     for call in captures(kernel.node, "(call function: (identifier) @f) @c", "c"):
         helper = module.kernel(src.text_of(call.child_by_field_name("function")))
         if helper is None or helper is kernel:
             continue
-        theirs = _pointer_params(helper, module, depth + 1)
         args, kwargs = split_arguments(call, src)
         passed = [(helper.params[i].name, a) for i, a in enumerate(args) if i < len(helper.params)]
         passed += list(kwargs.items())
-        for name, node in passed:
-            if name in theirs and node is not None and node.type == "identifier" and src.text_of(node) in params:
-                out.add(src.text_of(node))
+        yield helper, {name: src.text_of(node) for name, node in passed
+                       if node is not None and node.type == "identifier" and src.text_of(node) in params}
+
+
+def _passed_to_helpers(kernel, module, params: set[str], depth: int) -> set[str]:
+    """Parameters the kernel hands, unchanged, to a jit helper that loads or stores through them
+    (`_norm_block(Qo, Q, ...)` whose body loads `Q + offs`): pointers the kernel never indexes itself."""
+    out: set[str] = set()
+    for helper, mapping in _helper_calls(kernel, module, params):
+        theirs = _pointer_params(helper, module, depth + 1)
+        out |= {ours for name, ours in mapping.items() if name in theirs}
     return out
 
 
-def _index_pointers(kernel, pointers: set[str]) -> set[str]:
-    """Pointers whose loaded values are indices: they offset another pointer (`ids = tl.load(IDS +
-    i)`, then `LOGITS + ids` or `offs = ids * D + j; T + offs`) or bound a loop (`lo = tl.load(LO)`,
-    `range(lo, hi)`): token ids, gather indices, CSR offsets. They hold integers, not the data type."""
+def _integer_pointers(kernel, module, pointers: set[str], depth: int = 0) -> dict[str, str]:
+    """`_index_pointers` of the kernel and of the jit helpers it hands its pointers to."""
+    out = _index_pointers(kernel, pointers)
+    if depth >= 3:
+        return out
+    for helper, mapping in _helper_calls(kernel, module, pointers):
+        theirs = _integer_pointers(helper, module, _pointer_params(helper, module, depth + 1), depth + 1)
+        for name, ours in mapping.items():
+            if name in theirs:
+                out.setdefault(ours, theirs[name])
+    return out
+
+
+def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
+    """Pointers whose loaded values are integers, with the integer type: indices (int64) offset
+    another pointer (`ids = tl.load(IDS + i)`, then `LOGITS + ids` or `offs = ids * D + j; T +
+    offs`) or bound a loop (`lo = tl.load(LO)`, `range(lo, hi)`): token ids, gather indices, CSR
+    offsets; packed words (int32) are shifted or masked (`w >> 4`, `w & 0xF`): quantized weights."""
     src = kernel.src
     derived = {}  # name → the names its assignments read
     for name, assigns in kernel.assignments.items():
         for a in assigns:
             if a.value is not None:
                 derived.setdefault(name, set()).update(_IDENT.findall(src.text_of(a.value)))
-    out = set()
+    out: dict[str, str] = {}
     for c in kernel.calls:
         if c.name != "load":
             continue
@@ -116,7 +136,10 @@ def _index_pointers(kernel, pointers: set[str]) -> set[str]:
         address = others and re.search(rf"\b({others})\b[^,\n]*\+[^,\n]*\b({held})\b|"
                                        rf"\b({held})\b[^,\n]*\+\s*\b({others})\b", kernel.text)
         if address or re.search(rf"\brange\([^)\n]*\b({held})\b", kernel.text):
-            out.add(base)
+            out[base] = "int64"
+        elif re.search(rf"\b({held})\b(\[[^\]\n]*\])?\s*(>>|<<)|(>>|<<)\s*\(?\s*\b({held})\b|"
+                       rf"\b({held})\b\s*[&|^]\s*(0x[0-9a-fA-F]+|\d+)\b", kernel.text):
+            out.setdefault(base, "int32")  # shifted, or masked with a literal: packed integers
     return out
 
 
@@ -214,7 +237,7 @@ def static_configs(module, kernels: set[str] | None = None, skip: set[str] = fro
 def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
     src = k.src or module.src  # a cached model's nodes index the text it was built from
     pointers = _pointer_params(k, module)
-    indices = _index_pointers(k, pointers)
+    indices = _integer_pointers(k, module, pointers)
     hint = ElementSizes(k, module).half_hint
     dtype = hint[0] if hint else "float32"
     dtype_why = (f"pointers assumed {dtype} (the kernel uses tl.{dtype} at line {hint[1]})" if hint
@@ -264,8 +287,8 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
                 args[p.name] = {"kind": "tensor", "dtype": pin.value.name, "align": 16}
                 sources[p.name] = "pinned"
             elif p.name in indices:
-                args[p.name] = {"kind": "tensor", "dtype": "int64", "align": 16}
-                index_args.append(p.name)
+                args[p.name] = {"kind": "tensor", "dtype": indices[p.name], "align": 16}
+                index_args.append(f"{p.name} ({indices[p.name]})")
             else:
                 args[p.name] = {"kind": "tensor", "dtype": dtype, "align": 16}
                 aligned.append(p.name)
@@ -296,8 +319,8 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
     if aligned:
         notes.append(f"{dtype_why}, 16-byte aligned: {', '.join(aligned)}")
     if index_args:
-        notes.append("pointers assumed int64 (their loads index other pointers or bound loops): "
-                     + ", ".join(index_args))
+        notes.append("pointers assumed integer (their loads index other pointers, bound loops or are "
+                     "bit-shifted): " + ", ".join(index_args))
     if plain:
         notes.append("integers unknown, compiled as plain i32 (not 1, not divisible by 16): " + ", ".join(plain))
     if floats:

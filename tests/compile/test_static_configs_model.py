@@ -233,3 +233,53 @@ def test_head_counts_by_their_usual_names():
     from tritonlens.profiling.host_expressions import representative_size
 
     assert {representative_size(n) for n in ("n_q_head", "n_kv_head", "n_qh", "num_heads", "nheads")} == {32}
+
+
+PACKED = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def unpack_int4(w_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    w = tl.load(w_ptr + offs, mask=mask, other=0)
+    x = tl.load(out_ptr + offs, mask=mask & (w > 0))
+    tl.store(out_ptr + offs, ((w >> 4) & 0xF).to(tl.float16) + x, mask=mask)
+'''
+
+
+def test_a_pointer_whose_loads_are_shifted_holds_packed_integers():
+    configs, _ = static_configs_of_text(PACKED)
+    (cfg,) = configs["unpack_int4"]
+    assert cfg["args"]["w_ptr"]["dtype"] == "int32"
+    assert cfg["args"]["out_ptr"]["dtype"] == "float16"  # masked with `&` between masks: still the data
+
+
+HELPER_UNPACKS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _unpack(P, rows, cols, BITS: tl.constexpr):
+    words = tl.load(P + rows[:, None] * 8 + cols[None, :])
+    return (words[:, :, None] >> (tl.arange(0, 2) * BITS)[None, None, :]) & 0xF
+
+
+@triton.jit
+def dequant(P, Out, BITS: tl.constexpr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    w = _unpack(P, r, r, BITS)
+    tl.store(Out + tl.arange(0, BLOCK), tl.sum(tl.sum(w, 2), 1).to(tl.float16))
+
+
+def run(p, out, bits):
+    dequant[(1,)](p, out, BITS=bits, BLOCK=16)
+'''
+
+
+def test_packed_words_unpacked_in_a_helper_and_a_bit_width_by_its_name():
+    configs, _ = static_configs_of_text(HELPER_UNPACKS)
+    (cfg,) = configs["dequant"]
+    assert cfg["args"]["P"]["dtype"] == "int32" and cfg["args"]["Out"]["dtype"] == "float16"
+    assert cfg["args"]["BITS"]["value"] == 4
