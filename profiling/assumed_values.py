@@ -10,7 +10,8 @@ it; else, in this order:
    sizes and the subset of Python it folds; no user code runs). Read without any representative
    size it is static (`calculate_settings(1024)`); otherwise assumed. A tile folded above 2**16
    elements (representative sizes multiplied together), above 4096 on a side of a 2-D tile or
-   above 256 in a kernel with a `tl.dot` is dropped for the tile rule below.
+   above 256 in a kernel with a `tl.dot`, or a `tl.static_range` bound above 64, is dropped for
+   the rules below.
 2. **Heuristics.** A `@triton.heuristics` lambda is folded on the configuration's other values
    (runtime integers at representative sizes). A lambda of plain constants is static. A boolean
    one (`args["bias"] is not None`, `args["n"] % args["BLOCK"] == 0`) whose answer depends on
@@ -55,6 +56,7 @@ SMALL_TILE = 16
 # A tile folded from representative sizes above this is theirs, not the kernel's: 2**16 elements.
 MAX_FOLDED_TILE = 1 << 16
 MAX_2D_TILE, MAX_DOT_TILE = 4096, 256
+MAX_FOLDED_UNROLL = 64
 MAX_MESSAGE = 160  # a message shown to users
 _FLAG_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO|SAVE|STORE|RETURN|COMPUTE)_|"
                         r"_(FLAG|ENABLED)$", re.IGNORECASE)
@@ -119,7 +121,9 @@ class Assumer:
         self.as_dtype = _found(self.text, rf"dtype\s*=\s*{words}", rf"\.to\(\s*{words}", rf"cast\([^()\n]*,\s*{words}")
         self.as_flag = _found(self.text, rf"\bif\s+(?:not\s+)?{words}\s*:", rf"\bnot\s+{words}",
                               rf"\b(?:and|or)\s+{words}", rf"{words}\s+(?:and|or)\b")
-        self.unrolled = _found(self.text, rf"static_range\(\s*{words}\s*\)")
+        # static_range(N), static_range(0, N - 1, 2): any name in its bounds unrolls the loop
+        self.unrolled = {n for m in re.finditer(r"static_range\(([^()\n]*)\)", self.text)
+                         for n in re.findall(r"[A-Za-z_]\w*", m.group(1))}
         self.compared: dict[str, str] = {}  # name → the first literal or name it is compared with
         for m in re.finditer(r"([\w.]+|\"[^\"\n]*\"|'[^'\n]*')\s*==\s*([\w.]+|\"[^\"\n]*\"|'[^'\n]*')", self.text):
             self.compared.setdefault(m.group(1), m.group(2))
@@ -191,6 +195,8 @@ class Assumer:
             return Filled(value, "static")
         if name in self.tiles and isinstance(value, int) and value > self._folded_tile_limit():
             return None  # sizes that fit no kernel (two 4096s multiplied): the tile's own default
+        if name in self.unrolled and isinstance(value, int) and value > MAX_FOLDED_UNROLL:
+            return None  # a representative size as a tl.static_range bound unrolls thousands of times
         sizes = ", ".join(f"{n}={v}" for n, v in list(used.items())[:3])
         return Filled(value, "assumed", f"the launch at line {cfg.launch.line} with {sizes}")
 

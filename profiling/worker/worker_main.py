@@ -19,6 +19,8 @@ import json
 import os
 import re
 import sys
+import threading
+import time
 import traceback
 
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
@@ -97,7 +99,22 @@ def _with_attempts(reply: messages.Reply) -> messages.Reply:
     return reply
 
 
+def _exit_with_parent() -> None:
+    """A worker whose client died (killed by a timeout, a lost ssh session) stops too: it runs in its
+    own session, so no signal of the client's reaches it, and a long compile would run on alone."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(2)
+            if os.getppid() != parent:
+                os._exit(4)
+
+    threading.Thread(target=watch, name="tritonlens-parent-watch", daemon=True).start()
+
+
 def main() -> int:
+    _exit_with_parent()
     channel = _open_channel()
     if HERE not in sys.path:
         sys.path.insert(0, HERE)
