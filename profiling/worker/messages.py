@@ -396,6 +396,5 @@ class CompileResult(Message):
     triton_version: str | None = json_field(OPT_STR, None)
     kernels: list = json_field(of=CompiledKernel, many=True, factory=list)
     error: CompileFailure | None = json_field(of=CompileFailure, default=None)  # the module failed
-    # Top-level statements of the file that raised and were skipped ("line 12: ModuleNotFoundError: ...").
-    module_failures: list = json_field(list, factory=list)
+    module_failures: list = json_field(list, factory=list)  # skipped top-level statements, "line 12: ..."
     more: dict = field(default_factory=dict)  # compile_calls
