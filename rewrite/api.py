@@ -47,7 +47,7 @@ def _candidate_report(v: Verdict, original: str, path: str) -> CandidateReport:
             "evidence": {k: ev.get(k) for k in ("checks", "launches", "calls", "ops_added", "stability",
                                                 "ragged_sizes", "ragged_note", "timing", "error", "static",
                                                 "llm_error") if ev.get(k) is not None},
-            "meta": {k: v2 for k, v2 in v.candidate.meta.items() if k not in ("reply",)}}
+            "meta": dict(v.candidate.meta)}  # an LLM reply whole, with its finish_reason and usage
     return CandidateReport(proposer=v.candidate.proposer, title=v.candidate.title, accepted=v.accepted,
                            reason=v.reason, kernel=v.candidate.kernel, quick_fix_title=v.quick_fix_title(),
                            speedup=v.speedup, max_rel_error=v.max_rel_error,
@@ -56,7 +56,7 @@ def _candidate_report(v: Verdict, original: str, path: str) -> CandidateReport:
 
 
 def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
-                  proposers=("config", "rules"), llm: dict | None = None, rounds: int = 3,
+                  proposers=("config", "rules"), llm=None, rounds: int = 3,
                   backend: str = "local", python: str | None = None, progress=None,
                   cancel: threading.Event | None = None, harness: str | None = None, seeds: int = 3,
                   timing: dict | None = None, parallel: int = 1, profile: ProfileReport | None = None,
@@ -90,6 +90,8 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
         raise OptimizeError(f"no kernel named {kernel!r} in {os.path.basename(path)} (kernels: {', '.join(names)})")
     if "llm" in wanted and not llm:
         raise OptimizeError("the llm proposer needs settings: --llm-base-url / --llm-model (or the llm setting)")
+    if "llm" in wanted:
+        llm = _llm_settings(llm)  # bad settings fail here, before any work
 
     def say(message: str, fraction: float | None = None):
         if progress is not None:
@@ -154,14 +156,7 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
             verdicts += cv
             ctx.history += cv
         if "llm" in wanted and not cancelled():
-            from .propose_llm import LLMProposer, LLMSettings
-
-            settings = llm if isinstance(llm, LLMSettings) else LLMSettings.from_dict(llm)
-            say(f"asking {settings.model} for rewrites (up to {rounds} rounds)", 0.7)
-            lv, _ = LLMProposer(settings).run(
-                ctx, lambda cs: verifier.verify(cs, isolate=True, cancel=cancel), rounds=rounds,
-                kernel=kernel, progress=lambda m: say(m), cancel=cancel)
-            verdicts += lv
+            verdicts += _llm_rounds(ctx, verifier, llm, rounds, kernel, backend, python, notes, say, cancel)
     finally:
         verifier.close()
     say("done", 1.0)
@@ -175,6 +170,34 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
                           device=verifier.device, mode=verifier.mode, baseline_ms=verifier.baseline_ms,
                           cancelled=cancelled(), candidates=candidates, best=best,
                           refusals=_summarise_refusals(verdicts), notes=notes)
+
+
+def _llm_settings(llm):
+    from .llm_client import LLMSettings
+
+    if llm is None or isinstance(llm, LLMSettings):
+        return llm
+    try:
+        return LLMSettings.from_dict(llm)
+    except (TypeError, ValueError) as exc:
+        raise OptimizeError(f"bad llm settings: {exc}") from exc
+
+
+def _llm_rounds(ctx, verifier, settings, rounds, kernel, backend, python, notes, say, cancel) -> list[Verdict]:
+    """The LLM loop on the verified original; its transcript and best rewrite go beside the file."""
+    from .llm_figures import BestFigures
+    from .llm_loop import LLMProposer
+    from .llm_transcript import Transcript
+
+    say(f"asking {settings.model} for rewrites ({settings.candidates} per round, up to {rounds} rounds)", 0.7)
+    transcript = Transcript(ctx.path, settings)
+    figures = BestFigures(transcript.sibling(".best.py"), kernel=kernel, gpu=verifier.mode == "gpu",
+                          backend=backend, python=python, cancel=cancel, timeout=verifier.timeout)
+    run = LLMProposer(settings).run(
+        ctx, lambda cs: verifier.verify(cs, isolate=True, cancel=cancel), rounds=rounds, kernel=kernel,
+        progress=lambda m: say(m), cancel=cancel, figures=figures, transcript=transcript)
+    notes += run.notes
+    return run.verdicts
 
 
 def _try_profile(path, kernel, backend, python, notes) -> ProfileReport | None:

@@ -17,12 +17,19 @@ class ScriptedLLM:
     """Serves /v1/chat/completions with scripted replies, in order, recording every request body.
 
     A script entry is a string (the assistant's content) or a dict:
-    {"content": str, "sleep": seconds} or {"status": 429 | 500, "body": {...}}.
+    {"content": str, "sleep": seconds, "finish_reason": "stop" | "length",
+     "reasoning_content": str, "usage": {"prompt_tokens", "completion_tokens", "total_tokens"}}
+    or {"status": 429 | 500, "body": {...}}. With `reject_system` set (an error message), a request
+    holding a system message is answered HTTP 400 with it, as servers whose chat template has no
+    system role do, and consumes no entry. Requests may come concurrently: each is recorded with
+    the times it arrived and was answered (time.monotonic()).
     """
 
     def __init__(self):
         self.script: list = []
         self.requests: list[dict] = []
+        self.reject_system: str | None = None
+        self.rejected = 0
         self._lock = threading.Lock()
         outer = self
 
@@ -31,12 +38,21 @@ class ScriptedLLM:
                 pass
 
             def do_POST(self):
+                arrived = time.monotonic()
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                system = any(m.get("role") == "system" for m in body.get("messages") or [])
                 with outer._lock:
-                    outer.requests.append({"path": self.path, "body": body,
-                                           "auth": self.headers.get("Authorization")})
-                    step = outer.script.pop(0) if outer.script else {"status": 500, "body": {"error": "script exhausted"}}
+                    if outer.reject_system and system:
+                        outer.rejected += 1
+                        step = {"status": 400, "body": {"error": {"message": outer.reject_system, "type": "BadRequestError",
+                                                                  "code": 400}}}
+                        record = None
+                    else:
+                        record = {"path": self.path, "body": body, "auth": self.headers.get("Authorization"),
+                                  "arrived": arrived, "answered": None}
+                        outer.requests.append(record)
+                        step = outer.script.pop(0) if outer.script else {"status": 500, "body": {"error": "script exhausted"}}
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
                     return
@@ -44,15 +60,19 @@ class ScriptedLLM:
                     step = {"content": step}
                 if step.get("sleep"):
                     time.sleep(step["sleep"])
+                if record is not None:
+                    record["answered"] = time.monotonic()
                 if step.get("status"):
                     self._send(step["status"], step.get("body") or {"error": {"message": "scripted error"}})
                     return
+                message = {"role": "assistant", "content": step["content"]}
+                if "reasoning_content" in step:
+                    message["reasoning_content"] = step["reasoning_content"]
                 self._send(200, {
                     "id": f"chatcmpl-{len(outer.requests)}", "object": "chat.completion", "created": int(time.time()),
                     "model": body.get("model", "scripted"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": step["content"]}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                    "choices": [{"index": 0, "finish_reason": step.get("finish_reason", "stop"), "message": message}],
+                    "usage": step.get("usage") or {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
             def _send(self, status, payload):
                 data = json.dumps(payload).encode()

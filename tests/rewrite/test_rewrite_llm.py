@@ -52,7 +52,8 @@ def test_llm_rounds_refuse_each_bad_reply_for_its_reason_then_accept_good(llm_se
     llm_server.script = _replies(original)
     result = optimize_file(str(path), proposers=("llm",), rounds=8,
                            llm={"base_url": llm_server.base_url, "model": "scripted-coder",
-                                "api_key_env": "TRITONLENS_TEST_NO_SUCH_KEY", "timeout": 30})
+                                "api_key_env": "TRITONLENS_TEST_NO_SUCH_KEY", "timeout": 30,
+                                "candidates": 1})
     reasons = [c.reason for c in result.candidates]
     accepted = [c.accepted for c in result.candidates]
     assert accepted == [False] * 7 + [True], reasons
@@ -97,7 +98,7 @@ def test_llm_slower_but_correct_is_accepted_on_cpu_without_any_speed_claim(llm_s
     shutil.copy(FIXTURES / "vadd.py", path)
     llm_server.script = [fenced(GOOD_WRAPPER.replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 16"))]
     result = optimize_file(str(path), proposers=("llm",), rounds=1,
-                           llm={"base_url": llm_server.base_url, "model": "m", "timeout": 30})
+                           llm={"base_url": llm_server.base_url, "model": "m", "timeout": 30, "candidates": 1})
     (cand,) = result.candidates
     assert cand.accepted and cand.speedup is None and "speed not measured" in cand.reason
     assert "faster" not in cand.quick_fix_title
@@ -109,9 +110,10 @@ def _never_verify(_):
 
 def test_llm_timeout_is_retried_with_backoff_then_reported(llm_server, fixture_text):
     llm_server.script = [{"sleep": 2.0, "content": "late"}, {"sleep": 2.0, "content": "late"}]
-    settings = LLMSettings(base_url=llm_server.base_url, model="m", timeout=0.4, retries=1, backoff=0.05)
+    settings = LLMSettings(base_url=llm_server.base_url, model="m", timeout=0.4, retries=1, backoff=0.05,
+                           candidates=1)
     ctx = ProposalContext("vadd.py", fixture_text("vadd.py"), device={"name": "cpu", "mode": "interpreter"})
-    verdicts, _ = LLMProposer(settings).run(ctx, _never_verify, rounds=3)
+    verdicts = LLMProposer(settings).run(ctx, _never_verify, rounds=3).verdicts
     assert len(verdicts) == 1 and not verdicts[0].accepted
     assert "timed out on 2 attempts" in verdicts[0].reason
     assert len(llm_server.requests) == 2  # one try + one retry, then no further rounds
@@ -123,9 +125,9 @@ def test_llm_rate_limit_is_retried_and_the_key_comes_from_the_named_variable(llm
                          {"status": 429, "body": {"error": {"message": "slow down"}}},
                          "no code at all"]
     settings = LLMSettings(base_url=llm_server.base_url, model="m", api_key_env="TL_TEST_LLM_KEY",
-                           timeout=5, retries=2, backoff=0.05)
+                           timeout=5, retries=2, backoff=0.05, candidates=1)
     ctx = ProposalContext("vadd.py", fixture_text("vadd.py"))
-    verdicts, messages = LLMProposer(settings).run(ctx, _never_verify, rounds=1)
+    verdicts = LLMProposer(settings).run(ctx, _never_verify, rounds=1).verdicts
     assert len(llm_server.requests) == 3
     assert all(r["auth"] == "Bearer sk-test-123" for r in llm_server.requests)
     assert verdicts[0].reason.startswith("unusable reply: the reply holds no fenced")
