@@ -12,6 +12,7 @@ import statistics
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from tritonlens.analysis import gpus
 from tritonlens.profiling.worker.messages import (
     Check,
     Evidence,
@@ -21,7 +22,7 @@ from tritonlens.profiling.worker.messages import (
     VerifyResult,
 )
 
-from .candidate import Candidate, Verdict
+from .candidate import Candidate, Verdict, short_device
 from .static_check import screen
 
 MIN_SPEEDUP = 1.05
@@ -64,6 +65,9 @@ def _check_failure(checks: list[Check]) -> str | None:
     bad = next((c for c in checks if not c.ok), None)
     if bad is None:
         return None
+    if bad.range is not None:  # the label names the range: range "zeros"
+        return f"wrong result on {bad.label} ({bad.case if bad.case == 'ragged' else f'case {bad.case}'}, " \
+               f"{bad.shapes}): {bad.reason or 'wrong result'}"
     where = f"{bad.label} ({bad.shapes}, seed {bad.seed})"
     reason = bad.reason or "wrong result"
     if "unstable" in reason:
@@ -81,13 +85,15 @@ def _check_failure(checks: list[Check]) -> str | None:
 
 
 def decide(ev: Evidence, mode: str, n_cases: int, n_seeds: int, timing_ok: dict | None = None,
-           source: str = "") -> dict:
+           source: str = "", device: str = "") -> dict:
     """Evidence of one candidate → {"accepted", "reason", ...}. `source` "records": the cases are
-    recorded launches replayed at kernel level (worker/record_cases.py)."""
+    recorded launches replayed at kernel level (worker/record_cases.py). `device`: the GPU's name
+    as the worker reports it, for the physical floor of a claimed time (physical_floor)."""
     err = ev.error
-    checks = ev.checks
+    checks = [c for c in ev.checks if c.range is None]  # the seeds × shapes grid
+    ranges = [c for c in ev.checks if c.range is not None]
     shapes = n_cases + (1 if ev.ragged_sizes and not ev.ragged_note else 0)
-    base = {"checks": len(checks), "seeds": n_seeds, "shapes": shapes,
+    base = {"checks": len(checks), "seeds": n_seeds, "shapes": shapes, "ranges": len(ranges),
             "max_rel_error": max((c.rel_err for c in checks if c.rel_err is not None), default=None)}
     if err:
         kind = err.type
@@ -105,7 +111,7 @@ def decide(ev: Evidence, mode: str, n_cases: int, n_seeds: int, timing_ok: dict 
         else:
             reason = f"runtime error: {first}"
         return {**base, "accepted": False, "reason": reason}
-    failure = _check_failure(checks)
+    failure = _check_failure(ev.checks)
     if failure:
         return {**base, "accepted": False, "reason": failure}
     if not checks:
@@ -119,24 +125,50 @@ def decide(ev: Evidence, mode: str, n_cases: int, n_seeds: int, timing_ok: dict 
         return {**base, "accepted": False,
                 "reason": "torch fallback: the wrapper now runs torch ops the original did not: "
                           + ", ".join(ev.ops_added[:6])}
+    if ev.ghost_failure:
+        return {**base, "accepted": False, "reason": ev.ghost_failure}
     expected = n_seeds * shapes
     if len(checks) < expected:
         return {**base, "accepted": False, "reason": f"only {len(checks)} of {expected} checks ran"}
     scope = f"{n_seeds} seeds × {shapes} shapes"
     if source == "records":
         scope = f"{n_seeds} seeds × {shapes} recorded launch{'es' if shapes != 1 else ''}"
-        if mode != "gpu":
-            return {**base, "accepted": True, "correct": True, "speedup": None,
-                    "reason": f"correct, not timed: {scope} in Triton's interpreter"}
+    if ranges:
+        scope += f" and {len(ranges)} value range{'s' if len(ranges) != 1 else ''}"
+    caveat = "".join(f"; {note}" for note in ev.notes[:2]) + ("; …" if len(ev.notes) > 2 else "")
+    if source == "records" and mode != "gpu":
+        return {**base, "accepted": True, "correct": True, "speedup": None,
+                "reason": f"correct, not timed: {scope} in Triton's interpreter{caveat}"}
     if mode != "gpu" or not ev.timing:
-        return {**base, "accepted": True, "correct": True, "reason": f"correct on {scope}; speed not measured",
-                "speedup": None}
+        return {**base, "accepted": True, "correct": True, "speedup": None,
+                "reason": f"correct on {scope}; speed not measured{caveat}"}
     speed = timing_ok or judge_speed(ev.timing.get("orig_ms", []), ev.timing.get("cand_ms", []))
     result = {**base, "correct": True, "speedup": speed.get("speedup"), "orig_ms": speed.get("orig_ms"),
               "cand_ms": speed.get("cand_ms"), "suspicious": speed.get("suspicious", False)}
     if not speed["ok"]:
         return {**result, "accepted": False, "reason": speed["reason"]}
-    return {**result, "accepted": True, "reason": f"correct on {scope}; {speed['reason']}"}
+    floor = physical_floor(ev.out_bytes, device)
+    if floor is not None and speed.get("cand_ms") is not None and speed["cand_ms"] < floor["ms"]:
+        return {**result, "accepted": False, "suspicious": True,
+                "reason": (f"claimed {speed['cand_ms']:.4g} ms is below the physical minimum {floor['ms']:.4g} ms "
+                           f"for {floor['mb']:.3g} MB at {floor['tbps']:.3g} TB/s ({floor['gpu']}): not shown")}
+    return {**result, "accepted": True, "reason": f"correct on {scope}; {speed['reason']}{caveat}"}
+
+
+def physical_floor(out_bytes: int | None, device: str | None) -> dict | None:
+    """The least time writing `out_bytes` of output can take on `device` (its datasheet DRAM
+    bandwidth), or None where it proves nothing: bytes unknown, a GPU not in the table, or output
+    that fits in its L2 (written back after the kernel ends, so the timing never sees DRAM)."""
+    if not out_bytes or not device:
+        return None
+    try:
+        gpu = gpus.get(short_device(device))
+    except KeyError:
+        return None
+    if gpu.l2_bytes is None or out_bytes <= gpu.l2_bytes or not gpu.datasheet_bandwidth:
+        return None
+    return {"ms": out_bytes / gpu.datasheet_bandwidth * 1e3, "mb": out_bytes / 1e6,
+            "tbps": gpu.datasheet_bandwidth / 1e12, "gpu": gpu.name}
 
 
 class Verifier:
@@ -287,7 +319,7 @@ class Verifier:
         return verdicts  # type: ignore[return-value]
 
     def _verdict(self, cand: Candidate, ev: Evidence, result: VerifyResult) -> Verdict:
-        d = decide(ev, result.mode, result.cases, result.seeds, source=result.source)
+        d = decide(ev, result.mode, result.cases, result.seeds, source=result.source, device=result.device)
         if d["accepted"] and d.get("suspicious"):
             d = self._extra_checks(cand, d)
         evidence = {**ev.to_json(), "correct": bool(d.get("correct"))}
@@ -308,7 +340,8 @@ class Verifier:
             return {**d, "accepted": False, "reason": f"{d['speedup']:.1f}x needs extra checks, which failed: {exc}"}
         finally:
             self.seeds = saved
-        again = decide(result.candidates[0], result.mode, result.cases, result.seeds, source=result.source)
+        again = decide(result.candidates[0], result.mode, result.cases, result.seeds, source=result.source,
+                       device=result.device)
         if not again["accepted"]:
             return {**d, "accepted": False, "reason": f"{d['speedup']:.1f}x claimed, extra checks refused it: {again['reason']}"}
         if again.get("speedup") and abs(again["speedup"] / d["speedup"] - 1) > 0.3:

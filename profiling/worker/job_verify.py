@@ -9,13 +9,24 @@ This module gathers evidence; tritonlens.rewrite.verify decides what the evidenc
 The job is a messages.VerifyJob; the result a messages.VerifyResult, one messages.Evidence per
 candidate.
 
-What a check does: fresh random inputs of the case's layout (seeded; never zeros), the original run
-once as the reference, the candidate on clones of the same inputs; buffers the wrapper allocates with
-torch.empty* are filled with NaN (integers: a sentinel) before the kernels run, and so are in-place
-outputs the original fully overwrites, so an element nobody wrote shows up; returned tensors and every
-tensor argument afterwards are compared. On the GPU the candidate runs twice per check and the two
-results must agree (a moving error is a race). Ragged shapes: every dimension of the first case is
-scaled down to an odd size (1000 -> 609), so no power-of-two block divides it.
+What a check does: fresh random inputs of the case's layout (seeded; never zeros, copying the
+harness's mean and spread); the original run twice as the reference; the candidate on clones of the
+same inputs. Buffers the wrapper allocates with torch.empty* are filled with a NaN of our own bits
+(integers: a sentinel) before the kernels run, and so are in-place outputs the original fully
+overwrites, so an element nobody wrote shows up. Returned tensors and every tensor argument
+afterwards are compared, on the elements the original writes (it may leave part of a torch.empty
+buffer unwritten) where its two runs agree (a wrapper drawing random numbers is not deterministic);
+the evidence's `notes` say what was left out. On the GPU the candidate runs twice per check and the
+two results must agree (a moving error is a race). Ragged shapes: every dimension of the first case
+is scaled down to an odd size (1000 -> 609), so no power-of-two block divides it.
+
+After the ordinary checks pass: the value ranges of verify_ranges.py (values near exp's overflow,
+tiny, zero, constant rows, ±1e3 shifts, x1e3 scale; chosen from the original's kernel text) on the
+first seed's smallest case, compared only where the original's output is finite, with looser
+tolerances; then a ghost replay (ghost_replay): the first check once more with the candidate's own
+kernel launches made no-ops; if its outputs still equal the original's, the result does not come
+from its kernels. The evidence also carries `out_bytes`, the bytes of output the timed case writes,
+against which tritonlens.rewrite.verify holds a claimed time to the GPU's bandwidth.
 
 Without a harness or tritonlens_cases(), the cases are the file's launch records (record_cases.py:
 each recorded launch of a kernel on fresh data, no ragged shape). They exercise the Triton
@@ -35,16 +46,79 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything here imports triton
 
 from record_cases import wrappers_only
-from verify_inputs import clone_tree, compare, outputs_diff, outputs_of
+from verify_inputs import clone_tree, compare, outputs_diff, outputs_of, tolerance
+from verify_ranges import range_tolerance
 from verify_session import Session, Side, arg_tensors, candidate_error, run_call
 from verify_tracking import BOOKKEEPING, GPU, GUARDS, Tracker
+
+
+def _new_check(seed, case, label: str, shapes: str, value_range: str | None = None) -> dict:
+    return {"seed": seed, "case": case, "label": label, "shapes": shapes, "ok": False, "reason": None,
+            "rel_err": None, "max_err": None, "tol": None, "run_diff": None, "range": value_range}
+
+
+def _run_check(session: Session, side: Side, fn, ref: dict, check: dict, check_no: int, ev: dict,
+               ops_cand: set, tols=None) -> bool:
+    """Run the candidate on the reference's inputs and compare (fills `check`); False: stop here."""
+    runs = []
+    for _ in range(2 if GPU else 1):
+        args, kwargs = clone_tree(ref["inputs"])
+        tensors = arg_tensors(args, kwargs)
+        poison = [t for i, t in enumerate(tensors) if i in ref["written"]]
+        try:
+            ret, launches, ops = run_call(session.tracker, side, fn, args, kwargs, poison, config_index=check_no)
+        except Exception as exc:
+            GUARDS.clear()
+            ev["error"] = candidate_error("run", exc, in_kernel=session.tracker.kernel_error)
+            session.tracker.local.depth = 0
+            check["reason"] = ev["error"]["message"]
+            return False
+        ev["calls"] += 1
+        ev["launches"] += launches
+        if session.tracker.violations:
+            check["reason"] = "out-of-bounds write (a missing mask?): " + "; ".join(session.tracker.violations[:3])
+            check["oob"] = True
+            return False
+        ops_cand |= ops
+        runs.append(outputs_of(ret, args, kwargs))
+    outs = runs[0]
+    if len(outs) != len(ref["outs"]):
+        check["reason"] = f"{len(outs)} outputs instead of {len(ref['outs'])}"
+        return False
+    uses_dot = side.uses_dot or session.original.uses_dot
+    worst = {"ok": True, "rel_err": 0.0, "max_err": 0.0, "tol": None}
+    for (name, r), (_, o), mask in zip(ref["outs"], outs, ref["masks"]):
+        result = compare(r, o, uses_dot, mask=mask, tols=tols(r.dtype, uses_dot) if tols else None)
+        if not result["ok"]:
+            result["reason"] = f"{session.output_label(name)}: {result['reason']}"
+            worst = result
+            break
+        if (result.get("rel_err") or 0) >= (worst.get("rel_err") or 0):
+            worst = result
+    check.update({k: worst.get(k) for k in ("rel_err", "max_err", "tol")})
+    check["ok"] = bool(worst["ok"])
+    check["reason"] = worst.get("reason")
+    if check["ok"] and len(runs) > 1:
+        diff = outputs_diff(runs[0], runs[1], side.uses_dot, ref["masks"])
+        check["run_diff"] = diff
+        allowed = max((check["tol"] or 0) * 0.1, 4 * ref["run_diff"], 1e-7)
+        if diff > allowed:
+            check["ok"] = False
+            check["reason"] = (f"unstable: two runs on the same inputs differ by {diff:.3g} "
+                               f"(original: {ref['run_diff']:.3g}) — a race")
+    return check["ok"]
+
+
+def _range_tols(dtype, uses_dot):
+    return range_tolerance(dtype, tolerance(dtype, uses_dot))
 
 
 def check_candidate(session: Session, cand, quick: bool = False) -> dict:
     """The evidence (a messages.Evidence as JSON) on one messages.VerifyCandidate."""
     ev = {"id": cand.id, "error": None, "checks": [], "launches": 0, "calls": 0, "ops_added": [],
           "stability": "checked" if GPU else "interpreter is deterministic: not checked",
-          "ragged_sizes": None, "ragged_note": None, "timing": None, "extra": {}}
+          "ragged_sizes": None, "ragged_note": None, "timing": None, "extra": {}, "notes": [],
+          "ranges_skipped": [], "ghost_ran": False, "ghost_failure": None, "out_bytes": None}
     try:
         side = Side(f"cand_{session.tag}_{cand.id}", session.name, cand.source, session.workdir,
                     session.package_path, session.job.sys_path)
@@ -66,78 +140,90 @@ def check_candidate(session: Session, cand, quick: bool = False) -> dict:
     ev["ragged_sizes"] = {str(k): v for k, v in (session.ragged or {}).items()}
     ops_orig: set = set()
     ops_cand: set = set()
+    ok = True
     for check_no, (seed, case) in enumerate(plan):
         ref = session.reference(seed, case, check_no)
         if ref is None:
             ev["ragged_note"] = session.ragged_note
             continue
-        fn = side.resolve(ref["fn"], session.original)
-        label = "ragged" if case == "ragged" else f"case {case}"
-        check = {"seed": seed, "case": case, "label": label, "shapes": ref["shapes"], "ok": False,
-                 "reason": None, "rel_err": None, "max_err": None, "tol": None, "run_diff": None}
-        ev["checks"].append(check)
-        if fn is None:
-            check["reason"] = f"the candidate no longer defines {getattr(ref['fn'], '__name__', '?')}()"
-            break
-        runs = []
-        for attempt in range(2 if GPU else 1):
-            args, kwargs = clone_tree(ref["inputs"])
-            tensors = arg_tensors(args, kwargs)
-            poison = [t for i, t in enumerate(tensors) if i in ref["written"]]
-            try:
-                ret, launches, ops = run_call(session.tracker, side, fn, args, kwargs, poison,
-                                              config_index=check_no)
-            except Exception as exc:
-                GUARDS.clear()
-                ev["error"] = candidate_error("run", exc, in_kernel=session.tracker.kernel_error)
-                session.tracker.local.depth = 0
-                check["reason"] = ev["error"]["message"]
-                break
-            ev["calls"] += 1
-            ev["launches"] += launches
-            if session.tracker.violations:
-                check["reason"] = ("out-of-bounds write (a missing mask?): "
-                                   + "; ".join(session.tracker.violations[:3]))
-                check["oob"] = True
-                break
-            ops_cand |= ops
-            runs.append(outputs_of(ret, args, kwargs))
-        if ev["error"] or check.get("oob"):
+        ok = _one(session, side, ref, _new_check(seed, case, "ragged" if case == "ragged" else f"case {case}",
+                                                 ref["shapes"]), check_no, ev, ops_cand)
+        if not ok:
             break
         ops_orig |= ref["ops"]
-        outs = runs[0]
-        if len(outs) != len(ref["outs"]):
-            check["reason"] = f"{len(outs)} outputs instead of {len(ref['outs'])}"
-            break
-        worst = {"ok": True, "rel_err": 0.0, "max_err": 0.0, "tol": None}
-        for (name, r), (_, o) in zip(ref["outs"], outs):
-            result = compare(r, o, side.uses_dot or session.original.uses_dot)
-            if not result["ok"]:
-                where = "returned value" if name.startswith("out") else "argument" + name[3:] + " (in place)"
-                if session.source == "records":  # the launch's arguments by name: arg[1]['Y']
-                    where = "output " + name.rsplit("[", 1)[-1].strip("]'\"")
-                result["reason"] = f"{where}: {result['reason']}"
-                worst = result
+        if check_no == 0:
+            ev["out_bytes"] = ref["out_bytes"]
+    if ok and not quick and ev["checks"]:
+        for rng in session.value_ranges():
+            ref = session.range_reference(rng)
+            if "skip" in ref:
+                ev["ranges_skipped"].append(f'range "{rng.name}": {ref["skip"]}; skipped')
+                continue
+            check = _new_check(session.seeds[0], ref["case"], f'range "{rng.name}"', ref["shapes"], rng.name)
+            if not _one(session, side, ref, check, 0, ev, ops_cand, tols=_range_tols):
+                ok = False
                 break
-            if (result.get("rel_err") or 0) >= (worst.get("rel_err") or 0):
-                worst = result
-        check.update({k: worst.get(k) for k in ("rel_err", "max_err", "tol")})
-        check["ok"] = bool(worst["ok"])
-        check["reason"] = worst.get("reason")
-        if check["ok"] and len(runs) > 1:
-            diff = outputs_diff(runs[0], runs[1], side.uses_dot)
-            check["run_diff"] = diff
-            allowed = max((check["tol"] or 0) * 0.1, 4 * ref["run_diff"], 1e-7)
-            if diff > allowed:
-                check["ok"] = False
-                check["reason"] = (f"unstable: two runs on the same inputs differ by {diff:.3g} "
-                                   f"(original: {ref['run_diff']:.3g}) — a race")
-        if not check["ok"]:
-            break
+        if ok:
+            ev["ghost_ran"], ev["ghost_failure"] = ghost_replay(session, side)
     ev["ragged_note"] = ev["ragged_note"] or session.ragged_note
+    for found in ev.pop("_notes", {}).values():  # the first of each kind, and how often it recurs
+        ev["notes"].append(found[0] + (f"; also on {len(found) - 1} more checks)" if len(found) > 1 else ")"))
     added = sorted(op for op in ops_cand - ops_orig if op.rstrip("_") not in BOOKKEEPING)
     ev["ops_added"] = added
     return ev
+
+
+def _one(session, side, ref, check, check_no, ev, ops_cand, tols=None) -> bool:
+    ev["checks"].append(check)
+    where = f"{check['label']}, seed {check['seed']}"
+    for kind, text in ref["notes"]:
+        ev.setdefault("_notes", {}).setdefault(kind, []).append(f"{text} ({where}")
+    fn = side.resolve(ref["fn"], session.original)
+    if fn is None:
+        check["reason"] = f"the candidate no longer defines {getattr(ref['fn'], '__name__', '?')}()"
+        return False
+    return _run_check(session, side, fn, ref, check, check_no, ev, ops_cand, tols)
+
+
+def ghost_replay(session: Session, side: Side) -> tuple[bool, str | None]:
+    """Run the candidate once more on the first check's inputs with every launch of a kernel its
+    own file defines made a no-op (helpers that return values only run inside kernels). If the
+    outputs still equal the original's, its kernels do not make the result. (ran, refusal)."""
+    ref = session.reference(session.seeds[0], 0, 0)
+    fn = side.resolve(ref["fn"], session.original) if ref else None
+    if fn is None or not ref["writes"]:
+        return False, None
+    tracker = session.tracker
+    args, kwargs = clone_tree(ref["inputs"])
+    poison = [t for i, t in enumerate(arg_tensors(args, kwargs)) if i in ref["written"]]
+    real_before = sum(tracker.launches.values())
+    tracker.ghost_path, tracker.ghost_launches = side.path, 0
+    try:
+        ret, _, _ = run_call(tracker, side, fn, args, kwargs, poison, config_index=0)
+    except Exception:  # the wrapper needs what its kernels make: the work is theirs
+        GUARDS.clear()
+        tracker.local.depth = 0
+        return True, None
+    finally:
+        tracker.ghost_path = None
+    if sum(tracker.launches.values()) != real_before:
+        return False, None  # kernels of another file ran for real: this replay proves nothing
+    outs = outputs_of(ret, args, kwargs)
+    if len(outs) != len(ref["outs"]):
+        return True, None
+    uses_dot = side.uses_dot or session.original.uses_dot
+    compared = 0
+    for i in ref["writes"]:
+        (_, r), (_, o), mask = ref["outs"][i], outs[i], ref["masks"][i]
+        if not compare(r, o, uses_dot, mask=mask)["ok"]:
+            return True, None
+        compared += int(mask.sum()) if mask is not None else r.numel()
+    if not compared:
+        return True, None
+    what = "no kernel launch" if tracker.ghost_launches == 0 else \
+        f"its {tracker.ghost_launches} kernel launch{'es' if tracker.ghost_launches != 1 else ''} made no-ops"
+    return True, (f"its kernels do not make the result: with {what} it still returns the original's output "
+                  f"on case 0 ({ref['shapes']}, seed {session.seeds[0]}) — a cached or precomputed result")
 
 
 # -- timing ------------------------------------------------------------------------------------

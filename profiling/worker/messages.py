@@ -19,15 +19,18 @@ try:  # imported as tritonlens.profiling.worker.messages
     from .frontend_report import FrontendKernel, FrontendResult
     from .json_message import NONE, OPT_STR, Message, MessageError, json_field
     from .ncu_result import NcuResult
+    from .verify_messages import CandidateError, Check, Evidence, VerifyResult
     from .worker_error import ERROR_TYPES, WorkerError
 except ImportError:  # a plain file in the worker folder
     from compile_report import CompileFailure
     from frontend_report import FrontendKernel, FrontendResult
     from json_message import NONE, OPT_STR, Message, MessageError, json_field
     from ncu_result import NcuResult
+    from verify_messages import CandidateError, Check, Evidence, VerifyResult
     from worker_error import ERROR_TYPES, WorkerError
 
-__all__ = ["ERROR_TYPES", "FrontendResult", "MessageError", "NcuResult", "WorkerError"]  # re-exported: the protocol's names
+__all__ = ["ERROR_TYPES", "CandidateError", "Check", "Evidence", "FrontendResult", "MessageError", "NcuResult",
+           "VerifyResult", "WorkerError"]  # re-exported: the protocol's names
 
 PROTOCOL = 1
 
@@ -292,63 +295,6 @@ class BenchResult(Message):
     ceilings: dict | None = json_field((dict, NONE), None)  # null in the interpreter
     launches: list = json_field(of=LaunchProfile, many=True, factory=list)
     more: dict = field(default_factory=dict)  # descriptors, total_launches, errors
-
-
-@dataclass
-class Check(Message):
-    """One run of a candidate against the original on one seed and case (or the ragged shape)."""
-
-    keep_more: ClassVar[bool] = True
-    seed: int = json_field(int)
-    case: int | str = json_field((int, str))  # a case index, or "ragged"
-    label: str = json_field(str, "")
-    shapes: str = json_field(str, "")
-    ok: bool = json_field(bool, False)
-    reason: str | None = json_field(OPT_STR, None)
-    rel_err: float | None = json_field((int, float, NONE), None)
-    max_err: float | None = json_field((int, float, NONE), None)
-    tol: float | None = json_field((int, float, NONE), None)
-    run_diff: float | None = json_field((int, float, NONE), None)  # GPU: two runs on the same inputs
-    more: dict = field(default_factory=dict)
-
-
-@dataclass
-class CandidateError(Message):
-    stage: str = json_field(str)  # import | run | timing | cases
-    type: str = json_field(str)  # syntax | compile | exception | unexercised
-    message: str = json_field(str, "")
-    traceback: str = json_field(str, "")
-
-
-@dataclass
-class Evidence(Message):
-    """What the "verify" job saw of one candidate; tritonlens.rewrite.verify decides what it means."""
-
-    keep_more: ClassVar[bool] = True
-    id: str = json_field(str)
-    error: CandidateError | None = json_field(of=CandidateError, default=None)
-    checks: list = json_field(of=Check, many=True, factory=list)
-    launches: int = json_field(int, 0)  # Triton launches of the candidate's own kernels, all checks
-    calls: int = json_field(int, 0)
-    ops_added: list = json_field(list, factory=list)  # aten ops the candidate ran outside kernels, the original not
-    stability: str = json_field(str, "")
-    ragged_sizes: dict | None = json_field((dict, NONE), None)
-    ragged_note: str | None = json_field(OPT_STR, None)
-    timing: dict | None = json_field((dict, NONE), None)  # {"orig_ms": [...], "cand_ms": [...]}
-    more: dict = field(default_factory=dict)  # seconds, extra
-
-
-@dataclass
-class VerifyResult(Message):
-    """The "verify" job's result."""
-
-    mode: str = json_field(str)  # gpu | interpreter
-    device: str = json_field(str, "")
-    cases: int = json_field(int, 1)
-    seeds: int = json_field(int, 1)
-    candidates: list = json_field(of=Evidence, many=True, factory=list)
-    baseline_ms: float | None = json_field((int, float, NONE), None)
-    source: str = json_field(str, "")  # where the cases came from: harness | tritonlens_cases | records
 
 
 @dataclass

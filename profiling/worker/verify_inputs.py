@@ -136,35 +136,39 @@ def tolerance(dtype: torch.dtype, uses_dot: bool) -> tuple[float, float]:
     return 0.0, 0.0
 
 
-def compare(ref: torch.Tensor, out: torch.Tensor, uses_dot: bool) -> dict:
+def compare(ref: torch.Tensor, out: torch.Tensor, uses_dot: bool, mask: torch.Tensor | None = None,
+            tols: tuple[float, float] | None = None) -> dict:
+    """Is `out` the original's `ref`? Only the elements `mask` selects count (all, without one);
+    `tols` replaces the dtype's (relative-norm, elementwise) tolerances. The original's NaN and
+    infinities are part of its result: the candidate must have them in the same places."""
     if not isinstance(out, torch.Tensor):
         return {"ok": False, "reason": f"returned {type(out).__name__} where the original returned a tensor"}
     if tuple(ref.shape) != tuple(out.shape):
         return {"ok": False, "reason": f"shape {list(out.shape)} instead of {list(ref.shape)}"}
     if ref.dtype != out.dtype:
         return {"ok": False, "reason": f"dtype {out.dtype} instead of {ref.dtype}".replace("torch.", "")}
-    tol, elem_tol = tolerance(ref.dtype, uses_dot)
+    tol, elem_tol = tols or tolerance(ref.dtype, uses_dot)
     r = ref.detach().to("cpu")
     o = out.detach().to("cpu")
+    if mask is not None:
+        r, o = r[mask.to("cpu")], o[mask.to("cpu")]
     if not (r.dtype.is_floating_point or r.dtype.is_complex):
         bad = int((r != o).sum())
         return {"ok": bad == 0, "reason": None if bad == 0 else f"{bad} of {r.numel()} elements differ",
                 "rel_err": 0.0 if bad == 0 else float(bad) / max(1, r.numel()), "max_err": float(bad), "tol": 0.0}
     r = r.double()
     o = o.double()
-    ref_nan = int(torch.isnan(r).sum())
-    if ref_nan:
-        return {"ok": False, "reason": f"the original's output holds {ref_nan} NaN: cannot verify this check",
-                "tol": tol, "original_nan": True}
-    out_nan = int(torch.isnan(o).sum())
+    finite_r = torch.isfinite(r)
+    out_nan = int((torch.isnan(o) & finite_r).sum())
     if out_nan:
-        return {"ok": False, "reason": f"{out_nan} of {o.numel()} elements are NaN (unwritten or invalid)",
+        return {"ok": False, "reason": f"{out_nan} of {o.numel()} elements are NaN where the original's are "
+                                       "finite (unwritten or invalid)",
                 "rel_err": float("inf"), "max_err": float("inf"), "tol": tol, "nan": out_nan}
     if r.numel() == 0:
         return {"ok": True, "rel_err": 0.0, "max_err": 0.0, "tol": tol}
-    finite_r = torch.isfinite(r)
-    if not torch.equal(finite_r, torch.isfinite(o)) or not torch.equal(r[~finite_r], o[~finite_r]):
-        return {"ok": False, "reason": "infinities differ from the original's", "rel_err": float("inf"),
+    same_special = torch.equal(torch.isnan(r), torch.isnan(o)) and torch.equal(r[torch.isinf(r)], o[torch.isinf(r)])
+    if not torch.equal(finite_r, torch.isfinite(o)) or not same_special:
+        return {"ok": False, "reason": "NaN or infinities differ from the original's", "rel_err": float("inf"),
                 "max_err": float("inf"), "tol": tol}
     diff = (o[finite_r] - r[finite_r])
     rf = r[finite_r]
@@ -180,8 +184,22 @@ def compare(ref: torch.Tensor, out: torch.Tensor, uses_dot: bool) -> dict:
         worst = int(diff.abs().argmax()) if diff.numel() else 0
         reason = (f"relative error {rel:.3g} (tolerance {tol:g})" if rel > tol else
                   f"an element is off by {max_rel:.3g}× the output's RMS (tolerance {elem_tol:g})")
-        reason += f", worst at flat index {worst}"
+        reason += f", worst at flat index {worst}" + (" of the compared elements" if mask is not None else "")
     return {"ok": ok, "reason": reason, "rel_err": rel, "max_err": max_err, "tol": tol}
+
+
+def agreeing(a: torch.Tensor, b: torch.Tensor, uses_dot: bool) -> torch.Tensor:
+    """Elementwise: do two runs agree? Within 1% of the elementwise tolerance compare() allows (a
+    reduction's rounding moves between runs on a GPU, by less than that; two draws of a random
+    number rarely come that close), same NaN and infinities; integers exactly."""
+    if not (a.dtype.is_floating_point or a.dtype.is_complex):
+        return a == b
+    x, y = a.detach().double(), b.detach().double()
+    finite = torch.isfinite(x)
+    rms = float(x[finite].norm()) / math.sqrt(max(1, int(finite.sum())))
+    close = (x - y).abs() <= 0.01 * tolerance(a.dtype, uses_dot)[1] * max(rms, 1e-300)
+    same_special = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & (x == y))
+    return torch.where(finite & torch.isfinite(y), close, same_special)
 
 
 def outputs_of(ret, args, kwargs) -> list:
@@ -194,10 +212,11 @@ def outputs_of(ret, args, kwargs) -> list:
 # -- running -----------------------------------------------------------------------------------
 
 
-def outputs_diff(outs_a, outs_b, uses_dot) -> float:
+def outputs_diff(outs_a, outs_b, uses_dot, masks=None) -> float:
+    """The largest relative error between two runs' outputs (over the elements `masks` select)."""
     worst = 0.0
-    for (_, a), (_, b) in zip(outs_a, outs_b):
+    for i, ((_, a), (_, b)) in enumerate(zip(outs_a, outs_b)):
         if a.dtype.is_floating_point and a.shape == b.shape:
-            r = compare(a, b, uses_dot)
+            r = compare(a, b, uses_dot, mask=masks[i] if masks else None)
             worst = max(worst, r.get("rel_err", 0.0) if r.get("rel_err") is not None else 0.0)
     return worst

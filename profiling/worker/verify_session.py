@@ -1,5 +1,11 @@
 """A verify session: the original and each candidate loaded as modules (`Side`), the cases, and the
-original's reference outputs per (seed, case), kept for the worker's life.
+original's reference outputs per (seed, case) and per value range, kept for the worker's life.
+
+A reference is two runs of the original on the same inputs, with the outputs' buffers poisoned;
+per output it keeps a mask of the elements a comparison counts: those the original writes (not
+still holding the poison) where its two runs agree, and for a value range only the finite ones.
+It also records which outputs the original writes at all (the ghost replay compares those) and
+how many bytes of them (the timing's physical floor).
 
 Cases: the job's harness, else the original's tritonlens_cases(), else the file's launch records
 (record_cases.py: kernel-level cases, the largest launch first; no ragged shape, since a recorded
@@ -18,7 +24,9 @@ import torch
 
 import harness
 import record_cases
+import verify_ranges
 from verify_inputs import (
+    agreeing,
     clone_tree,
     describe_shapes,
     flatten,
@@ -27,7 +35,7 @@ from verify_inputs import (
     ragged_map,
     regenerate,
 )
-from verify_tracking import DEVICE, GPU, OpRecorder, Tracker, guard_violations, poison_
+from verify_tracking import DEVICE, GPU, OpRecorder, Tracker, guard_violations, poison_, unwritten
 
 class Side:
     """One module (original or candidate) loaded from text, with its harness entry points."""
@@ -123,6 +131,7 @@ class Session:
         self.ragged_note = None
         self.ref_cache: dict = {}
         self.poisonable: dict = {}
+        self._ranges: list | None = None
 
     def _cases(self):
         spec = self.job.harness
@@ -173,33 +182,100 @@ class Session:
     def reference(self, seed, case, check_no):
         """Run the original on this check's inputs (cached per worker process)."""
         key = (seed, case)
-        if key in self.ref_cache:
-            return self.ref_cache[key]
-        fn, args, kwargs = self.inputs(seed, case)
-        pristine = clone_tree((args, kwargs))
-        written = self._poisonable(case, fn, args, kwargs)
-        run_args, run_kwargs = clone_tree((args, kwargs))
-        poison = [t for i, t in enumerate(arg_tensors(run_args, run_kwargs)) if i in written]
-        try:
-            ret, launches, ops = run_call(self.tracker, self.original, fn, run_args, run_kwargs, poison,
-                                          config_index=check_no)
-        except Exception as exc:
-            if case == "ragged":
+        if key not in self.ref_cache:
+            fn, args, kwargs = self.inputs(seed, case)
+            try:
+                self.ref_cache[key] = self._reference(case, fn, args, kwargs, check_no)
+            except Exception as exc:
+                if case != "ragged":
+                    raise
                 self.ref_cache[key] = None
                 self.ragged_note = f"the original rejects the ragged shape ({type(exc).__name__}: {exc}); skipped"
-                return None
-            raise
-        outs = outputs_of(ret, run_args, run_kwargs)
-        run_diff = 0.0
-        if GPU:
-            a2, k2 = clone_tree((args, kwargs))
-            p2 = [t for i, t in enumerate(arg_tensors(a2, k2)) if i in written]
-            ret2, _, _ = run_call(self.tracker, self.original, fn, a2, k2, p2, config_index=check_no)
-            run_diff = outputs_diff(outs, outputs_of(ret2, a2, k2), self.original.uses_dot)
-        entry = {"fn": fn, "inputs": pristine, "outs": outs, "launches": launches, "ops": ops,
-                 "written": written, "run_diff": run_diff, "shapes": describe_shapes(args, kwargs)}
-        self.ref_cache[key] = entry
-        return entry
+        return self.ref_cache[key]
+
+    def smallest_case(self) -> int:
+        """The case whose tensors hold the fewest elements (ties: the first)."""
+        sizes = [sum(t.numel() for _, t in flatten((a, k), [])) for _, a, k in self.cases]
+        return min(range(len(sizes)), key=lambda i: sizes[i])
+
+    def value_ranges(self) -> list:
+        """The adversarial ranges this original is checked on (verify_ranges.py)."""
+        if self._ranges is None:
+            _, args, kwargs = self.cases[self.smallest_case()]
+            self._ranges = verify_ranges.ranges_for(self.job.original, verify_ranges.first_float_dtype(args, kwargs))
+        return self._ranges
+
+    def range_reference(self, rng):
+        """The original on the first seed's smallest case with the range's values (cached)."""
+        key = ("range", rng.name)
+        if key not in self.ref_cache:
+            case = self.smallest_case()
+            fn, args, kwargs = self.inputs(self.seeds[0], case)
+            verify_ranges.apply_range(rng, args, kwargs, torch.Generator().manual_seed(7919))
+            try:
+                entry = self._reference(case, fn, args, kwargs, 0, finite_only=True)
+            except Exception as exc:  # the original itself fails there: the range says nothing
+                entry = {"skip": f"the original fails on it ({type(exc).__name__}: {str(exc)[:200]})"}
+            if "skip" not in entry and not any(int(entry["masks"][i].sum()) for i in entry["writes"]
+                                               if entry["masks"][i] is not None):
+                entry = {"skip": "the original gives no finite element there"}
+            entry["case"] = case
+            self.ref_cache[key] = entry
+        return self.ref_cache[key]
+
+    def _reference(self, case, fn, args, kwargs, check_no, finite_only: bool = False) -> dict:
+        """Run the original twice on (args, kwargs): its outputs, and per output the elements a
+        comparison counts (those it writes, and where both runs agree; `finite_only`: finite ones)."""
+        pristine = clone_tree((args, kwargs))
+        written = self._poisonable(case, fn, args, kwargs)
+        runs = []
+        for _ in range(2):
+            a, k = clone_tree((args, kwargs))
+            poison = [t for i, t in enumerate(arg_tensors(a, k)) if i in written]
+            ret, launches, ops = run_call(self.tracker, self.original, fn, a, k, poison, config_index=check_no)
+            runs.append(outputs_of(ret, a, k))
+        outs = runs[0]
+        masks, notes, writes, out_bytes = [], [], [], 0
+        inputs_after = {"arg" + p: t for p, t in flatten(pristine, [])}
+        for (name, a), (_, b) in zip(runs[0], runs[1]):
+            where = self.output_label(name)
+            mask = None
+            if a.shape == b.shape and a.dtype == b.dtype:
+                blank_a, blank_b = unwritten(a), unwritten(b)
+                blank = (blank_a | blank_b) if blank_a is not None else torch.zeros(a.shape, dtype=torch.bool)
+                agree = agreeing(a, b, self.original.uses_dot)
+                mask = ~blank & agree
+                unstable, n_blank = int((~agree & ~blank).sum()), int(blank.sum())
+                if unstable:
+                    notes.append(("unstable", f"the original is not deterministic: {unstable} of {a.numel()} elements "
+                                  f"of the {where} differ between two runs; compared the {int(mask.sum())} "
+                                  "deterministic ones"))
+                if n_blank and n_blank < a.numel():
+                    notes.append(("unwritten", f"{where}: compared only the {a.numel() - n_blank} elements the "
+                                  f"original writes ({n_blank} left unwritten)"))
+                if finite_only:
+                    mask &= torch.isfinite(a) if a.dtype.is_floating_point else True
+                before = inputs_after.get(name)
+                if before is None or name in self._poisoned_names(written, pristine) or not torch.equal(
+                        before.nan_to_num() if before.dtype.is_floating_point else before,
+                        a.nan_to_num() if a.dtype.is_floating_point else a):
+                    writes.append(len(masks))
+                    out_bytes += (a.numel() - n_blank) * a.element_size()
+            masks.append(mask)
+        run_diff = outputs_diff(runs[0], runs[1], self.original.uses_dot, masks) if GPU else 0.0
+        return {"fn": fn, "inputs": pristine, "outs": outs, "launches": launches, "ops": ops,
+                "written": written, "run_diff": run_diff, "shapes": describe_shapes(args, kwargs),
+                "masks": masks, "notes": notes, "writes": writes, "out_bytes": out_bytes}
+
+    @staticmethod
+    def _poisoned_names(written: set, pristine) -> set:
+        return {"arg" + p for i, (p, _) in enumerate(flatten(pristine, [])) if i in written}
+
+    def output_label(self, name: str) -> str:
+        """How a refusal names an output: "returned value", "argument [0] (in place)", "output Y"."""
+        if self.source == "records":  # the launch's arguments by name: arg[1]['Y']
+            return "output " + name.rsplit("[", 1)[-1].strip("]'\"")
+        return "returned value" if name.startswith("out") else "argument" + name[3:] + " (in place)"
 
     def _poisonable(self, case, fn, args, kwargs) -> set:
         """Indices of tensor arguments the original overwrites completely (safe to fill with NaN)."""
