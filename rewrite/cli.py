@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
 
 def register(subparsers) -> None:
+    from .llm_client import SYSTEM_ROLES, LLMSettings
+
     p = subparsers.add_parser("optimize", help="propose and verify faster rewrites of a kernel file",
                               description=__doc__)
     p.add_argument("file")
@@ -20,8 +22,21 @@ def register(subparsers) -> None:
     p.add_argument("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--llm-model", default="gpt-4o")
     p.add_argument("--llm-api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
-    p.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per LLM request")
-    p.add_argument("--rounds", type=int, default=3, help="LLM propose→verify rounds (default 3)")
+    d = LLMSettings()
+    p.add_argument("--llm-timeout", type=float, default=d.timeout, help=f"seconds per LLM request (default {d.timeout:g})")
+    p.add_argument("--llm-candidates", type=int, default=d.candidates,
+                   help=f"rewrites asked for concurrently each round, all verified, the best kept (default {d.candidates})")
+    p.add_argument("--llm-max-tokens", type=int, default=0, help="token limit of one reply (default 0: the server's)")
+    p.add_argument("--llm-token-budget", type=int, default=d.token_budget,
+                   help=f"tokens one optimize may spend, 0 for no limit (default {d.token_budget})")
+    p.add_argument("--llm-time-budget", type=float, default=d.time_budget_s,
+                   help=f"seconds the LLM rounds may take, 0 for no limit (default {d.time_budget_s:g})")
+    p.add_argument("--llm-system-role", choices=SYSTEM_ROLES, default=d.system_role,
+                   help="auto: fold the system message into the user's when the server refuses it; "
+                        "user: always fold; system: never (default auto)")
+    p.add_argument("--llm-temperature", type=float, default=d.temperature)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="LLM propose→verify rounds; after an accept each round tries to beat the best (default 3)")
     p.add_argument("--backend", default="local", help="local | ssh://[user@]host[:port] | ray | ray://HOST:PORT")
     p.add_argument("--python", help="interpreter that runs the kernels (needs torch + triton)")
     p.add_argument("--harness", help="FILE.py::FUNC yielding (fn, args) cases (default: the file's tritonlens_cases)")
@@ -42,10 +57,16 @@ def run(args) -> int:
                   file=sys.stderr)
             return 2
         llm = {"base_url": args.llm_base_url, "model": args.llm_model, "api_key_env": args.llm_api_key_env,
-               "timeout": args.llm_timeout}
-    if args.rounds < 1:
-        print("tritonlens optimize: --rounds must be at least 1", file=sys.stderr)
-        return 2
+               "timeout": args.llm_timeout, "candidates": args.llm_candidates, "max_tokens": args.llm_max_tokens,
+               "token_budget": args.llm_token_budget, "time_budget_s": args.llm_time_budget,
+               "system_role": args.llm_system_role, "temperature": args.llm_temperature}
+    for flag, value, least in (("--rounds", args.rounds, 1), ("--llm-candidates", args.llm_candidates, 1),
+                               ("--llm-max-tokens", args.llm_max_tokens, 0),
+                               ("--llm-token-budget", args.llm_token_budget, 0),
+                               ("--llm-time-budget", args.llm_time_budget, 0)):
+        if value < least:
+            print(f"tritonlens optimize: {flag} must be at least {least}", file=sys.stderr)
+            return 2
 
     def progress(message, fraction):
         if args.format == "text":
@@ -57,7 +78,8 @@ def run(args) -> int:
                                harness=args.harness, seeds=args.seeds)
     except OptimizeError as exc:
         print(f"tritonlens optimize: {exc}", file=sys.stderr)
-        return 2 if "unknown proposer" in str(exc) or "no kernel named" in str(exc) or "needs settings" in str(exc) else 1
+        usage = ("unknown proposer", "no kernel named", "needs settings", "bad llm settings")
+        return 2 if any(u in str(exc) for u in usage) else 1
     applied = False
     if args.apply and result.best is not None:
         with open(args.file, "w", encoding="utf-8") as fh:

@@ -32,8 +32,8 @@ class LLMSettings:
     temperature: float = 0.2
     max_tokens: int | None = None  # None: the server's default
     candidates: int = 4  # parallel requests per round
-    token_budget: int | None = None  # total_tokens over the whole optimize; None: no limit
-    time_budget_s: float | None = None  # seconds for the whole LLM loop; None: no limit
+    token_budget: int | None = 1_000_000  # total_tokens over the whole optimize; None: no limit
+    time_budget_s: float | None = 1800  # seconds for the whole LLM loop; None: no limit
     # "auto": send a system message, fold it into the user's when the server refuses the role;
     # "user": always fold (templates of some reasoning models have no system role); "system": never fold
     system_role: str = "auto"
@@ -53,6 +53,7 @@ class LLMSettings:
         for limit in ("max_tokens", "token_budget", "time_budget_s"):
             if not kwargs.get(limit):
                 kwargs[limit] = None
+        kwargs["base_url"] = kwargs.get("base_url") or None
         settings = cls(**kwargs)
         if settings.system_role not in SYSTEM_ROLES:
             raise ValueError(f"systemRole must be one of {', '.join(SYSTEM_ROLES)}, got {settings.system_role!r}")

@@ -20,6 +20,7 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 from tritonlens.analysis.gpus import ARCHS, DEFAULT_GPU
 from tritonlens.analysis.gpus import names as gpu_names
+from tritonlens.rewrite import llm_client
 
 SECTION = "tritonlens"
 
@@ -59,6 +60,8 @@ def _bool(description: str, default: bool, **kw):
 
 @attrs.frozen
 class LlmSettings:
+    """The optimizer's LLM; its defaults are the engine's (rewrite/llm_client.py), which the CLI shares."""
+
     base_url: str = setting(
         "", "OpenAI-compatible endpoint used by the optimizer to propose rewrites. Empty: no LLM proposals.",
         key="baseUrl", schema={"type": "string"}, hint="must be a URL or \"\"", restricted=True)
@@ -71,6 +74,31 @@ class LlmSettings:
         "restarts the server.",
         key="apiKeyEnv", schema={"type": "string", "pattern": _ENV_NAME}, markdown=True,
         hint="must be an environment variable name")
+    candidates: int = setting(
+        llm_client.LLMSettings.candidates, "Rewrites asked for in parallel in each round (concurrent requests); all are "
+        "verified and the best is kept.", schema={"type": "integer", "minimum": 1, "maximum": 16})
+    rounds: int = setting(
+        3, "Propose → verify rounds at most. After an accepted rewrite, each round tries to beat the best "
+        "so far (on a GPU); a round that gains less than 2% ends the search.",
+        schema={"type": "integer", "minimum": 1, "maximum": 20})
+    max_tokens: int = setting(
+        0, "Token limit of one reply (max_tokens); 0: the server's default. Raise it when replies are cut "
+        "off: reasoning models spend thousands of tokens before answering.", key="maxTokens",
+        schema={"type": "integer", "minimum": 0, "maximum": 1_000_000})
+    token_budget: int = setting(
+        llm_client.LLMSettings.token_budget, "Tokens (the replies' total_tokens) one optimize may spend; 0: no limit.",
+        key="tokenBudget", schema={"type": "integer", "minimum": 0, "maximum": 1_000_000_000})
+    time_budget_s: int = setting(
+        int(llm_client.LLMSettings.time_budget_s), "Seconds the LLM rounds of one optimize may take; 0: no limit.",
+        key="timeBudgetS", schema={"type": "integer", "minimum": 0, "maximum": 86_400})
+    timeout_s: int = setting(
+        int(llm_client.LLMSettings.timeout), "Seconds one LLM request may take.", key="timeoutS",
+        schema={"type": "integer", "minimum": 1, "maximum": 3600})
+    system_role: str = setting(
+        "auto", "How the instructions are sent: `auto` (a system message, folded into the first user message "
+        "when the server refuses the system role), `system`, or `user` (always folded, for chat templates "
+        "without a system role).", key="systemRole", markdown=True,
+        schema={"type": "string", "enum": list(llm_client.SYSTEM_ROLES)})
 
 
 @attrs.frozen
@@ -234,7 +262,8 @@ def _reset_bad(exc: cattrs.ClassValidationError, raw: dict, cls, defaults, path:
         if isinstance(error, cattrs.ClassValidationError) and isinstance(raw.get(key), dict):
             _reset_bad(error, raw[key], field.type, default, f"{path}{key}.", problems)
             continue
-        problems.append(f"`{path}{key}`: {error}, got {_brief(raw.get(key))}; using {as_json(default)!r}")
+        shown = "its defaults" if attrs.has(type(default)) else repr(as_json(default))  # one short line
+        problems.append(f"`{path}{key}`: {error}, got {_brief(raw.get(key))}; using {shown}")
         raw[key] = as_json(default)
 
 

@@ -145,6 +145,14 @@ def _report_markdown(ls, uri: str, report: ProfileReport) -> str:
     return "\n\n".join(lines)
 
 
+def llm_options(settings) -> dict | None:
+    """Every `tritonlens.llm` setting, in the camelCase keys LLMSettings.from_dict reads; None
+    when no endpoint is set (no LLM proposals)."""
+    from .config import as_json
+
+    return as_json(settings.llm) if settings.llm.base_url and settings.llm.model else None
+
+
 async def optimize(ls, uri: str, kernel: str | None) -> dict:
     """Propose, verify and rank rewrites (tritonlens.rewrite.api) of the editor's current text.
 
@@ -157,11 +165,8 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
     path = _path_of(uri)
     snap = snapshot_of(ls, uri)
     text = snap.text if snap is not None else Path(path).read_text(encoding="utf-8")
-    llm = None
-    proposers = ("config", "rules")
-    if settings.llm.base_url and settings.llm.model:
-        llm = {"baseUrl": settings.llm.base_url, "model": settings.llm.model, "apiKeyEnv": settings.llm.api_key_env}
-        proposers += ("llm",)
+    llm = llm_options(settings)
+    proposers = ("config", "rules") + (("llm",) if llm else ())
     loop = asyncio.get_running_loop()
     async with Progress(ls, f"tritonlens: optimizing {kernel or 'kernels'} in {Path(path).name}") as p:
         cancel = threading.Event()
@@ -174,6 +179,7 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
         try:
             report = await p.run(call_engine(
                 api.optimize_file, path, text=text, kernel=kernel, proposers=proposers, llm=llm,
+                rounds=settings.llm.rounds,
                 backend=settings.backend, python=settings.python or None, progress=progress, cancel=cancel,
                 timeout=settings.timeout_s,
             ))

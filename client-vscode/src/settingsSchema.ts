@@ -9,6 +9,20 @@ export interface LlmConfig {
   model: string;
   /** Name of the environment variable the server reads the LLM API key from. The key itself is stored with **tritonlens: Set LLM API key** (VS Code secret storage), never in settings. Changing it restarts the server. */
   apiKeyEnv: string;
+  /** Rewrites asked for in parallel in each round (concurrent requests); all are verified and the best is kept. */
+  candidates: number;
+  /** Propose → verify rounds at most. After an accepted rewrite, each round tries to beat the best so far (on a GPU); a round that gains less than 2% ends the search. */
+  rounds: number;
+  /** Token limit of one reply (max_tokens); 0: the server's default. Raise it when replies are cut off: reasoning models spend thousands of tokens before answering. */
+  maxTokens: number;
+  /** Tokens (the replies' total_tokens) one optimize may spend; 0: no limit. */
+  tokenBudget: number;
+  /** Seconds the LLM rounds of one optimize may take; 0: no limit. */
+  timeBudgetS: number;
+  /** Seconds one LLM request may take. */
+  timeoutS: number;
+  /** How the instructions are sent: `auto` (a system message, folded into the first user message when the server refuses the system role), `system`, or `user` (always folded, for chat templates without a system role). */
+  systemRole: string;
 }
 
 /** The server's configuration section "tritonlens". */
@@ -63,6 +77,13 @@ export const DEFAULTS: ServerConfig = {
     baseUrl: '',
     model: '',
     apiKeyEnv: 'OPENAI_API_KEY',
+    candidates: 4,
+    rounds: 3,
+    maxTokens: 0,
+    tokenBudget: 1000000,
+    timeBudgetS: 1800,
+    timeoutS: 300,
+    systemRole: 'auto',
   },
   trusted: true,
 };
@@ -96,4 +117,11 @@ export const SETTINGS: Readonly<Record<string, SettingSpec>> = {
   'llm.baseUrl': { type: 'string', hint: 'must be a URL or ""' },
   'llm.model': { type: 'string', hint: 'must be a string' },
   'llm.apiKeyEnv': { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', hint: 'must be an environment variable name' },
+  'llm.candidates': { type: 'integer', minimum: 1, maximum: 16, hint: 'must be an integer from 1 to 16' },
+  'llm.rounds': { type: 'integer', minimum: 1, maximum: 20, hint: 'must be an integer from 1 to 20' },
+  'llm.maxTokens': { type: 'integer', minimum: 0, maximum: 1000000, hint: 'must be an integer from 0 to 1000000' },
+  'llm.tokenBudget': { type: 'integer', minimum: 0, maximum: 1000000000, hint: 'must be an integer from 0 to 1000000000' },
+  'llm.timeBudgetS': { type: 'integer', minimum: 0, maximum: 86400, hint: 'must be an integer from 0 to 86400' },
+  'llm.timeoutS': { type: 'integer', minimum: 1, maximum: 3600, hint: 'must be an integer from 1 to 3600' },
+  'llm.systemRole': { type: 'string', enum: ['auto', 'system', 'user'], hint: 'must be one of auto, system, user' },
 };
