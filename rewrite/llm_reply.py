@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from dataclasses import dataclass
 
 from .edits import merge_functions, top_level_defs
@@ -60,13 +61,15 @@ def fenced_blocks(text: str) -> list[Block]:
             i += 1
             continue
         fence, lang = m.group(1), m.group(2).lower()
+        indented = lines[i][:1] in (" ", "\t")  # a fence indented in a list item: so is its code
         close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
         body: list[str] = []
         i += 1
         while i < len(lines) and not close.match(lines[i].rstrip("\r\n")):
             body.append(lines[i])
             i += 1
-        blocks.append(Block(lang, "".join(body), closed=i < len(lines)))
+        text = textwrap.dedent("".join(body)) if indented else "".join(body)
+        blocks.append(Block(lang, text, closed=i < len(lines)))
         i += 1
     return blocks
 

@@ -208,5 +208,6 @@ def _optimize_markdown(report: OptimizeReport) -> str:
         lines.append(f"- **{c.title}** ({c.proposer}): {verdict} — {c.reason}")
     if report.refusals:
         lines.append(report.refusals)
+    lines += [f"note: {note}" for note in report.notes]  # why the LLM loop stopped, where its transcript is
     return "\n\n".join(lines)
 

@@ -158,3 +158,10 @@ def test_blocks_defining_none_of_the_files_functions_are_not_an_answer(fixture_t
     source, note = extract_source("```python\ndef bench():\n    return 1\n```", fixture_text("vadd.py"))
     assert source is None
     assert note == "no code block defines a function of the file (add, add_kernel): the reply holds examples, not a rewrite"
+
+
+def test_fence_indented_in_a_list_item_is_dedented(fixture_text):
+    original = fixture_text("vadd.py")
+    indented = "".join(f"   {line}" if line.strip() else line for line in WRAPPER_256.splitlines(keepends=True))
+    source, note = extract_source(f"1. Raise the block:\n\n   ```python\n{indented}   ```\n", original)
+    assert note == "merged 1 function(s) by name: add" and "    BLOCK_SIZE = 256\n" in source
