@@ -1,6 +1,7 @@
 """Mutation suite: wrong variants of the example kernels (fixture copies with small shapes) must
-all be refused; the unchanged kernel with a better config must be accepted. One shared worker per
-fixture file, two in parallel."""
+all be refused, those right only on harness-like values by the value range that exposes them; the
+unchanged kernel with a better config (or an equivalent formula) must be accepted, value ranges and
+ghost replay included. One shared worker per fixture file, two in parallel."""
 
 from __future__ import annotations
 
@@ -54,11 +55,31 @@ MUTANTS = [
     ("sum_atomic.py", "wrong reduction (max)", "partial = tl.sum(x, axis=0)", "partial = tl.max(x, axis=0)"),
     ("sum_atomic.py", "last element dropped", "mask = offsets < n_elements", "mask = offsets < n_elements - 1"),
     ("sum_atomic.py", "bf16 partials", "partial = tl.sum(x, axis=0)", "partial = tl.sum(x.to(tl.bfloat16), axis=0).to(tl.float32)"),
+    # right on the harness's values, wrong on values it never produces: only a value range shows them
+    ("softmax_rows.py", "no max subtraction", "num = tl.exp(x - x_max)", "num = tl.exp(x)"),
+    ("log_clamped.py", "log without the clamp", "tl.log(tl.maximum(x, eps))", "tl.log(x)"),
+    ("rmsnorm_fp16.py", "division without eps", "tl.sum(acc, axis=0) / N + eps)", "tl.sum(acc, axis=0) / N)"),
+    ("rmsnorm_fp16.py", "squares summed in fp16",
+     ("acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)\n    for off in range(0, N, BLOCK_SIZE):\n"
+      "        cols = off + tl.arange(0, BLOCK_SIZE)\n        x = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)"),
+     ("acc = tl.zeros([BLOCK_SIZE], dtype=tl.float16)\n    for off in range(0, N, BLOCK_SIZE):\n"
+      "        cols = off + tl.arange(0, BLOCK_SIZE)\n        x = tl.load(X + cols, mask=cols < N, other=0.0)")),
 ]
+
+# the range each of those fails on (the ordinary checks run first and pass them)
+EXPOSED_BY = {
+    ("softmax_rows.py", "no max subtraction"): 'range "near exp overflow (x≈88)"',
+    ("log_clamped.py", "log without the clamp"): 'range "tiny values (|x|≈1e-30)"',
+    ("rmsnorm_fp16.py", "division without eps"): 'range "zeros"',
+    ("rmsnorm_fp16.py", "squares summed in fp16"): 'range "shifted by +1000"',
+}
 
 GOOD = [
     ("vadd.py", "bigger block", "BLOCK_SIZE = 64", "BLOCK_SIZE = 256"),
     ("layernorm_small.py", "bigger chunk", "BLOCK_SIZE = 128", "BLOCK_SIZE = 256"),
+    ("softmax_rows.py", "exp2 of a log2(e)-scaled input", "num = tl.exp(x - x_max)",
+     "num = tl.exp2((x - x_max) * 1.4426950408889634)"),
+    ("rmsnorm_fp16.py", "bigger chunk (fp16)", "BLOCK_SIZE=64", "BLOCK_SIZE=128"),
 ]
 
 
@@ -80,9 +101,15 @@ def _verify(items):
     return verdicts
 
 
-def test_at_least_30_wrong_variants_are_all_refused():
+@pytest.fixture(scope="module")
+def all_verdicts():
+    """Every mutant and good variant, verified once: a fixture's variants share its workers."""
+    return _verify(MUTANTS + GOOD)
+
+
+def test_at_least_30_wrong_variants_are_all_refused(all_verdicts):
     assert len(MUTANTS) >= 30
-    verdicts = _verify(MUTANTS)
+    verdicts = {(f, what): all_verdicts[(f, what)] for f, what, _, _ in MUTANTS}
     accepted = [(k, v.reason) for k, v in verdicts.items() if v.accepted]
     assert not accepted, accepted
     for (fixture, what), v in verdicts.items():
@@ -92,11 +119,17 @@ def test_at_least_30_wrong_variants_are_all_refused():
     assert "torch fallback" in verdicts[("vadd.py", "torch does the work")].reason
     assert "ragged" in verdicts[("vadd.py", "no mask at all")].reason
     assert "NaN" in verdicts[("vadd.py", "tail block dropped")].reason or "ragged" in verdicts[("vadd.py", "tail block dropped")].reason
+    for key, value_range in EXPOSED_BY.items():
+        assert verdicts[key].reason.startswith(f"wrong result on {value_range} (case "), (key, verdicts[key].reason)
 
 
 @pytest.mark.parametrize("item", GOOD, ids=[g[1] for g in GOOD])
-def test_good_variant_is_accepted(item):
-    (v,) = _verify([item]).values()
+def test_good_variant_is_accepted(item, all_verdicts):
+    v = all_verdicts[(item[0], item[1])]
     assert v.accepted, v.reason
     assert v.seeds == 3 and v.checks == v.seeds * v.shapes and v.shapes >= 3 and v.speedup is None
-    assert v.max_rel_error is not None and v.max_rel_error < 1e-5
+    fp16 = "fp16" in item[1]
+    assert v.max_rel_error is not None and v.max_rel_error < (1e-2 if fp16 else 1e-5)
+    ranges = [c for c in v.evidence["checks"] if c["range"]]
+    assert len(ranges) >= 3 and all(c["ok"] for c in ranges) and "value ranges" in v.reason, v.reason
+    assert v.evidence["ghost_ran"] and v.evidence["ghost_failure"] is None

@@ -95,3 +95,60 @@ def test_static_screen_refuses_what_a_rewrite_has_no_business_doing():
     assert "imports time" in refused("import triton\n", "import triton\nimport time\n")
     assert "import time" in refused("    n = out.numel()", "    n = out.numel()\n    t = time.time()") or True
     assert "syntax error" in screen(ORIGINAL, "def broken(:\n")[0]
+
+
+H100 = "NVIDIA H100 80GB HBM3"  # as torch.cuda.get_device_name() reports it; 3.35 TB/s, 50 MB L2 in analysis/gpus.py
+GIB = 2**30
+
+
+def test_a_time_below_the_physical_floor_is_refused_not_shown():
+    fast = {"orig_ms": [1.0] * 7, "cand_ms": [0.1] * 7}
+    d = decide(_evidence(fast, out_bytes=GIB), "gpu", 3, 3, None, "", H100)
+    assert not d["accepted"] and d["reason"] == (
+        "claimed 0.1 ms is below the physical minimum 0.3205 ms for 1.07e+03 MB at 3.35 TB/s (H100): not shown")
+    # the same claim is possible where the output fits in L2, the device is unknown, or the bytes are
+    assert decide(_evidence(fast, out_bytes=10 * 2**20), "gpu", 3, 3, None, "", H100)["accepted"]
+    assert decide(_evidence(fast, out_bytes=GIB), "gpu", 3, 3, None, "", "Some Future GPU")["accepted"]
+    assert decide(_evidence(fast), "gpu", 3, 3, None, "", H100)["accepted"]
+    # above the floor: judged on speed alone
+    ok = decide(_evidence({"orig_ms": [1.0] * 7, "cand_ms": [0.5] * 7}, out_bytes=GIB), "gpu", 3, 3, None, "", H100)
+    assert ok["accepted"] and "2.00x faster" in ok["reason"]
+
+
+def _range_check(ok: bool, reason=None) -> dict:
+    return {"seed": 0, "case": 1, "label": 'range "near exp overflow (x≈88)"', "shapes": "4×37", "ok": ok,
+            "reason": reason, "rel_err": None if not ok else 2e-4, "max_err": None, "tol": 1e-3,
+            "range": "near exp overflow (x≈88)"}
+
+
+def test_value_ranges_name_their_failure_and_count_apart():
+    ev = _evidence(None)
+    ev["checks"].append(_range_check(False, "returned value: 70 of 148 elements are NaN where the original's are finite"))
+    d = decide(ev, "interpreter", 3, 3)
+    assert not d["accepted"] and d["reason"] == (
+        'wrong result on range "near exp overflow (x≈88)" (case 1, 4×37): returned value: 70 of 148 elements are '
+        "NaN where the original's are finite")
+    ev["checks"][-1] = _range_check(True)
+    d = decide(ev, "interpreter", 3, 3)
+    assert d["accepted"] and d["reason"] == "correct on 3 seeds × 4 shapes and 1 value range; speed not measured"
+    assert d["checks"] == 12 and d["ranges"] == 1 and d["max_rel_error"] == 1e-7  # ranges have their own tolerance
+
+
+def test_the_llm_hears_which_range_failed():
+    from tritonlens.rewrite.candidate import Candidate, Verdict
+    from tritonlens.rewrite.propose_llm import feedback_message
+
+    ev = _evidence(None)
+    ev["checks"].append(_range_check(False, "returned value: 70 of 148 elements are NaN"))
+    d = decide(ev, "interpreter", 3, 3)
+    msg = feedback_message(Verdict(Candidate("llm", "t", ""), False, d["reason"], evidence=ev), 1)["content"]
+    assert 'Failing check: range "near exp overflow (x≈88)" with inputs 4×37 (seed 0): returned value: 70' in msg
+
+
+def test_ghost_replay_and_exclusion_notes_reach_the_verdict():
+    ghost = "its kernels do not make the result: with no kernel launch it still returns the original's output"
+    assert decide(_evidence(None, ghost_ran=True, ghost_failure=ghost), "interpreter", 3, 3)["reason"] == ghost
+    note = ("the original is not deterministic: 5 of 512 elements of the returned value differ between two runs; "
+            "compared the 507 deterministic ones (case 0, seed 0)")
+    d = decide(_evidence(None, notes=[note]), "interpreter", 3, 3)
+    assert d["accepted"] and d["reason"] == f"correct on 3 seeds × 4 shapes; speed not measured; {note}"

@@ -1,0 +1,79 @@
+"""The verifier against results that do not come from the kernels, and against originals that are
+not the clean reference a comparison assumes (random, or partly unwritten). Real worker processes
+run the fixtures in Triton's interpreter."""
+
+from __future__ import annotations
+
+from rewrite_support import FIXTURES
+from tritonlens.rewrite.candidate import Candidate
+from tritonlens.rewrite.verify import Verifier
+
+
+def _verify(fixture: str, edits: dict[str, tuple[str, str]]) -> dict:
+    """{title: verdict} for the fixture with each edit (old, new) applied; one shared worker."""
+    path = FIXTURES / fixture
+    text = path.read_text()
+    cands = []
+    for title, (old, new) in edits.items():
+        assert text.count(old) == 1, f"{fixture}: {title}: pattern must occur once"
+        cands.append(Candidate("test", title, text.replace(old, new)))
+    with Verifier(str(path), text, timeout=300) as verifier:
+        return {v.candidate.title: v for v in verifier.verify(cands, isolate=False)}
+
+
+CACHED = '''_seen = {}
+
+
+def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    key = (tuple(x.tolist()), tuple(y.tolist()))
+    if key in _seen:  # seen these inputs: hand back the earlier result, launch an empty grid
+        add_kernel[(1,)](x, y, _seen[key], 0, BLOCK_SIZE=64)
+        return _seen[key]
+    out = torch.empty_like(x)
+    _seen[key] = out
+'''
+
+
+def test_a_cached_result_is_refused_by_the_ghost_replay():
+    verdicts = _verify("vadd.py", {
+        "cached": ("def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n    out = torch.empty_like(x)\n", CACHED),
+        "unchanged": ("BLOCK_SIZE = 64", "BLOCK_SIZE = 64"),
+    })
+    cached = verdicts["cached"]
+    # every ordinary check passes (fresh inputs each time), and no torch op does the work
+    assert all(c["ok"] for c in cached.evidence["checks"]) and cached.evidence["ops_added"] == []
+    assert not cached.accepted
+    assert cached.reason.startswith("its kernels do not make the result: with its 1 kernel launch made no-ops "
+                                    "it still returns the original's output on case 0"), cached.reason
+    honest = verdicts["unchanged"]
+    assert honest.accepted and honest.evidence["ghost_ran"] and honest.evidence["ghost_failure"] is None, honest.reason
+
+
+def test_elements_a_random_original_changes_between_runs_are_left_out():
+    verdicts = _verify("noisy_scale.py", {
+        "bigger block": ("BLOCK_SIZE = 64", "BLOCK_SIZE = 128"),
+        "wrong factor": ("* 2.0, mask=mask)", "* 2.001, mask=mask)"),
+    })
+    good = verdicts["bigger block"]
+    note = ("the original is not deterministic: 80 of 400 elements of the returned value differ between two "
+            "runs; compared the 320 deterministic ones (case 0, seed 0; also on ")
+    assert good.accepted and note in good.reason, good.reason
+    assert any(n.startswith(note) for n in good.evidence["notes"])
+    wrong = verdicts["wrong factor"]
+    assert not wrong.accepted and wrong.reason.startswith("wrong result on case 0 (400, seed 0): returned value: "
+                                                          "relative error"), wrong.reason
+
+
+def test_only_the_elements_the_original_writes_are_compared():
+    verdicts = _verify("tril_scale.py", {
+        "bigger block": ("BLOCK=16)", "BLOCK=32)"),
+        "diagonal skipped": ("mask = (c <= row) & (c < n)", "mask = (c < row) & (c < n)"),
+        "upper triangle written too": ("mask = (c <= row) & (c < n)", "mask = c < n"),
+    })
+    note = "returned value: compared only the 1176 elements the original writes (1128 left unwritten)"
+    for title in ("bigger block", "upper triangle written too"):
+        assert verdicts[title].accepted and note in verdicts[title].reason, (title, verdicts[title].reason)
+    skipped = verdicts["diagonal skipped"]
+    assert not skipped.accepted and skipped.reason == (
+        "unwritten or invalid output on case 0 (48×48, seed 0): returned value: 48 of 1176 elements are NaN "
+        "where the original's are finite (unwritten or invalid)"), skipped.reason
