@@ -22,6 +22,7 @@ from tritonlens.profiling.worker.reports import (
 
 from .candidate import Verdict, short_device, unified_diff
 from .context import ProposalContext
+from .llm_loop import MIN_GAIN
 from .verify import Verifier, VerifyError
 
 ALL_PROPOSERS = ("config", "rules", "llm")
@@ -38,6 +39,16 @@ def _summarise_refusals(verdicts: list[Verdict]) -> str | None:
     reasons = "; ".join(f"{v.candidate.title}: {v.reason}" for v in refused[:3])
     more = f"; and {len(refused) - 3} more" if len(refused) > 3 else ""
     return f"{len(refused)} candidate{'s' if len(refused) != 1 else ''} refused: {reasons}{more}"
+
+
+def best_of(accepted: list[CandidateReport]) -> CandidateReport | None:
+    """The fastest accepted candidate; a gain under MIN_GAIN is timing noise, so the first one that
+    close to the fastest stands (as the LLM loop judged when it stopped). Untimed: the first."""
+    measured = [c for c in accepted if c.speedup]
+    if not measured:
+        return accepted[0] if accepted else None
+    top = max(c.speedup for c in measured)
+    return next(c for c in measured if c.speedup * (1 + MIN_GAIN) >= top)
 
 
 def _candidate_report(v: Verdict, original: str, path: str) -> CandidateReport:
@@ -162,10 +173,7 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
     say("done", 1.0)
     candidates = [_candidate_report(v, text, path) for v in verdicts]
     accepted = [c for c in candidates if c.accepted]
-    best = None
-    if accepted:
-        measured = [c for c in accepted if c.speedup]
-        best = max(measured, key=lambda c: c.speedup) if measured else accepted[0]
+    best = best_of(accepted)
     return OptimizeReport(path=path, kernel=kernel or (names[0] if len(names) == 1 else ",".join(names)),
                           device=verifier.device, mode=verifier.mode, baseline_ms=verifier.baseline_ms,
                           cancelled=cancelled(), candidates=candidates, best=best,
