@@ -29,7 +29,7 @@ class LLMSettings:
     timeout: float = 300.0  # seconds per request: reasoning models think for minutes
     retries: int = 2  # extra attempts after a timeout / rate limit / connection error
     backoff: float = 1.0  # seconds before the first retry; doubles each time
-    temperature: float = 0.2
+    temperature: float = 0.6  # n candidates a round want variety; what reasoning models are tuned for
     max_tokens: int | None = None  # None: the server's default
     candidates: int = 4  # parallel requests per round
     token_budget: int | None = 1_000_000  # total_tokens over the whole optimize; None: no limit

@@ -63,6 +63,7 @@ class LLMProposer:
         figures = figures or figures_of
         best_source, base_name = ctx.text, "the original"
         sent_from = 0
+        seen: dict[str, Verdict] = {}  # source → its verdict: a rewrite sampled twice is verified once
         started = time.monotonic()
         stopped = None
         for round_no in range(1, max(1, int(rounds)) + 1):
@@ -79,9 +80,7 @@ class LLMProposer:
             out.tokens += sum(r.total_tokens for r in replies if isinstance(r, LLMReply))
             cands: list[Candidate | Verdict] = [self._candidate(ctx, r, round_no, i, n, best_source, kernel)
                                                 for i, r in enumerate(replies)]
-            todo = [c for c in cands if isinstance(c, Candidate)]
-            checked = iter(verify(todo) if todo else [])
-            verdicts = [c if isinstance(c, Verdict) else next(checked) for c in cands]
+            verdicts = self._verify_new(cands, verify, seen)
             out.verdicts += verdicts
             if transcript is not None:
                 transcript.add_round(round_no, out.messages[sent_from:], replies, verdicts, base_name)
@@ -101,7 +100,7 @@ class LLMProposer:
                 if gain is None or gain < MIN_GAIN:
                     stopped = (f"round {round_no} gained {gain:.1%} over the best so far (less than "
                                f"{MIN_GAIN:.0%}): stopped" if gain is not None else
-                               f"round {round_no} had no rewrite faster than the original: stopped")
+                               f"round {round_no} found nothing faster than the best so far: stopped")
                     break
             else:
                 gain = None
@@ -124,6 +123,20 @@ class LLMProposer:
             out.transcript = transcript.save(out.tokens, getattr(self._client, "fold", False), stopped)
             out.notes.append(f"LLM transcript: {out.transcript}")
         return out
+
+    @staticmethod
+    def _verify_new(cands: list, verify, seen: dict[str, Verdict]) -> list[Verdict]:
+        """Verdicts in candidate order; each source is verified once, a repeat gets the first one's word."""
+        first: dict[str, int] = {}
+        for i, c in enumerate(cands):
+            if isinstance(c, Candidate) and c.source not in seen:
+                first.setdefault(c.source, i)
+        todo = list(first.values())
+        results = dict(zip(todo, verify([cands[i] for i in todo]))) if todo else {}
+        for v in results.values():
+            seen[v.candidate.source] = v
+        return [c if isinstance(c, Verdict) else results.get(i) or _repeat(c, seen[c.source])
+                for i, c in enumerate(cands)]
 
     def _spent(self, tokens: int, started: float) -> str | None:
         s = self.settings
@@ -180,6 +193,13 @@ class LLMProposer:
         reply = verdict.candidate.meta.get("reply")
         content = strip_reasoning(reply).strip() if reply is not None else f"(no reply: {verdict.reason})"
         return {"role": "assistant", "content": content or "(empty reply)"}
+
+
+def _repeat(cand: Candidate, first: Verdict) -> Verdict:
+    """Models often answer the same rewrite twice, within a round or across rounds: verified once."""
+    meta = first.candidate.meta
+    return Verdict(cand, False, f"the same rewrite as round {meta.get('round')}'s candidate {meta.get('candidate')}"
+                   f" ({'accepted' if first.accepted else 'refused: ' + first.reason})", mode="none")
 
 
 # how far a refused candidate got: the one that got furthest teaches the model most

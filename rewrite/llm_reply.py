@@ -78,12 +78,13 @@ def _is_diff(block: Block) -> bool:
     return block.lang in DIFF_LANGS or bool(_DIFF_HUNK.search(block.body) or _DIFF_FILES.search(block.body))
 
 
-def cut_note(max_tokens: int | None, finish_reason: str | None) -> str:
+def cut_note(max_tokens: int | None, finish_reason: str | None, why: str | None = None) -> str:
+    """Why a reply holds no whole answer, naming the limit and the setting that raises it."""
     limit = f"max_tokens={max_tokens}" if max_tokens else "max_tokens=the server's default"
     how = f"raise {MAX_TOKENS_SETTING}"
     if finish_reason == "length":
         return f"the reply was cut at the token limit ({limit}): {how}"
-    return f"the reply ends inside an unclosed code fence: probably cut at the token limit ({limit}): {how}"
+    return f"{why or 'the reply ends inside an unclosed code fence'}: probably cut at the token limit ({limit}): {how}"
 
 
 DIFF_NOTE = ("the reply is a diff, which is not applied: ask for whole functions or the file "
@@ -120,6 +121,8 @@ def extract_source(reply: str, base: str, finish_reason: str | None = None,
     if not code:
         if any(_is_diff(b) for b in blocks) or _DIFF_HUNK.search(answer):
             return None, DIFF_NOTE
+        if not answer.strip() and _THINK_OPEN.search(reply or "") and not _THINK_CLOSE.search(reply or ""):
+            return None, cut_note(max_tokens, finish_reason, "the reply is all reasoning (<think> never closed)")
         return None, "the reply holds no fenced ```python code block"
     wanted = {n for n in top_level_defs(ast.parse(base)) if not _HARNESS.match(n)}
     parsed = [(b.body, *_defined(b.body)) for b in code]

@@ -37,19 +37,24 @@ def _copy(tmp_path):
 def test_n_candidates_are_asked_concurrently_all_verified_and_the_correct_one_kept(llm_server, tmp_path):
     path, original = _copy(tmp_path)
     wrong = original.replace("x + y, mask=mask)", "x + 1.001 * y, mask=mask)")
-    replies = {"wrong": fenced(wrong), "syntax": fenced("def add(x, y)\n    return x\n"), "good": fenced(_wrapper(256))}
+    replies = {"wrong": fenced(wrong), "syntax": fenced("def add(x, y)\n    return x\n"), "good": fenced(_wrapper(256)),
+               "again": fenced(_wrapper(256), "The same block, said differently.")}
     llm_server.script = [{"content": text, "sleep": 0.5} for text in replies.values()]
     result = optimize_file(str(path), proposers=("llm",), rounds=3,
-                           llm={"base_url": llm_server.base_url, "model": "m", "timeout": 30, "candidates": 3})
-    # three requests, all in flight at once: each was answered only after the last one arrived
-    assert len(llm_server.requests) == 3
+                           llm={"base_url": llm_server.base_url, "model": "m", "timeout": 30, "candidates": 4})
+    # four requests, all in flight at once: each was answered only after the last one arrived
+    assert len(llm_server.requests) == 4
     assert max(r["arrived"] for r in llm_server.requests) < min(r["answered"] for r in llm_server.requests)
     by_reply = {next(k for k, v in replies.items() if v == c.more["meta"]["reply"]): c for c in result.candidates}
-    assert set(by_reply) == {"wrong", "syntax", "good"}
+    assert set(by_reply) == set(replies)
     assert by_reply["wrong"].reason.startswith("wrong result on case 0"), by_reply["wrong"].reason
     assert by_reply["syntax"].reason.startswith("syntax error"), by_reply["syntax"].reason
-    assert by_reply["good"].accepted and "speed not measured" in by_reply["good"].reason
-    assert sorted(c.title for c in result.candidates) == [f"LLM rewrite (round 1, candidate {i}/3, m)" for i in (1, 2, 3)]
+    # the same rewrite twice is verified once: whichever came first has the verdict, the other points to it
+    good, again = sorted((by_reply["good"], by_reply["again"]), key=lambda c: c.more["meta"]["candidate"])
+    assert good.accepted and "speed not measured" in good.reason
+    assert not again.accepted and again.more["mode"] == "none"
+    assert again.reason == f"the same rewrite as round 1's candidate {good.more['meta']['candidate']} (accepted)"
+    assert sorted(c.title for c in result.candidates) == [f"LLM rewrite (round 1, candidate {i}/4, m)" for i in (1, 2, 3, 4)]
     assert result.best is not None and "BLOCK_SIZE = 256" in result.best.source
     # no GPU: nothing to improve on, so one round, and the report says why
     assert "LLM: correct, not timed: run on a GPU to prove it faster" in result.notes
@@ -60,7 +65,7 @@ def test_n_candidates_are_asked_concurrently_all_verified_and_the_correct_one_ke
     assert [m["role"] for m in round1["sent"]] == ["system", "user"]
     assert sorted(c["content"] for c in round1["candidates"]) == sorted(replies.values())
     assert all(c["finish_reason"] == "stop" and c["usage"]["total_tokens"] == 2 for c in round1["candidates"])
-    assert transcript["tokens"] == 6
+    assert transcript["tokens"] == 8
 
 
 # GPU-style timings by block size: the original (64) takes 0.100 ms

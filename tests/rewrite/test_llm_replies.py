@@ -89,11 +89,15 @@ def test_cut_off_reply_is_refused_as_cut_at_the_token_limit(llm_server, fixture_
     assert llm_server.requests[0]["body"].get("max_tokens") == max_tokens
 
 
-def test_unclosed_fence_without_length_is_refused_as_probably_cut(llm_server, fixture_text):
-    llm_server.script = ["Here:\n```python\n" + fixture_text("vadd.py")[:300]]
+@pytest.mark.parametrize(("content", "why"), [
+    ("Here:\n```python\nimport torch\n\n@triton.jit\ndef add_kernel(", "the reply ends inside an unclosed code fence"),
+    ("<think>\nThe block size is small, so first let me", "the reply is all reasoning (<think> never closed)"),
+])
+def test_unfinished_reply_without_length_is_refused_as_probably_cut(llm_server, fixture_text, content, why):
+    llm_server.script = [content]
     (verdict,) = _run(llm_server, fixture_text, max_tokens=512).verdicts
-    assert verdict.reason.startswith("unusable reply: the reply ends inside an unclosed code fence: "
-                                     "probably cut at the token limit (max_tokens=512)"), verdict.reason
+    assert verdict.reason == (f"unusable reply: {why}: probably cut at the token limit (max_tokens=512): "
+                              "raise tritonlens.llm.maxTokens (CLI: --llm-max-tokens)")
 
 
 def test_full_file_followed_by_usage_blocks_verifies_the_file(llm_server, tmp_path):

@@ -46,14 +46,14 @@ def test_cli_flags_reach_the_requests(llm_server, tmp_path, capsys):
     llm_server.script = ["no code here"] * 2
     code = cli_main(["optimize", str(path), "--proposers", "llm", "--llm-base-url", llm_server.base_url,
                      "--llm-model", "m", "--llm-api-key-env", "TRITONLENS_TEST_NO_SUCH_KEY", "--llm-candidates", "2",
-                     "--llm-max-tokens", "77", "--llm-temperature", "0.6", "--llm-system-role", "user",
+                     "--llm-max-tokens", "77", "--llm-temperature", "0.3", "--llm-system-role", "user",
                      "--rounds", "1", "--format", "json"])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert len(llm_server.requests) == 2
     for request in llm_server.requests:
         body = request["body"]
-        assert (body["max_tokens"], body["temperature"], body["model"]) == (77, 0.6, "m")
+        assert (body["max_tokens"], body["temperature"], body["model"]) == (77, 0.3, "m")
         assert [m["role"] for m in body["messages"]] == ["user"] and "response_format" not in body and "n" not in body
     assert [c["reason"] for c in report["candidates"]] == ["unusable reply: the reply holds no fenced ```python code block"] * 2
     assert any(n.startswith("LLM transcript: " + str(tmp_path)) for n in report["notes"])
