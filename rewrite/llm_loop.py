@@ -98,9 +98,10 @@ class LLMProposer:
             if out.best is not None:
                 gain = (top.speedup / out.best.speedup - 1) if top is not None else None
                 if gain is None or gain < MIN_GAIN:
-                    stopped = (f"round {round_no} gained {gain:.1%} over the best so far (less than "
-                               f"{MIN_GAIN:.0%}): stopped" if gain is not None else
-                               f"round {round_no} found nothing faster than the best so far: stopped")
+                    stopped = (f"round {round_no} found nothing faster than the best so far: stopped" if gain is None
+                               else f"round {round_no} gained {gain:.1%} over the best so far (less than "
+                               f"{MIN_GAIN:.0%}): stopped" if gain >= 0 else
+                               f"round {round_no}'s best was {-gain:.1%} slower than the best so far: stopped")
                     break
             else:
                 gain = None
