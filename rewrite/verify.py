@@ -133,8 +133,6 @@ def decide(ev: Evidence, mode: str, n_cases: int, n_seeds: int, timing_ok: dict 
     scope = f"{n_seeds} seeds × {shapes} shapes"
     if source == "records":
         scope = f"{n_seeds} seeds × {shapes} recorded launch{'es' if shapes != 1 else ''}"
-    if ranges:
-        scope += f" and {len(ranges)} value range{'s' if len(ranges) != 1 else ''}"
     caveat = "".join(f"; {note}" for note in ev.notes[:2]) + ("; …" if len(ev.notes) > 2 else "")
     if source == "records" and mode != "gpu":
         return {**base, "accepted": True, "correct": True, "speedup": None,

@@ -217,6 +217,8 @@ class Session:
                 entry = self._reference(case, fn, args, kwargs, 0, finite_only=True)
             except Exception as exc:  # the original itself fails there: the range says nothing
                 entry = {"skip": f"the original fails on it ({type(exc).__name__}: {str(exc)[:200]})"}
+            if "skip" not in entry and entry["oob"]:
+                entry = {"skip": "the original writes out of bounds there (data-dependent addresses?)"}
             if "skip" not in entry and not any(int(entry["masks"][i].sum()) for i in entry["writes"]
                                                if entry["masks"][i] is not None):
                 entry = {"skip": "the original gives no finite element there"}
@@ -240,6 +242,7 @@ class Session:
             a, k = clone_tree((args, kwargs))
             poison = [t for i, t in enumerate(arg_tensors(a, k)) if i in written]
             ret, launches, ops = run_call(self.tracker, self.original, fn, a, k, poison, config_index=check_no)
+            oob = bool(self.tracker.violations)
             runs.append(outputs_of(ret, a, k))
         outs = runs[0]
         masks, notes, writes, out_bytes, moving = [], [], [], 0, []
@@ -281,7 +284,7 @@ class Session:
         run_diff = outputs_diff(runs[0], runs[1], self.original.uses_dot, masks) if GPU else 0.0
         return {"fn": fn, "inputs": pristine, "outs": outs, "launches": launches, "ops": ops,
                 "written": written, "run_diff": run_diff, "shapes": describe_shapes(args, kwargs),
-                "masks": masks, "notes": notes, "writes": writes, "out_bytes": out_bytes}
+                "masks": masks, "notes": notes, "writes": writes, "out_bytes": out_bytes, "oob": oob}
 
     @staticmethod
     def _poisoned_names(written: set, pristine) -> set:
