@@ -99,8 +99,8 @@ class LLMProposer:
                 gain = (top.speedup / out.best.speedup - 1) if top is not None else None
                 if gain is None or gain < MIN_GAIN:
                     stopped = (f"round {round_no} found nothing faster than the best so far: stopped" if gain is None
-                               else f"round {round_no} gained {gain:.1%} over the best so far (less than "
-                               f"{MIN_GAIN:.0%}): stopped" if gain >= 0 else
+                               else f"round {round_no} gained {max(gain, 0):.1%} over the best so far (less than "
+                               f"{MIN_GAIN:.0%}): stopped" if gain > -0.001 else
                                f"round {round_no}'s best was {-gain:.1%} slower than the best so far: stopped")
                     break
             else:
