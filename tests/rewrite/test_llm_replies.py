@@ -7,20 +7,11 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from rewrite_support import FIXTURES, fenced
+from rewrite_support import FIXTURES, WRAPPER_256, fenced
 from tritonlens.rewrite.api import optimize_file
 from tritonlens.rewrite.context import ProposalContext
 from tritonlens.rewrite.llm_reply import extract_source, strip_reasoning
 from tritonlens.rewrite.propose_llm import LLMProposer, LLMSettings
-
-WRAPPER_256 = '''def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    out = torch.empty_like(x)
-    n = out.numel()
-    BLOCK_SIZE = 256
-    grid = (triton.cdiv(n, BLOCK_SIZE),)
-    add_kernel[grid](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE, num_warps=4)
-    return out
-'''
 
 
 def _wrong_file(original: str) -> str:

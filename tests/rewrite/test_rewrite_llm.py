@@ -6,19 +6,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from rewrite_support import FIXTURES, fenced
+from rewrite_support import FIXTURES, WRAPPER_256, fenced
 from tritonlens.rewrite.api import optimize_file
 from tritonlens.rewrite.context import ProposalContext
 from tritonlens.rewrite.propose_llm import LLMProposer, LLMSettings, extract_source
 
-GOOD_WRAPPER = '''def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    out = torch.empty_like(x)
-    n = out.numel()
-    BLOCK_SIZE = 256
-    grid = (triton.cdiv(n, BLOCK_SIZE),)
-    add_kernel[grid](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE, num_warps=4)
-    return out
-'''
+GOOD_WRAPPER = WRAPPER_256
 
 
 def _replies(original: str) -> list:
