@@ -163,6 +163,7 @@ def check_candidate(session: Session, cand, quick: bool = False) -> dict:
             if not _one(session, side, ref, check, 0, ev, ops_cand, tols=_range_tols):
                 ok = False
                 break
+            ops_orig |= ref["ops"]
         if ok:
             ev["ghost_ran"], ev["ghost_failure"] = ghost_replay(session, side)
     ev["ragged_note"] = ev["ragged_note"] or session.ragged_note
