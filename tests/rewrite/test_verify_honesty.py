@@ -64,6 +64,21 @@ def test_elements_a_random_original_changes_between_runs_are_left_out():
                                                           "relative error"), wrong.reason
 
 
+def test_an_original_random_on_every_element_it_writes_verifies_nothing():
+    """Leaving out what moves between runs must not leave nothing: a check that compares no written
+    element would pass any candidate, the wrong one too."""
+    path = FIXTURES / "noisy_scale.py"
+    text = path.read_text().replace("out[::5]", "out")
+    assert "out += torch.rand(out.shape" in text
+    cands = [Candidate("test", "bigger block", text.replace("BLOCK_SIZE = 64", "BLOCK_SIZE = 128")),
+             Candidate("test", "wrong factor", text.replace("* 2.0, mask=mask)", "* 3.0, mask=mask)"))]
+    with Verifier(str(path), text, timeout=300) as verifier:
+        verdicts = verifier.verify(cands, isolate=False)
+    for v in verdicts:
+        assert not v.accepted and "cannot verify: every element the original writes differs between two runs" \
+            in v.reason, (v.candidate.title, v.reason)
+
+
 def test_only_the_elements_the_original_writes_are_compared():
     verdicts = _verify("tril_scale.py", {
         "bigger block": ("BLOCK=16)", "BLOCK=32)"),
