@@ -42,13 +42,16 @@ def _summarise_refusals(verdicts: list[Verdict]) -> str | None:
 
 
 def best_of(accepted: list[CandidateReport]) -> CandidateReport | None:
-    """The fastest accepted candidate; a gain under MIN_GAIN is timing noise, so the first one that
-    close to the fastest stands (as the LLM loop judged when it stopped). Untimed: the first."""
+    """The fastest accepted candidate. Among the LLM's rewrites a gain under MIN_GAIN is timing
+    noise, as the loop judged when it stopped, so the first LLM rewrite that close stands, and the
+    report names the rewrite the loop kept. Untimed: the first."""
     measured = [c for c in accepted if c.speedup]
     if not measured:
         return accepted[0] if accepted else None
-    top = max(c.speedup for c in measured)
-    return next(c for c in measured if c.speedup * (1 + MIN_GAIN) >= top)
+    top = max(measured, key=lambda c: c.speedup)
+    if top.proposer != "llm":
+        return top
+    return next(c for c in measured if c.proposer == "llm" and c.speedup * (1 + MIN_GAIN) >= top.speedup)
 
 
 def _candidate_report(v: Verdict, original: str, path: str) -> CandidateReport:
