@@ -115,15 +115,23 @@ def save(root: str | os.PathLike, new: list[StoredLaunch]) -> int:
         kept.append(rec)
     kept.reverse()
     path = records_path(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ignore = path.parent / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# tritonlens' launch records and reports: this machine's, not the project's\n*\n",
-                          encoding="utf-8")
+    private_folder(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text("".join(json.dumps(r.to_json(), sort_keys=True) + "\n" for r in kept), encoding="utf-8")
     os.replace(tmp, path)
     return len(kept)
+
+
+def private_folder(folder: str | os.PathLike) -> Path:
+    """Create a `.tritonlens` folder (and its parents) that git ignores: what tritonlens keeps there
+    (launch records, optimize transcripts) is this machine's, not the project's."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# tritonlens' launch records and reports: this machine's, not the project's\n*\n",
+                          encoding="utf-8")
+    return folder
 
 
 def records_for(path: str | os.PathLike, kernel: str | None = None) -> list[LaunchDescriptor]:

@@ -60,7 +60,8 @@ def _candidate_report(v: Verdict, original: str, path: str) -> CandidateReport:
             "checks": v.checks, "seeds": v.seeds, "shapes": v.shapes, "orig_ms": v.orig_ms, "cand_ms": v.cand_ms,
             "evidence": {k: ev.get(k) for k in ("checks", "launches", "calls", "ops_added", "stability",
                                                 "ragged_sizes", "ragged_note", "timing", "error", "static",
-                                                "llm_error") if ev.get(k) is not None},
+                                                "llm_error", "notes", "ranges_skipped", "ghost_ran",
+                                                "ghost_failure", "out_bytes") if ev.get(k) is not None},
             "meta": dict(v.candidate.meta)}  # an LLM reply whole, with its finish_reason and usage
     return CandidateReport(proposer=v.candidate.proposer, title=v.candidate.title, accepted=v.accepted,
                            reason=v.reason, kernel=v.candidate.kernel, quick_fix_title=v.quick_fix_title(),

@@ -13,6 +13,8 @@ import os
 import time
 from pathlib import Path
 
+from tritonlens.profiling.launch_records import private_folder
+
 from .candidate import Verdict
 from .llm_client import LLMReply, LLMSettings
 
@@ -57,6 +59,8 @@ class Transcript:
 
     def save(self, tokens: int, system_folded: bool, stopped: str | None = None) -> Path:
         self.data.update(tokens=tokens, system_folded=system_folded, stopped=stopped)
+        if self.folder.parent.name == ".tritonlens":
+            private_folder(self.folder.parent)
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self.data, indent=1, default=str), encoding="utf-8")

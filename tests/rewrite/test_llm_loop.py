@@ -60,6 +60,7 @@ def test_n_candidates_are_asked_concurrently_all_verified_and_the_correct_one_ke
     assert "LLM: correct, not timed: run on a GPU to prove it faster" in result.notes
     saved = next(n for n in result.notes if n.startswith("LLM transcript: ")).removeprefix("LLM transcript: ")
     assert saved.startswith(str(tmp_path / ".tritonlens" / "optimize" / "vadd-")) and saved.endswith(".llm.json")
+    assert (tmp_path / ".tritonlens" / ".gitignore").read_text().endswith("\n*\n")  # never in the user's commits
     transcript = json.loads(Path(saved).read_text(encoding="utf-8"))
     (round1,) = transcript["rounds"]
     assert [m["role"] for m in round1["sent"]] == ["system", "user"]
