@@ -38,6 +38,7 @@ from .debounce import Debouncer
 from .measurements import Measurements
 from .profile_on_save import ProfileOnSave
 from .protocol import TritonLensProtocol
+from .request_guard import guarded
 from .state import AnalysisService
 
 log = logging.getLogger("tritonlens.server")
@@ -66,6 +67,11 @@ class TritonLensServer(LanguageServer):
         self.confirm_errors = ConfirmErrors(self)
         self.features = [self.api_index, self.compiles, self.profile_on_save, self.measured, self.confirm_errors,
                          self.capture_tests]
+
+    def feature(self, feature_name: str, options=None):
+        """pygls' decorator, with every handler guarded: it answers and logs instead of failing."""
+        register = super().feature(feature_name, options)
+        return lambda fn: register(guarded(feature_name, fn))
 
     @property
     def measurements(self):

@@ -148,12 +148,17 @@ async def _current(ls, uri: str):
     return snap, result, shown_findings(ls, st, snap, result)
 
 
-def _action_data(data) -> CodeActionData:
-    """The data of an action the client resolves: what this server put there, or an error answer."""
+def _action_data(data) -> CodeActionData | None:
+    """The data of an action the client resolves, when this server put it there. Clients also ask
+    to resolve actions they made themselves (VS Code's "Preview" beside a rewrite, without data or
+    with the client's own): those are not ours to complete, and are answered as they came."""
+    if not isinstance(data, dict) or not isinstance(data.get("uri"), str):
+        return None  # cattrs would read a null uri as the text "None"
     try:
         return from_json(data, CodeActionData)
-    except Exception as exc:  # cattrs' validation errors, or an unknown "action" tag
-        raise JsonRpcInvalidParams(message=f"tritonlens: not a tritonlens code action's data: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - cattrs' validation errors, or an unknown "action" tag
+        log.info("codeAction/resolve of data this server did not write (%s): answered unchanged", exc)
+        return None
 
 
 def register(ls) -> None:
@@ -166,9 +171,10 @@ def register(ls) -> None:
                                  arguments=[to_json(workspace_edit(ls, snap, edits_fn()))])
         a = types.CodeAction(title=title, kind=kind, diagnostics=[diag] if diag else None,
                              is_preferred=preferred or None)
-        if support.code_action_resolves_edit:
-            a.data = to_json(data, CodeActionData)
-        else:
+        # The data names the document (and version) even where the edit comes with the action:
+        # a client previewing or resolving it later needs both.
+        a.data = to_json(data, CodeActionData)
+        if not support.code_action_resolves_edit:
             a.edit = workspace_edit(ls, snap, edits_fn())
         return a
 
@@ -231,9 +237,12 @@ def register(ls) -> None:
         @ls.feature(types.CODE_ACTION_RESOLVE)
         async def resolve(item: types.CodeAction):
             data = _action_data(item.data)
+            if data is None:
+                return item
             snap, result, findings = await _current(ls, data.uri)
             if snap is None:
-                raise JsonRpcInvalidRequest(message=f"tritonlens: {data.uri} is not open")
+                log.info("codeAction/resolve for %s, which is not open: answered unchanged", data.uri)
+                return item
             if data.version != snap.version:
                 raise JsonRpcInvalidRequest(
                     message=f"tritonlens: the document changed (v{data.version} → v{snap.version}); "
