@@ -56,13 +56,17 @@ class ClientSupport:
         sig = td.signature_help.signature_information if td.signature_help else None
         publish = td.publish_diagnostics
         action = td.code_action
+        refresh = bool(ws.diagnostics and ws.diagnostics.refresh_support)
         resolve = action.resolve_support if action else None
         return cls(
             hover_markup=_markup(hover.content_format if hover else None),
             completion_markup=_markup(item.documentation_format if item else None),
             signature_markup=_markup(sig.documentation_format if sig else None),
-            pull_diagnostics=td.diagnostic is not None,
-            diagnostic_refresh=bool(ws.diagnostics and ws.diagnostics.refresh_support),
+            # Findings that come late (compile, profile, Triton's verdict on an error) reach a pull
+            # client only when it is told to pull again: one that cannot be told (Neovim 0.11)
+            # would show them after its next edit, so it is pushed to, as it also accepts.
+            pull_diagnostics=td.diagnostic is not None and refresh,
+            diagnostic_refresh=refresh,
             related_information=publish is None or publish.related_information is not False,
             code_description=publish is None or publish.code_description_support is not False,
             code_action_literals=bool(action and action.code_action_literal_support is not None),

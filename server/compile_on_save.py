@@ -274,9 +274,8 @@ class CompileOnSave(LanguageFeature):
         support = self.ls.client_support
         if not support.pull_diagnostics:
             self.ls.schedule_diagnostics(uri, 0)
-        elif support.diagnostic_refresh:
+        else:  # pull is offered only to clients that take a refresh (ClientSupport.pull_diagnostics)
             self.ls.workspace_diagnostic_refresh(None)
-        # A pull client without refresh support gets them with its next pull (the result id moved on).
 
 
 def _selected(findings, settings, text: str):

@@ -19,6 +19,7 @@ from tritonlens.analysis.relocate import moved, shift_map
 
 from .capabilities import ClientSupport
 from .documents import DocumentState, Snapshot, snapshot_of
+from .held_findings import hold_while_broken
 from .lsp_data import DiagnosticData, DiagnosticFix, to_json
 from .protocol import PreSerialized
 
@@ -145,7 +146,7 @@ def shown_findings(ls, st: DocumentState, snap: Snapshot, result) -> list[Findin
     confirming = getattr(ls, "confirm_errors", None)
     if confirming is not None:
         findings = confirming.present(snap, result, findings)
-    return findings
+    return hold_while_broken(st.held, getattr(result, "module", None), findings)
 
 
 def _lines_key(f: Finding, snap: Snapshot) -> tuple:
@@ -226,8 +227,16 @@ async def pull(ls, params: types.DocumentDiagnosticParams):
     if snap is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     settings = ls.settings.for_uri(uri)
-    result = await ls.analysis.analyze(snap, settings)
     st = ls.analysis.state(uri)
+    if params.previous_result_id and not st.current_for(snap, settings.analysis_key()):
+        # VS Code's client (vscode-languageclient 9) cancels a pull still running when the next
+        # keystroke comes, and shows an empty list for it until its next pull answers: the problems
+        # blinked out for the length of an analysis on every keystroke. So a pull that would wait
+        # answers at once that the client's report stands; the refresh once this version is
+        # analyzed makes it pull the new one.
+        ls.spawn(_refresh_when_analyzed(ls, snap, settings))
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=params.previous_result_id)
+    result = await ls.analysis.analyze(snap, settings)
     rid = result_id(st, snap, settings)
     if params.previous_result_id == rid:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
@@ -237,8 +246,25 @@ async def pull(ls, params: types.DocumentDiagnosticParams):
     return PreSerialized({"kind": "full", "resultId": rid, "items": items})
 
 
+async def _refresh_when_analyzed(ls, snap: Snapshot, settings) -> None:
+    def current() -> bool:  # otherwise a newer version's pull asked for its own refresh
+        now = snapshot_of(ls, snap.uri)
+        return now is not None and now.version == snap.version
+
+    if not current():
+        return
+    try:
+        await ls.analysis.analyze(snap, settings)
+    except Exception:
+        log.exception("analysis of %s v%s failed; the client keeps its diagnostics", snap.uri, snap.version)
+        return
+    if current():
+        ls.workspace_diagnostic_refresh(None)
+
+
 def register(ls) -> None:
-    """Pull diagnostics are offered only to clients that ask for them (jedi-language-server style)."""
+    """Pull diagnostics are offered only to clients that pull and can be told to pull again
+    (ClientSupport.pull_diagnostics): the others get them pushed."""
     if not ls.client_support.pull_diagnostics:
         return
 

@@ -100,6 +100,8 @@ class DocumentState:
     generation: int = 0  # bumped whenever anything shown for this document changes
     diag_cache: dict = field(default_factory=dict)  # id(Finding) -> (Finding, lines, Diagnostic)
     diag_cache_uri: tuple | None = None
+    # kernel name -> (first line, findings) of its last version that parsed (held_findings)
+    held: dict = field(default_factory=dict)
 
     def current_for(self, snap: Snapshot, settings_key: tuple) -> bool:
         return (

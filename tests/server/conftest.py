@@ -24,6 +24,7 @@ def make_client() -> LanguageClient:
     client.lens_refreshes = 0
     client.inlay_refreshes = 0
     client.registrations = []
+    client.diagnostic_refreshes = 0
 
     def publish(c: LanguageClient, params: types.PublishDiagnosticsParams):
         c.diagnostics[params.uri] = params.diagnostics
@@ -39,11 +40,15 @@ def make_client() -> LanguageClient:
     def register_capability(c: LanguageClient, params: types.RegistrationParams):
         c.registrations.extend(params.registrations)
 
+    def diagnostic_refresh(c: LanguageClient, params):
+        c.diagnostic_refreshes += 1
+
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
     features[types.WORKSPACE_CODE_LENS_REFRESH] = code_lens_refresh
     features[types.WORKSPACE_INLAY_HINT_REFRESH] = inlay_hint_refresh
     features[types.CLIENT_REGISTER_CAPABILITY] = register_capability
+    features[types.WORKSPACE_DIAGNOSTIC_REFRESH] = diagnostic_refresh
     register_lsp_features(client, features)
     return client
 

@@ -21,8 +21,11 @@ def encoding_of(client) -> str:
 
 
 def pulls(client) -> bool:
+    """Whether the server offers this client pull diagnostics: only when it can also be told to
+    pull again (workspace/diagnostic/refresh); others, such as Neovim 0.11, get them pushed."""
     caps = client.capabilities
-    return bool(caps and caps.text_document and caps.text_document.diagnostic is not None)
+    refresh = bool(caps and caps.workspace and caps.workspace.diagnostics and caps.workspace.diagnostics.refresh_support)
+    return bool(caps and caps.text_document and caps.text_document.diagnostic is not None) and refresh
 
 
 def _units_to_index(line: str, units: int, encoding: str) -> int:

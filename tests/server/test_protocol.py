@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from lsp_helpers import Doc
+from lsp_helpers import Doc, pulls
 from test_diagnostics import copy
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -56,8 +56,8 @@ async def test_commands_are_advertised(client):
     assert {"quickfix", "source.fixAll.tritonlens"} <= kinds
     resolves = bool(client.capabilities.text_document.code_action.resolve_support)
     assert bool(caps.code_action_provider.resolve_provider) == resolves
-    # pull diagnostics are offered exactly to the clients that pull
-    assert (caps.diagnostic_provider is not None) == (client.capabilities.text_document.diagnostic is not None)
+    # pull diagnostics are offered exactly to the clients that pull and take a refresh
+    assert (caps.diagnostic_provider is not None) == pulls(client)
 
 
 async def test_logs_reach_the_client(client):
