@@ -35,7 +35,7 @@ class Estimate:
     config: str  # the configuration's label
     bytes_loaded: int | None  # per program; None if some load could not be sized
     bytes_stored: int | None
-    flops: int  # tl.dot FLOPs per program
+    flops: int | None  # tl.dot FLOPs per program (only tl.dot counts); None when some are unknown
     shared_bytes: int | None  # pipelined tl.dot operand buffers; 0 without tl.dot
     programs: int | None  # grid size when resolvable
     per_launch_bytes: int | None

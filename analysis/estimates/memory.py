@@ -2,7 +2,9 @@
 
 For each `tl.load` / `tl.store` / atomic: elements = product of the dimensions of its pointer
 block (block pointers included), times the element size, times the trip counts of the enclosing
-loops. `tl.dot` counts 2·M·N·K FLOPs per call. Calls in a branch the configuration does not take
+loops. `tl.dot` counts 2·M·N·K FLOPs per call, and only `tl.dot`: FLOPs are the tensor-core work,
+elementwise arithmetic is not counted. A load, store or `tl.dot` in a JIT helper the kernel calls
+makes the figure it belongs to unknown (None), never 0. Calls in a branch the configuration does not take
 (`if HAS_BIAS:` with HAS_BIAS=False) are not counted.
 """
 
@@ -17,6 +19,7 @@ from ..values import UNKNOWN, Value
 from .elements import ElementSizes
 from .figures import MEMORY_OPS, Access, Estimate
 from .grid import grid_programs
+from .helpers import uncounted
 from .pointers import base_pointer
 from .tiles import shared_bytes
 from .trips import trip_evaluator
@@ -122,6 +125,14 @@ def estimate(kernel: Kernel, config: Config | None, module: Module,
             stored = None if stored is None or nbytes is None else stored + nbytes
         if nbytes is None:
             notes.append(f"tl.{c.name} at line {line}: tile shape unknown in this configuration")
+    helpers = uncounted(kernel, module)
+    if helpers.dots:
+        flops_known = False
+    if helpers.loads:
+        loaded = None
+    if helpers.stores:
+        stored = None
+    notes.extend(helpers.notes())
     if used_default:
         notes.append(default_note)
     if not_run:
@@ -149,7 +160,7 @@ def estimate(kernel: Kernel, config: Config | None, module: Module,
     ns = config.get("num_stages") if config is not None else UNKNOWN
     return Estimate(
         config=config.label if config is not None else "defaults",
-        bytes_loaded=loaded, bytes_stored=stored, flops=flops if flops_known else 0,
+        bytes_loaded=loaded, bytes_stored=stored, flops=flops if flops_known else None,
         shared_bytes=shared, programs=programs, per_launch_bytes=per_launch_bytes,
         per_launch_flops=per_launch_flops, intensity=intensity, bound_hint=bound, notes=notes,
         per_iteration=per_iteration, accesses=accesses,
