@@ -11,7 +11,7 @@ import logging
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from . import show_ir, worker_jobs
+from . import hover, show_ir, worker_jobs
 from .command_ids import OPTIMIZE, PROFILE, REPORT, SHOW_IR
 from .engines import EngineUnavailable
 from .progress import Cancelled
@@ -56,12 +56,14 @@ def register(ls) -> None:
             return {"ok": False, "cancelled": True, "error": str(exc)}
 
     @ls.command(REPORT)
-    def report(*args):
+    async def report(*args):
         uri, kernel = _uri_kernel(REPORT, args)
         last = ls.measurements.last_report.get(uri)
+        # With a kernel name: that kernel's full report (what its hover card leaves out) first.
+        full = await hover.full_report(ls, uri, kernel) if kernel else None
         if last is None:
-            return {"markdown": "No profile or optimization has run for this file yet.", "json": None}
-        return last
+            return {"markdown": full or "No profile or optimization has run for this file yet.", "json": None}
+        return {**last, "markdown": full + "\n\n---\n\n" + last["markdown"]} if full else last
 
     @ls.command(SHOW_IR)
     async def show_ir_command(*args):

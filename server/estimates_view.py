@@ -8,6 +8,8 @@ from collections import OrderedDict
 
 from tritonlens.analysis import estimates, gpus
 
+from .markup import escape
+
 log = logging.getLogger(__name__)
 
 # (id(kernel), gpu) -> (kernel, [Estimate]); kernels are reused while unchanged. Unlocked: read
@@ -40,16 +42,16 @@ def _target(settings) -> gpus.Gpu:
 
 def fmt_bytes(n: int | None) -> str:
     if n is None:
-        return "?"
+        return "unknown"
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n} B"
 
 
-def fmt_count(n: int | float | None) -> str:
+def fmt_count(n: float | None) -> str:
     if n is None:
-        return "?"
+        return "unknown"
     for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if n >= size:
             return f"{n / size:.2f}{unit}"
@@ -70,7 +72,7 @@ def roofline_line(gpu: gpus.Gpu) -> str:
 
 def _position(e, gpu: gpus.Gpu) -> str:
     if e.intensity is None:
-        return "compute-bound (no bytes moved)" if e.bound_hint == "compute" else "?"
+        return "compute-bound (no bytes moved)" if e.bound_hint == "compute" else "unknown"
     side = "below" if e.intensity < gpu.ridge else "above"
     return f"{e.intensity:.2f} FLOP/B, {side} the ridge: {e.bound_hint}-bound"
 
@@ -78,7 +80,7 @@ def _position(e, gpu: gpus.Gpu) -> str:
 def _floor(e, gpu: gpus.Gpu) -> str:
     """The fastest the launch can be on this GPU: its bytes at copy bandwidth or its FLOPs at peak."""
     if e.per_launch_bytes is None:
-        return "?"
+        return "unknown"
     t = max(e.per_launch_bytes / gpu.bandwidth, (e.per_launch_flops or 0) / gpu.fp16_flops)
     return fmt_seconds(t)
 
@@ -88,23 +90,28 @@ def kernel_section(module, kernel, settings) -> str:
     ests = kernel_estimates(module, kernel, gpu.name)
     if not ests:
         return ""
+    # Only tl.dot is counted: a kernel without one gets no FLOPs columns rather than a 0 that
+    # reads as "computes nothing", and an unknown count is shown as unknown.
+    dots = any(e.flops != 0 for e in ests)
     rows = []
-    seen = set()
     for e in ests[:8]:
         per_prog = f"{fmt_bytes(e.bytes_loaded)} / {fmt_bytes(e.bytes_stored)}"
         if e.per_iteration:
             per_prog += " per iteration"
-        cells = [e.config, per_prog, fmt_count(e.flops) if e.flops else "0",
-                 str(e.programs) if e.programs is not None else "?",
-                 fmt_bytes(e.per_launch_bytes), fmt_count(e.per_launch_flops) if e.per_launch_flops else "—",
-                 _position(e, gpu), _floor(e, gpu), fmt_bytes(e.shared_bytes)]
+        cells = [escape(e.config), per_prog]
+        if dots:
+            cells.append(fmt_count(e.flops))
+        cells += [str(e.programs) if e.programs is not None else "unknown", fmt_bytes(e.per_launch_bytes)]
+        if dots:
+            cells.append(fmt_count(e.per_launch_flops))
+        cells += [_position(e, gpu), _floor(e, gpu), fmt_bytes(e.shared_bytes)]
         row = "| " + " | ".join(cells) + " |"
-        if row not in seen:
-            seen.add(row)
+        if row not in rows:
             rows.append(row)
-    head = ("| configuration | loaded / stored per program | FLOPs per program | programs | bytes per launch "
-            "| FLOPs per launch | arithmetic intensity | roofline floor | shared memory |\n"
-            "|---|---|---|---|---|---|---|---|---|")
+    cols = ["configuration", "loaded / stored per program"] + (["tl.dot FLOPs per program"] if dots else []) + [
+        "programs", "bytes per launch"] + (["tl.dot FLOPs per launch"] if dots else []) + [
+        "arithmetic intensity", "roofline floor", "shared memory"]
+    head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols)
     notes = []
     for e in ests:
         for n in e.notes:
@@ -112,11 +119,15 @@ def kernel_section(module, kernel, settings) -> str:
                 notes.append(n)
     text = f"**Static estimates** — {roofline_line(gpu)}\n\n{head}\n" + "\n".join(rows)
     if notes:
-        text += "\n\n_Assumptions: " + "; ".join(notes[:4]) + ("; …" if len(notes) > 4 else "") + "._"
+        text += "\n\nAssumptions: " + escape("; ".join(notes)) + "."
+    if not dots:
+        text += "\n\nFLOPs: only tl.dot is counted, and this kernel has none."
     return text
 
 
-def call_section(module, kernel, call, settings) -> str:
+def call_lines(module, kernel, call, settings) -> list[str]:
+    """What the call under the cursor moves (or computes, for tl.dot), one line per configuration:
+    a static estimate, masks ignored."""
     gpu = _target(settings)
     ests = kernel_estimates(module, kernel, gpu.name)
     lines = []
@@ -130,20 +141,20 @@ def call_section(module, kernel, call, settings) -> str:
                 what = f"{'×'.join(map(str, sa))} @ {'×'.join(map(str, sb))}"
             else:
                 what = "operand tiles of unknown shape"
-            flops = fmt_count(a.flops) + " FLOPs" if a.flops is not None else "? FLOPs"
-            lines.append(f"- {e.config}: {what} → {flops} per program"
+            flops = fmt_count(a.flops) + " FLOPs" if a.flops is not None else "FLOPs unknown"
+            lines.append(f"{escape(e.config)}: {what} → {flops} per program"
                          + (" per iteration" if a.per_iteration else "")
                          + (f" ({a.trips} iterations)" if a.trips and a.trips > 1 else ""))
         else:
-            shape = "×".join(map(str, a.shape)) if a.shape else "?"
-            elem = f"{a.elem_bytes} B" if a.elem_bytes else "?"
             verb = "reads" if a.kind == "load" else "writes" if a.kind == "store" else "reads and writes"
-            where = f" of `{a.base}`" if a.base else ""
+            tile = f"a {'×'.join(map(str, a.shape))} tile" if a.shape else "a tile of unknown shape"
+            where = f" of {escape(a.base)}" if a.base else ""
             trips = f" × {a.trips} iterations" if a.trips and a.trips > 1 else (" per iteration" if a.per_iteration else "")
-            lines.append(f"- {e.config}: {verb} a {shape} tile{where} ({a.elements or '?'} elements × {elem}"
-                         f"{', ' + a.note if a.note else ''}){trips} = **{fmt_bytes(a.bytes)} per program**")
-            if e.programs is not None and a.bytes is not None and not a.per_iteration:
-                lines[-1] += f", {fmt_bytes(a.bytes * e.programs)} per launch ({e.programs} programs)"
-    if not lines:
-        return ""
-    return "**What it moves** (static estimate, masks ignored)\n\n" + "\n".join(dict.fromkeys(lines))
+            line = f"{escape(e.config)}: {verb} {tile}{where}"
+            if a.bytes is not None:
+                line += (f" ({a.elements} elements × {a.elem_bytes} B{', ' + escape(a.note) if a.note else ''})"
+                         f"{trips} = **{fmt_bytes(a.bytes)} per program**")
+                if e.programs is not None and not a.per_iteration:
+                    line += f", {fmt_bytes(a.bytes * e.programs)} per launch ({e.programs} programs)"
+            lines.append(line)
+    return list(dict.fromkeys(lines))

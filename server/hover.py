@@ -1,32 +1,31 @@
-"""textDocument/hover: a kernel's card (signature, configurations, static estimates, roofline
-position, compile facts, latest measurement), a tl.load / tl.store / tl.dot card (what it moves,
-what fired there), else a Triton API name or a kernel variable (hover_names)."""
+"""textDocument/hover: a kernel's card of at most six lines (kernel_card; the rest is in its full
+report, kernel_report), a tl.load / tl.store / tl.dot card (what it moves, what fired there), else a
+Triton API name or a kernel variable (hover_names). No hover is longer than twelve lines: a card
+is read at a glance, the full report is one click away."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from tritonlens.analysis import tlapi
 from tritonlens.analysis.findings import Position, Range
-from tritonlens.analysis.kernel_roles import role_of
-from tritonlens.analysis.values import fmt
 
-from . import estimates_view, kernel_results, markup
+from . import estimates_view, markup
 from .analyzed import analyzed, module_of
 from .compile_facts import CompileFacts
 from .config import Settings
-from .diagnostics import kernel_hash, shown_findings
+from .diagnostics import shown_findings
 from .hover_names import api_hover_text, variable_hover_text
+from .kernel_card import kernel_card, one_line
+from .kernel_report import kernel_report
 from .kernel_results import KernelResultStore
-
-if TYPE_CHECKING:
-    from tritonlens.profiling.worker.reports import OptimizeReport
 
 log = logging.getLogger(__name__)
 
+MAX_LINES = 12
+MAX_MOVES = 3  # configurations whose bytes a memory card lists
 MEMORY_CALLS = ("load", "store", "dot", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg")
 
 
@@ -59,30 +58,6 @@ def kernel_at_word(module, snap, pos: Position):
     return None
 
 
-def configurations_table(k) -> str:
-    constexprs = [p.name for p in k.params if p.is_constexpr]
-    cols = constexprs + ["num_warps", "num_stages"]
-    if not k.configs:
-        return "_No launch of this kernel in this file: values unknown._"
-    rows = []
-    seen = set()
-    for c in k.configs[:12]:
-        cells = []
-        for name in cols:
-            v = c.values.get(name)
-            if v is None:
-                cells.append("?")
-            else:
-                cells.append(fmt(v.value) + (" (default)" if v.origin.startswith("Triton's default") else ""))
-        row = f"| {c.label} | " + " | ".join(cells) + " |"
-        if row not in seen:
-            seen.add(row)
-            rows.append(row)
-    head = "| configuration | " + " | ".join(f"`{n}`" for n in cols) + " |\n|---|" + "---|" * len(cols)
-    more = f"\n\n_{len(k.configs) - 12} more configurations not shown._" if len(k.configs) > 12 else ""
-    return head + "\n" + "\n".join(rows) + more
-
-
 @dataclass(frozen=True)
 class HoverContext:
     """Everything a hover reads besides the analysis, gathered on the event loop."""
@@ -96,64 +71,20 @@ class HoverContext:
     measurements: KernelResultStore
 
 
-def kernel_card(ctx: HoverContext, module, k) -> str:
-    role = role_of(module, k)
-    if role is not None and not role.launchable:
-        # Never launched on its own: its values are its callers', so it has no configurations and
-        # no estimates of its own.
-        parts = [f"### `{k.name}` · Triton device helper ({role.reason})", f"```python\n{k.signature}\n```"]
-    else:
-        parts = [f"### `{k.name}` · Triton kernel" + (" (autotuned)" if k.autotuned else ""),
-                 f"```python\n{k.signature}\n```",
-                 "**Configurations** (resolved constexpr values per launch site)\n\n" + configurations_table(k)]
-        est = estimates_view.kernel_section(module, k, ctx.settings)
-        if est:
-            parts.append(est)
-    here = [f for f in ctx.findings if f.kernel == k.name]
-    if here:
-        items = "\n".join(f"- **{f.code}** line {f.range.start.line + 1}: {f.message}" for f in here[:8])
-        parts.append(f"**Findings** ({len(here)})\n\n{items}")
-    compiled = ctx.facts.hover_section(k)
-    if compiled:
-        parts.append(compiled)
-    m = ctx.measurements.latest(ctx.uri, k.name)
-    if m is not None:
-        parts.append(kernel_results.hover_markdown(m, stale=m.kernel_hash != kernel_hash(k.text)))
-    opt = ctx.measurements.optimized(ctx.uri, k.name)
-    if opt is not None:
-        parts.append(_optimize_section(opt.report))
-    return "\n\n---\n\n".join(parts)
-
-
-def _optimize_section(report: OptimizeReport) -> str:
-    refused = [c for c in report.candidates if not c.accepted]
-    accepted = [c for c in report.candidates if c.accepted]
-    lines = [f"**Optimization** ({report.mode or '?'} mode): {len(accepted)} accepted, {len(refused)} refused"]
-    for c in accepted[:3]:
-        lines.append(f"- offered as a quick fix: {c.quick_fix_title or c.title}")
-    if report.refusals:
-        lines.append(f"- {report.refusals}")
-    else:
-        for c in refused[:5]:
-            lines.append(f"- refused ({c.proposer}): {c.reason}")
-    return "\n".join(lines)
-
-
-def call_card(module, k, call, findings, settings, snap) -> str:
+def call_card(module, k, call, findings, settings) -> str:
+    """A memory access or tl.dot: the call, what it moves per configuration, what fired there."""
     src_text = (k.src or module.src).text_of(call.node)  # a cached model's nodes index its own text
     if len(src_text) > 160:
         src_text = src_text[:157] + "..."
-    parts = [f"### `tl.{call.name}` in `{k.name}`", f"```python\n{src_text}\n```"]
-    moved = estimates_view.call_section(module, k, call, settings)
-    if moved:
-        parts.append(moved)
+    head = f"**tl.{call.name}** in **{markup.escape(k.name)}**"
     if call.loops:
-        parts.append(f"Inside {len(call.loops)} loop(s): runs once per iteration of "
-                     + ", ".join(f"`{l.kind}` at line {l.range.start.line + 1}" for l in call.loops) + ".")
-    fired = [f for f in findings if f.kernel == k.name and (_overlaps(f.range, call.range))]
-    if fired:
-        parts.append("**Why tritonlens flagged it**\n\n" + "\n".join(f"- **{f.code}**: {f.message}" for f in fired))
-    return "\n\n---\n\n".join(parts)
+        head += (f" · inside {len(call.loops)} loop{'s' if len(call.loops) > 1 else ''} (line "
+                 + ", ".join(str(loop.range.start.line + 1) for loop in call.loops) + ")")
+    lines = [head, f"```python\n{src_text}\n```"]
+    lines += estimates_view.call_lines(module, k, call, settings)[:MAX_MOVES]
+    fired = [f for f in findings if f.kernel == k.name and _overlaps(f.range, call.range)]
+    lines += [f"**{f.code}**: {markup.escape(one_line(f.message))}" for f in fired[:2]]
+    return markup.BREAK.join(lines)
 
 
 def _overlaps(a: Range, b: Range) -> bool:
@@ -165,26 +96,42 @@ def hover_at(ctx: HoverContext, snap, module, pos: Position) -> types.Hover | No
     """The card under `pos`. Runs shape inference and estimates: on the analysis thread only."""
     k = kernel_at_word(module, snap, pos)
     if k is not None:
-        text = kernel_card(ctx, module, k)
         rng = k.name_range if _inside(k.name_range, pos) else None
-    else:
-        k = module.kernel_at(pos.line)
-        call = k.call_at(pos.line, pos.column) if k is not None else None
-        if call is None or call.name not in MEMORY_CALLS:
-            # A Triton API name anywhere, a variable in a kernel.
-            text = api_hover_text(snap, module, pos, ctx.api) or variable_hover_text(module, pos, ctx.facts)
-            if text is None:
-                return None
-            return types.Hover(contents=markup.content(text, ctx.markup))
-        text = call_card(module, k, call, ctx.findings, ctx.settings, snap)
-        api = api_hover_text(snap, module, pos, ctx.api)
-        if api:
-            text = api + "\n\n---\n\n" + text
-        rng = call.range
-    return types.Hover(
-        contents=markup.content(text, ctx.markup),
-        range=snap.range(rng) if rng is not None else None,
-    )
+        return types.Hover(contents=kernel_card(ctx, module, k), range=snap.range(rng) if rng is not None else None)
+    k = module.kernel_at(pos.line)
+    call = k.call_at(pos.line, pos.column) if k is not None else None
+    if call is None or call.name not in MEMORY_CALLS:
+        # A Triton API name anywhere, a variable in a kernel.
+        text = api_hover_text(snap, module, pos, ctx.api) or variable_hover_text(module, pos, ctx.facts)
+        if text is None:
+            return None
+        return types.Hover(contents=markup.content(markup.clip(text, MAX_LINES), ctx.markup))
+    text = call_card(module, k, call, ctx.findings, ctx.settings)
+    api = api_hover_text(snap, module, pos, ctx.api)
+    if api:
+        text += "\n\n" + api
+    return types.Hover(contents=markup.content(markup.clip(text, MAX_LINES), ctx.markup), range=snap.range(call.range))
+
+
+def kernel_report_for(ctx: HoverContext, module, name: str) -> str | None:
+    """The full report of the kernel `name` (its last definition), on the analysis thread."""
+    k = module.kernel(name)
+    return kernel_report(ctx, module, k) if k is not None else None
+
+
+def context(ls, uri: str, snap, result) -> HoverContext:
+    return HoverContext(uri, ls.settings.for_uri(uri), shown_findings(ls, ls.analysis.state(uri), snap, result),
+                        ls.client_support.hover_markup, ls.api_index.for_uri(uri), ls.compiles.facts(uri),
+                        ls.measurements)
+
+
+async def full_report(ls, uri: str, kernel: str) -> str | None:
+    """What the card's "Full report" link shows: for the report command."""
+    snap, result = await analyzed(ls, uri)
+    module = module_of(result)
+    if module is None:
+        return None
+    return await ls.analysis.run(kernel_report_for, context(ls, uri, snap, result), module, kernel)
 
 
 def register(ls) -> None:
@@ -195,7 +142,5 @@ def register(ls) -> None:
         module = module_of(result)
         if module is None:
             return None
-        ctx = HoverContext(uri, ls.settings.for_uri(uri), shown_findings(ls, ls.analysis.state(uri), snap, result),
-                           ls.client_support.hover_markup, ls.api_index.for_uri(uri), ls.compiles.facts(uri),
-                           ls.measurements)
-        return await ls.analysis.run(hover_at, ctx, snap, module, snap.engine_position(params.position))
+        return await ls.analysis.run(hover_at, context(ls, uri, snap, result), snap, module,
+                                     snap.engine_position(params.position))

@@ -9,6 +9,7 @@ from tritonlens.analysis.findings import Position
 from tritonlens.analysis.shapes import describe, infer_kernel
 
 from .compile_facts import CompileFacts
+from .markup import escape
 from .triton_names import (
     api_markdown,
     dotted_at,
@@ -18,6 +19,8 @@ from .triton_names import (
     resolve_name,
     version_note,
 )
+
+MAX_ROWS = 8  # configurations a variable's card lists: the card stays under twelve lines
 
 
 def api_hover_text(snap, module, pos: Position, api: tlapi.ApiIndex) -> str | None:
@@ -86,8 +89,11 @@ def variable_markdown(module, kernel, node, arg_dtypes: dict | None = None) -> s
         rows.append((run.label, describe(a)))
     if not rows:
         return None
-    table = "| configuration | shape · dtype |\n|---|---|\n" + "\n".join(f"| {l} | `{d}` |" for l, d in rows[:13])
-    return f"### `{name}` in `{kernel.name}`\n\n{table}\n\n_Inferred by tritonlens; `?` = not knowable statically._"
+    shown = rows[:MAX_ROWS]
+    table = "| configuration | shape · dtype |\n|---|---|\n" + "\n".join(f"| {escape(l)} | `{d}` |" for l, d in shown)
+    more = f" {len(rows) - len(shown)} more configurations not shown." if len(rows) > len(shown) else ""
+    return (f"**{escape(name)}** in **{escape(kernel.name)}**\n\n{table}\n\n"
+            f"_Inferred by tritonlens; `?` = not knowable statically._{more}")
 
 
 def variable_hover_text(module, pos: Position, facts: CompileFacts) -> str | None:
@@ -101,6 +107,7 @@ def variable_hover_text(module, pos: Position, facts: CompileFacts) -> str | Non
     p = k.param(name)
     parent = node.parent
     if p is not None and p.is_constexpr and parent is not None and parent.type in ("typed_parameter", "typed_default_parameter"):
-        vals = param_values(k, name)
-        return f"### `{name}: tl.constexpr` in `{k.name}`\n\nvalues: " + ", ".join(f"`{v}`" for v in vals)
+        vals = ["unknown" if v == "?" else v for v in param_values(k, name)]
+        shown = ", ".join(f"`{v}`" for v in vals[:MAX_ROWS]) + (", …" if len(vals) > MAX_ROWS else "")
+        return f"**{escape(name)}**: tl.constexpr in **{escape(k.name)}**\n\nvalues: {shown}"
     return variable_markdown(module, k, node, facts.arg_dtypes(k.name))

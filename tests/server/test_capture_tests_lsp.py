@@ -62,7 +62,11 @@ async def test_opening_a_kernel_file_records_its_tests_launches_and_compiles_fro
         text = hover.contents.value if hover is not None else ""
         return text if records.exists() and "recorded launches" in text else None
 
-    md = await _until(captured_hover)
+    await _until(captured_hover)
+    # The card names where its configurations came from; the full report has their values.
+    rep = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tritonlens.server.report", arguments=[doc.uri, "_rms_norm_fwd_kernel"]))
+    md = rep["markdown"]
     lines = [json.loads(line) for line in records.read_text().splitlines()]
     assert {r["launch"]["kernel"] for r in lines} == {"_rms_norm_fwd_kernel"}
     assert all(r["file"] == "src/normpkg/ops/rmsnorm.py" and r["origin"].startswith("pytest ") for r in lines)

@@ -51,8 +51,8 @@ async def test_plaintext_client_gets_plaintext(plain_client, tmp_path):
     pos = position_of(doc.text, "scale_kernel(x_ptr", doc.encoding)
     hover = await doc.hover(pos.line, pos.character + 3)
     assert hover.contents.kind == types.MarkupKind.PlainText
-    assert "scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr)" in hover.contents.value
-    assert "```" not in hover.contents.value and "**" not in hover.contents.value
+    assert hover.contents.value.startswith("scale_kernel · Triton kernel\n")
+    assert "```" not in hover.contents.value and "**" not in hover.contents.value and "\\_" not in hover.contents.value
 
     pos = position_of(doc.text, "tl.load(", doc.encoding)
     got = await plain_client.text_document_completion_async(types.CompletionParams(

@@ -15,6 +15,7 @@ the lines Show IR marks) from the second run on.
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import time
 from pathlib import Path
@@ -171,7 +172,13 @@ async def test_shared_memory_overflow_tl104_and_compiled_hover(client, files):
     assert "262,144 B" in smem.message and "232,448 B" in smem.message
     assert smem.code_description.href.endswith("/rules/TL104.md")
 
-    md = (await doc.hover(name.line, name.character + 3)).contents.value
+    card = (await doc.hover(name.line, name.character + 3)).contents.value
+    assert len(card.splitlines()) <= 6, card
+    assert re.search(r"^sm\\_90: \d+ registers, no spills, 256\.0 KiB shared memory, occupancy 0% "
+                     r"\(limited by shared memory\), MMA wgmma", card, re.MULTILINE), card
+    # Each configuration's facts are in the kernel's full report.
+    md = (await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tritonlens.server.report", arguments=[doc.uri, "matmul_kernel"])))["markdown"]
     assert "**Compiled for sm_90**" in md
     row = next(ln for ln in md.splitlines() if ln.startswith("| launch of case 0"))
     cells = [c.strip() for c in row.strip("|").split("|")]

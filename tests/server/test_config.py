@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from lsp_helpers import Doc, position_of, pulls
+from lsp_helpers import Doc, pulls
 from lsprotocol import types
 from test_diagnostics import copy, tl001
 
@@ -211,9 +211,10 @@ async def test_target_gpu_l40s_then_h200_judges_with_each_limit(bare_client, tmp
     doc = Doc(client, target).open()
     (finding,) = [d for d in await doc.diagnostics() if d.code == "TL013"]
     assert "L40S allows 101,376" in finding.message
-    # The kernel's hover card estimates for the same GPU.
-    pos = position_of(doc.text, "mm(a_ptr", doc.encoding)
-    card = (await doc.hover(pos.line, pos.character + 1)).contents.value
+    # The kernel's full report (its hover card's link) estimates for the same GPU.
+    rep = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tritonlens.server.report", arguments=[doc.uri, "mm"]))
+    card = rep["markdown"].split("**Static estimates**", 1)[1]
     assert "L40S" in card and "H100" not in card, card
     before = len(client.publications)
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(

@@ -86,10 +86,12 @@ async def test_lenses_profile_with_progress(client, tmp_path):
 
     pos = position_of(doc.text, "add_kernel(x_ptr", doc.encoding)
     md = (await doc.hover(pos.line, pos.character + 2)).contents.value
-    assert "**Latest measurement**" in md and "interpreter run" in md
-    assert "Static estimates" in md and "ridge point 240 FLOP/byte" in md
+    assert "Latest run: ran in the interpreter (1 launch) · no GPU timing" in md and len(md.splitlines()) <= 6
+    # ... and its full report the measurement and the estimates, before the run's own report
     rep = await execute(client, "tritonlens.server.report", doc.uri, "add_kernel")
     assert rep["json"]["mode"] == "interpreter" and "add_kernel" in rep["markdown"]
+    assert "**Latest measurement**" in rep["markdown"] and "interpreter run" in rep["markdown"]
+    assert "Static estimates" in rep["markdown"] and "ridge point 240 FLOP/byte" in rep["markdown"]
 
 
 async def test_profile_is_cancellable(client, tmp_path):
@@ -159,7 +161,9 @@ async def test_optimize_offers_verified_rewrites(client, tmp_path):
 
     pos = position_of(doc.text, "add_kernel(x_ptr", doc.encoding)
     md = (await doc.hover(pos.line, pos.character + 2)).contents.value
-    assert f"**Optimization** (interpreter mode): {len(accepted)} accepted" in md
+    assert f"Optimization: {len(accepted)} accepted" in md
+    rep = await execute(client, "tritonlens.server.report", doc.uri, "add_kernel")
+    assert f"**Optimization** (interpreter mode): {len(accepted)} accepted" in rep["markdown"]
     # applying one gives exactly the verified source, as a minimal versioned edit
     first = accepted[0]
     edit = await doc.resolved_edit(by_title[first["quick_fix_title"]])
