@@ -20,7 +20,7 @@ from .triton_names import (
     version_note,
 )
 
-MAX_ROWS = 8  # configurations a variable's card lists: the card stays under twelve lines
+MAX_ROWS = 6  # rows a variable's card lists: with its title, header and note, twelve lines at most
 
 
 def api_hover_text(snap, module, pos: Position, api: tlapi.ApiIndex) -> str | None:
