@@ -130,12 +130,14 @@ def test_check_cli_takes_a_gpu_and_refuses_unknown_names(tmp_path):
     assert all(name in unknown.stderr for name in gpus.GPUS)
 
 
-def test_worker_reads_the_capability_from_the_target_name():
+def test_worker_reads_the_capability_from_the_target_name(monkeypatch):
     """The worker ships as plain files without tritonlens.analysis: it keeps no GPU table."""
     pytest.importorskip("triton")
     import importlib.util
 
     from tritonlens.profiling.client import WORKER_DIR
+
+    monkeypatch.syspath_prepend(str(WORKER_DIR))  # its modules import each other by bare name, as in the worker
 
     spec = importlib.util.spec_from_file_location("tritonlens_test_worker_job_compile_gpus",
                                                   WORKER_DIR / "job_compile.py")
