@@ -313,9 +313,30 @@ export class Commands {
       void vscode.window.showInformationMessage(`tritonlens: no rule documentation found${typeof arg === 'string' ? ` for ${arg}` : ' here'}.`);
       return undefined;
     }
-    if (target.scheme === 'file' && target.path.endsWith('.md')) await vscode.commands.executeCommand('markdown.showPreview', target);
-    else if (target.scheme === 'file') await vscode.window.showTextDocument(target);
-    else await vscode.env.openExternal(target);
+    if (target.scheme !== 'file') {
+      await vscode.env.openExternal(target);
+      return target.toString();
+    }
+    // The page is the installed package's own file: opening it would offer to edit (and commit) it,
+    // so a read-only copy is shown instead.
+    let text: string;
+    try {
+      text = Buffer.from(await vscode.workspace.fs.readFile(target)).toString('utf8');
+    } catch {
+      void vscode.window.showInformationMessage(`tritonlens: the rule documentation ${target.fsPath} cannot be read.`);
+      return undefined;
+    }
+    const copy = this.docs.put(target.path.split('/').pop() || 'rule.md', text);
+    let previewed = false;
+    if (copy.path.endsWith('.md')) {
+      try {
+        await vscode.commands.executeCommand('markdown.showPreview', copy);
+        previewed = true;
+      } catch {
+        // no markdown preview in this editor: the read-only text instead
+      }
+    }
+    if (!previewed) await vscode.window.showTextDocument(copy, { preview: true });
     return target.toString();
   }
 
