@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from .aliases import Aliases
+from .python_ast import parse as parse_python
 
 # tl functions whose function arguments are combine functions, not kernels.
 _COMBINING = {"reduce", "associative_scan"}
@@ -187,4 +188,4 @@ def discover(tree: ast.Module) -> list[JitFunction]:
 
 def discover_source(source: str) -> list[JitFunction]:
     """`discover` on source text (raises SyntaxError as `ast.parse` does)."""
-    return discover(ast.parse(source))
+    return discover(parse_python(source))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from .layout import LayoutMemo, read_layout, regions
 from .model import module_level_statements
+from .python_ast import parse as parse_python
 from .source import Source
 
 _IMPORTS = ("import_statement", "import_from_statement")
@@ -80,7 +81,7 @@ def _literal(node: ast.AST, names: set[str]) -> bool:
 
 def _constant_is_literal(text: str, names: set[str]) -> bool:
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except SyntaxError:
         return False
     if len(tree.body) != 1:
@@ -97,7 +98,7 @@ def _constant_is_literal(text: str, names: set[str]) -> bool:
 def _import_names(text: str, triton_only: bool = True) -> set[str]:
     """The names an import statement binds (only a Triton import's, unless `triton_only` is False)."""
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except SyntaxError:
         return set()
     out = set()

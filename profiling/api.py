@@ -24,6 +24,7 @@ import threading
 import uuid
 
 from tritonlens.analysis.kernel_discovery import discover_source
+from tritonlens.analysis.python_ast import parse as parse_python
 from tritonlens.profiling import launch_records
 from tritonlens.profiling.backends import BackendError, get_backend
 from tritonlens.profiling.worker.messages import (
@@ -69,7 +70,7 @@ def missing_cases(path: str, source: str, zero_config: bool = True) -> str | Non
     tritonlens_cases(), no launch records and, with `zero_config`, no argument-less test_*
     function nor `__main__` block. None when it has something; a syntax error is the worker's."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return None
     for node in tree.body:

@@ -31,6 +31,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from tritonlens.analysis.python_ast import parse as parse_python
 from tritonlens.profiling import ir_line_map
 from tritonlens.profiling.compile_notes import explain_missing_names
 from tritonlens.profiling.compile_worker import (
@@ -198,7 +199,7 @@ def has_harness(text: str) -> bool:
     size under the interpreter for minutes. `tritonlens capture` runs them once and records the
     launches, which every later compile reads."""
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except SyntaxError:
         return False
     return any(isinstance(stmt, ast.FunctionDef) and stmt.name == "tritonlens_cases" for stmt in tree.body)

@@ -12,6 +12,7 @@ import ast
 import re
 import sys
 
+from tritonlens.analysis.python_ast import parse as parse_python
 from tritonlens.profiling.worker.compile_report import CompileReport
 
 _NAME_ERROR = re.compile(r"(?:NameError\(')?(\w+)'? is not defined")
@@ -21,7 +22,7 @@ _FAILURE = re.compile(r"^line (\d+): (\w+): (.*)$")
 def _bound_by(text: str, line: int) -> set[str]:
     """The names the top-level statement starting at `line` binds."""
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except SyntaxError:
         return set()
     for stmt in tree.body:

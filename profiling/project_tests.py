@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from tritonlens.analysis.python_ast import parse as parse_python
 from tritonlens.profiling.launch_records import project_root
 
 try:
@@ -115,7 +116,7 @@ def _parse(path: str, mtime: float) -> tuple[tuple[_Import, ...], frozenset[str]
     """(imports, names the module defines at top level, the tree)."""
     try:
         with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), path)
+            tree = parse_python(fh.read(), path)
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return (), frozenset(), None
     imports: list[_Import] = []

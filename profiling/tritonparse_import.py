@@ -31,6 +31,7 @@ import textwrap
 from dataclasses import replace
 from pathlib import Path
 
+from tritonlens.analysis.python_ast import parse as parse_python
 from tritonlens.profiling import launch_records
 from tritonlens.profiling.project_capture import CaptureOutcome
 from tritonlens.profiling.worker.json_message import MessageError
@@ -90,7 +91,7 @@ def _constexpr_names(source: dict) -> set[str] | None:
     if not isinstance(code, str):
         return None
     try:
-        tree = ast.parse(textwrap.dedent(code))
+        tree = parse_python(textwrap.dedent(code))
     except SyntaxError:
         return None
     for node in ast.walk(tree):
