@@ -2,6 +2,7 @@
 -- finding PROBE_CODE shows; results -> JSON.
 -- env: PROBE_PY (python), PROBE_FILE (.py to open), PROBE_OUT (json path), PROBE_CODE (the code),
 --      PROBE_WAIT_MS (how long to wait for it)
+local probe = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'nvim_probe.lua'))
 local out = { steps = {} }
 local function step(name, value) out.steps[name] = value end
 local code = os.getenv('PROBE_CODE')
@@ -17,14 +18,8 @@ local function codes(buf)
 end
 
 local function main()
-  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('PROBE_FILE')))
-  local buf = vim.api.nvim_get_current_buf()
+  local buf, client_id = probe.open_with_server()
   local changedtick = vim.api.nvim_buf_get_changedtick(buf)
-  local client_id = vim.lsp.start({
-    name = 'tritonlens',
-    cmd = { os.getenv('PROBE_PY'), '-m', 'tritonlens', 'serve' },
-    root_dir = vim.fn.fnamemodify(os.getenv('PROBE_FILE'), ':h'),
-  }, { bufnr = buf })
   local t0 = vim.uv.hrtime()
   -- the static findings first
   vim.wait(30000, function() return #codes(buf) > 0 end, 50)
@@ -40,8 +35,4 @@ local function main()
   if not got then error('no ' .. code .. ' without an edit') end
 end
 
-local ok, err = pcall(main)
-out.ok = ok
-out.error = (not ok) and tostring(err) or nil
-vim.fn.writefile({ vim.json.encode(out) }, os.getenv('PROBE_OUT'))
-vim.cmd(ok and 'qa!' or 'cquit 1')
+probe.run(out, main)

@@ -3,6 +3,7 @@
 --      PROBE_CODE (diagnostic code to act on), PROBE_ACTION (title prefix of the action to apply),
 --      PROBE_HOVER (text whose first occurrence the cursor hovers)
 local v = vim.version()
+local probe = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'nvim_probe.lua'))
 local out = { nvim = v.major .. '.' .. v.minor .. '.' .. v.patch, steps = {} }
 local function step(name, value) out.steps[name] = value end
 local code = os.getenv('PROBE_CODE')
@@ -16,13 +17,7 @@ local function ours(buf)
 end
 
 local function main()
-  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('PROBE_FILE')))
-  local buf = vim.api.nvim_get_current_buf()
-  local client_id = vim.lsp.start({
-    name = 'tritonlens',
-    cmd = { os.getenv('PROBE_PY'), '-m', 'tritonlens', 'serve' },
-    root_dir = vim.fn.fnamemodify(os.getenv('PROBE_FILE'), ':h'),
-  }, { bufnr = buf })
+  local buf, client_id = probe.open_with_server()
   step('client_id', client_id)
 
   -- 1. diagnostics arrive after didOpen (pushed or pulled: Neovim decides from the capabilities)
@@ -81,8 +76,4 @@ local function main()
   step('diags_cleared', vim.wait(10000, function() return #ours(buf) == 0 end, 50))
 end
 
-local ok, err = pcall(main)
-out.ok = ok
-out.error = (not ok) and tostring(err) or nil
-vim.fn.writefile({ vim.json.encode(out) }, os.getenv('PROBE_OUT'))
-vim.cmd(ok and 'qa!' or 'cquit 1')
+probe.run(out, main)
