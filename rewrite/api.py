@@ -23,6 +23,7 @@ from tritonlens.profiling.worker.reports import (
 from .candidate import Verdict, short_device, unified_diff
 from .context import ProposalContext
 from .llm_loop import MIN_GAIN
+from .proposal_guard import propose_and_verify, verified_by_proposer
 from .verify import Verifier, VerifyError
 
 ALL_PROPOSERS = ("config", "rules", "llm")
@@ -136,14 +137,18 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
             profile = _try_profile(path, kernel, backend, python, notes)
         ctx = ProposalContext(path, text, kernel=kernel, analysis=analysis, profile=profile, device=device)
 
+        def verify_batch(what: str, fraction: float):
+            def verify(cands):
+                say(f"verifying {len(cands)} {what}(s)", fraction)
+                return verifier.verify(cands, isolate=False, cancel=cancel,
+                                       progress=lambda v: say(f"{v.candidate.title}: {'accepted' if v.accepted else 'refused'}"))
+            return verify
+
         base_text, base_title = None, None
         if "rules" in wanted and not cancelled():
             from . import propose_rules
 
-            cands = propose_rules.propose(ctx)
-            say(f"verifying {len(cands)} rule fix(es)", 0.1)
-            rv = verifier.verify(cands, isolate=False, cancel=cancel,
-                                 progress=lambda v: say(f"{v.candidate.title}: {'accepted' if v.accepted else 'refused'}"))
+            rv = propose_and_verify("rules", lambda: propose_rules.propose(ctx), verify_batch("rule fix", 0.1), text)
             verdicts += rv
             ctx.history += rv
             # structural rewrites that proved correct (fast or not yet: their tiles are still naive)
@@ -162,16 +167,20 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
                 def tuner(sources):
                     say(f"timing {len(sources)} configs on {short_device(verifier.device)}", None)
                     return verifier.tune(sources, cancel=cancel)
-            cands = propose_config.propose(ctx, tuner=tuner)
-            if base_text is not None:
-                cands += propose_config.propose(ctx, tuner=tuner, base=base_text, base_title=base_title)
-            say(f"verifying {len(cands)} config candidate(s)", 0.4)
-            cv = verifier.verify(cands, isolate=False, cancel=cancel,
-                                 progress=lambda v: say(f"{v.candidate.title}: {'accepted' if v.accepted else 'refused'}"))
+
+            def configs():
+                cands = propose_config.propose(ctx, tuner=tuner)
+                if base_text is not None:
+                    cands += propose_config.propose(ctx, tuner=tuner, base=base_text, base_title=base_title)
+                return cands
+
+            cv = propose_and_verify("config", configs, verify_batch("config candidate", 0.4), text)
             verdicts += cv
             ctx.history += cv
         if "llm" in wanted and not cancelled():
-            verdicts += _llm_rounds(ctx, verifier, llm, rounds, kernel, backend, python, notes, say, cancel)
+            verdicts += verified_by_proposer(
+                "llm", lambda: _llm_rounds(ctx, verifier, llm, rounds, kernel, backend, python, notes, say, cancel),
+                text)
     finally:
         verifier.close()
     say("done", 1.0)
