@@ -137,7 +137,7 @@ class ConfirmErrors(LanguageFeature):
             kernels = await self.ls.analysis.run(lambda: {k.name: kernel_hash(k.text) for k in module.kernels})
         try:
             version, lowered = ("", {})
-            if request.kernels:
+            if request.kernels:  # the worker starts here, with the first error to confirm: most windows have none
                 version, lowered = await asyncio.to_thread(ce.lower, request, settings.python or None, cancel,
                                                            float(settings.timeout_s))
             judgements = ce.judge(request, lowered, version)
@@ -167,22 +167,6 @@ class ConfirmErrors(LanguageFeature):
             self.ls.workspace_diagnostic_refresh(None)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
-
-    def initialized(self) -> None:
-        """Start the worker now (importing Triton costs a second or two) when confirming is on."""
-        settings = self.ls.settings.global_settings
-        if not settings.trusted:
-            return
-
-        async def warm():
-            from tritonlens.profiling import confirm_errors as ce
-
-            try:
-                await asyncio.to_thread(ce.warm_up, settings.python or None)
-            except Exception as exc:  # noqa: BLE001 - a broken interpreter shows up again, as a reason
-                log.warning("the front-end worker did not start: %s", exc)
-
-        self.ls.spawn(warm())
 
     def settings_changed(self) -> None:
         for uri in list(self.running):

@@ -122,7 +122,7 @@ class Supervisor:
 
     def __init__(self, python: str | None = None, env: dict | None = None, cwd: str | None = None,
                  timeout: float = 120, worker_dir: str | None = None, limits: dict | None = None,
-                 on_stderr=None):
+                 on_stderr=None, idle_exit: float | None = None):
         self.python = python or sys.executable
         self.extra_env = dict(env or {})
         self.cwd = cwd
@@ -140,6 +140,12 @@ class Supervisor:
         self._ids = itertools.count(1)
         self.hello: messages.Hello | None = None
         self.spawned = 0
+        # A worker holds Triton, torch and its caches (hundreds of MB): one with no job for
+        # `idle_exit` seconds is stopped, and the next job starts a fresh one.
+        self.idle_exit = idle_exit
+        self.idle_exits = 0
+        self._idle_since = time.monotonic()
+        self._reaper: threading.Thread | None = None
         _live.add(self)
 
     # -- process management -------------------------------------------------------------
@@ -231,16 +237,40 @@ class Supervisor:
                 pass
         return code
 
+    def _stop(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.stdin.close()  # EOF: the worker leaves its loop
+                proc.wait(timeout=2)
+            except Exception:
+                pass
+        self._kill()
+
+    def _watch_idle(self) -> None:
+        """Started with each job's end while none watches; ends when the worker is gone."""
+        if self.idle_exit is None or (self._reaper is not None and self._reaper.is_alive()):
+            return
+        self._reaper = threading.Thread(target=self._stop_when_idle, name="tritonlens-worker-idle", daemon=True)
+        self._reaper.start()
+
+    def _stop_when_idle(self) -> None:
+        while True:
+            with self._lock:  # held by a running job: the idle time counts from its end
+                if not self.alive():
+                    self._reaper = None
+                    return
+                left = self._idle_since + self.idle_exit - time.monotonic()
+                if left <= 0:
+                    self._stop()
+                    self.idle_exits += 1
+                    self._reaper = None
+                    return
+            time.sleep(left)
+
     def close(self) -> None:
         with self._lock:
-            proc = self._proc
-            if proc is not None and proc.poll() is None:
-                try:
-                    proc.stdin.close()  # EOF: the worker leaves its loop
-                    proc.wait(timeout=2)
-                except Exception:
-                    pass
-            self._kill()
+            self._stop()
             if self._tmp:
                 shutil.rmtree(self._tmp, ignore_errors=True)
                 self._tmp = None
@@ -257,72 +287,80 @@ class Supervisor:
         """Run one job; always returns a reply (never raises for worker failures)."""
         limit = self.timeout if timeout is None else float(timeout)
         with self._lock:
-            if isinstance(job, dict):
-                try:
-                    job = messages.job_from_json(job)
-                except messages.MessageError as exc:
-                    return _error(job.get("id"), "bad_job", str(exc))
-            if job.id is None:
-                job = dataclasses.replace(job, id=f"j{next(self._ids)}")
-            job_id = job.id
-            deadline = time.monotonic() + limit
-            if cancel is not None and cancel.is_set():
-                return _error(job_id, "cancelled", "cancelled before start")
-            if not self.alive():
-                self._kill()
-                err = self._spawn(deadline)
-                if err is not None:
-                    err.id = job_id
-                    return err
-            with self._stderr_lock:
-                mark = self._stderr_len
             try:
-                self._proc.stdin.write((json.dumps(job.to_json()) + "\n").encode())
-                self._proc.stdin.flush()
-            except (BrokenPipeError, OSError, TypeError, ValueError) as exc:
-                if isinstance(exc, (TypeError, ValueError)):
-                    return _error(job_id, "bad_job", f"job is not JSON-serialisable: {exc}")
+                return self._run_locked(job, limit, cancel)
+            finally:
+                self._idle_since = time.monotonic()
+                if self.alive():
+                    self._watch_idle()
+
+    def _run_locked(self, job: messages.Job | dict, limit: float, cancel: threading.Event | None) -> messages.Reply:
+        if isinstance(job, dict):
+            try:
+                job = messages.job_from_json(job)
+            except messages.MessageError as exc:
+                return _error(job.get("id"), "bad_job", str(exc))
+        if job.id is None:
+            job = dataclasses.replace(job, id=f"j{next(self._ids)}")
+        job_id = job.id
+        deadline = time.monotonic() + limit
+        if cancel is not None and cancel.is_set():
+            return _error(job_id, "cancelled", "cancelled before start")
+        if not self.alive():
+            self._kill()
+            err = self._spawn(deadline)
+            if err is not None:
+                err.id = job_id
+                return err
+        with self._stderr_lock:
+            mark = self._stderr_len
+        try:
+            self._proc.stdin.write((json.dumps(job.to_json()) + "\n").encode())
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError, TypeError, ValueError) as exc:
+            if isinstance(exc, (TypeError, ValueError)):
+                return _error(job_id, "bad_job", f"job is not JSON-serialisable: {exc}")
+            code = self._kill()
+            return _error(job_id, "crash", describe_exit(code), stderr=self.stderr_tail())
+        while True:
+            if cancel is not None and cancel.is_set():
+                self._kill()
+                return _error(job_id, "cancelled", "cancelled; worker killed")
+            now = time.monotonic()
+            if now >= deadline:
+                self._kill()
+                return _error(job_id, "timeout", f"job {job.kind!r} exceeded {limit:g} s; worker killed",
+                              stderr=self.stderr_tail())
+            try:
+                line = self._lines.get(timeout=min(0.05, deadline - now))
+            except queue.Empty:
+                continue
+            if line is None:
                 code = self._kill()
-                return _error(job_id, "crash", describe_exit(code), stderr=self.stderr_tail())
-            while True:
-                if cancel is not None and cancel.is_set():
-                    self._kill()
-                    return _error(job_id, "cancelled", "cancelled; worker killed")
-                now = time.monotonic()
-                if now >= deadline:
-                    self._kill()
-                    return _error(job_id, "timeout", f"job {job.kind!r} exceeded {limit:g} s; worker killed",
-                                  stderr=self.stderr_tail())
-                try:
-                    line = self._lines.get(timeout=min(0.05, deadline - now))
-                except queue.Empty:
-                    continue
-                if line is None:
-                    code = self._kill()
-                    return _error(job_id, "crash", f"{describe_exit(code)} while running job {job.kind!r}",
-                                  stderr=self.stderr_tail(), exit_code=code)
-                try:
-                    data = json.loads(line)
-                except ValueError:
-                    self._kill()
-                    return _error(job_id, "protocol", f"unreadable reply: {line[:200]!r}")
-                if not isinstance(data, dict) or data.get("id") != job_id:
-                    continue  # a stale reply from an earlier, abandoned job
-                try:
-                    reply = messages.Reply.from_json(data)
-                except messages.MessageError as exc:
-                    self._kill()
-                    return _error(job_id, "protocol", str(exc))
-                if reply.fatal:
-                    self._kill()
-                if not reply.ok:
-                    with self._stderr_lock:
-                        produced = self._stderr_len - mark
-                    if reply.error is None:
-                        reply.error = messages.WorkerError("exception", "the worker gave no reason")
-                    if reply.error.stderr is None:
-                        reply.error.stderr = self.stderr_tail(min(4000, max(0, produced))) if produced > 0 else ""
-                return reply
+                return _error(job_id, "crash", f"{describe_exit(code)} while running job {job.kind!r}",
+                              stderr=self.stderr_tail(), exit_code=code)
+            try:
+                data = json.loads(line)
+            except ValueError:
+                self._kill()
+                return _error(job_id, "protocol", f"unreadable reply: {line[:200]!r}")
+            if not isinstance(data, dict) or data.get("id") != job_id:
+                continue  # a stale reply from an earlier, abandoned job
+            try:
+                reply = messages.Reply.from_json(data)
+            except messages.MessageError as exc:
+                self._kill()
+                return _error(job_id, "protocol", str(exc))
+            if reply.fatal:
+                self._kill()
+            if not reply.ok:
+                with self._stderr_lock:
+                    produced = self._stderr_len - mark
+                if reply.error is None:
+                    reply.error = messages.WorkerError("exception", "the worker gave no reason")
+                if reply.error.stderr is None:
+                    reply.error.stderr = self.stderr_tail(min(4000, max(0, produced))) if produced > 0 else ""
+            return reply
 
 
 def _shutdown_all() -> None:
