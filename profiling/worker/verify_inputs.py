@@ -8,6 +8,7 @@ import math
 import torch
 from verify_tracking import guarded_empty, raw_empty, span_of
 
+
 def flatten(value, out: list, path: str = "") -> list:
     if isinstance(value, torch.Tensor):
         out.append((path, value))
@@ -48,6 +49,15 @@ def _layout_order(t: torch.Tensor) -> list[int]:
     return sorted(range(t.dim()), key=lambda d: (-t.stride(d), d))
 
 
+def _randn(shape, gen, device) -> torch.Tensor:
+    """Seeded float32 normals, drawn where they are used: on a GPU, 2^27 of them drawn on the host
+    would take seconds and cross the bus; the device's own generator is seeded from `gen`."""
+    if torch.device(device).type == "cpu":
+        return torch.randn(shape, generator=gen, dtype=torch.float32)
+    local = torch.Generator(device=device).manual_seed(int(torch.randint(0, 2**62, (1,), generator=gen)))
+    return torch.randn(shape, generator=local, dtype=torch.float32, device=device)
+
+
 def _random_like(t: torch.Tensor, shape, gen, exact_layout: bool) -> torch.Tensor:
     dev = t.device
     if exact_layout:
@@ -69,8 +79,7 @@ def _random_like(t: torch.Tensor, shape, gen, exact_layout: bool) -> torch.Tenso
             mean = float(finite.mean()) if finite.numel() else 0.0
             if not math.isfinite(std) or std == 0.0:
                 std = max(abs(mean), 1.0)
-            cpu = torch.randn(fill.shape, generator=gen, dtype=torch.float32) * std + mean
-            fill.copy_(cpu.to(t.dtype))
+            fill.copy_((_randn(fill.shape, gen, dev) * std + mean).to(t.dtype))
         elif t.dtype == torch.bool:
             fill.copy_(torch.randint(0, 2, fill.shape, generator=gen).bool())
         elif t.dtype.is_complex:
@@ -123,6 +132,11 @@ def describe_shapes(args, kwargs) -> str:
 
 
 # -- comparing ---------------------------------------------------------------------------------
+# Comparisons run where the tensors are, a slice at a time: a GPU output of 2^27 elements is never
+# copied to the host, and the float64 working copies stay at a few slices' size.
+CHUNK = 1 << 24
+
+
 def tolerance(dtype: torch.dtype, uses_dot: bool) -> tuple[float, float]:
     """(relative-norm tolerance, max elementwise error relative to the reference's RMS)."""
     if dtype in (torch.float16, torch.bfloat16):
@@ -136,11 +150,22 @@ def tolerance(dtype: torch.dtype, uses_dot: bool) -> tuple[float, float]:
     return 0.0, 0.0
 
 
+def _slices(ref: torch.Tensor, out: torch.Tensor, mask, chunk: int, skip: int = 0):
+    """(ref, out, selected) slices of the flattened tensors, in logical (row-major) order, so a
+    flat index over the selected elements means what `ref[mask]` would."""
+    r, o = ref.detach().reshape(-1), out.detach().reshape(-1)
+    m = mask.detach().reshape(-1).to(r.device) if mask is not None else None
+    for start in range(skip * chunk, r.numel(), chunk):
+        end = start + chunk
+        yield r[start:end], o[start:end], (m[start:end] if m is not None else None)
+
+
 def compare(ref: torch.Tensor, out: torch.Tensor, uses_dot: bool, mask: torch.Tensor | None = None,
-            tols: tuple[float, float] | None = None) -> dict:
+            tols: tuple[float, float] | None = None, chunk: int | None = None) -> dict:
     """Is `out` the original's `ref`? Only the elements `mask` selects count (all, without one);
     `tols` replaces the dtype's (relative-norm, elementwise) tolerances. The original's NaN and
-    infinities are part of its result: the candidate must have them in the same places."""
+    infinities are part of its result: the candidate must have them in the same places. Runs on
+    the tensors' device, `chunk` elements at a time; the norms are sums of squares over all of them."""
     if not isinstance(out, torch.Tensor):
         return {"ok": False, "reason": f"returned {type(out).__name__} where the original returned a tensor"}
     if tuple(ref.shape) != tuple(out.shape):
@@ -148,64 +173,107 @@ def compare(ref: torch.Tensor, out: torch.Tensor, uses_dot: bool, mask: torch.Te
     if ref.dtype != out.dtype:
         return {"ok": False, "reason": f"dtype {out.dtype} instead of {ref.dtype}".replace("torch.", "")}
     tol, elem_tol = tols or tolerance(ref.dtype, uses_dot)
-    r = ref.detach().to("cpu")
-    o = out.detach().to("cpu")
+    if out.device != ref.device:
+        out = out.to(ref.device)
     if mask is not None and bool(mask.all()):
         mask = None
-    if mask is not None:
-        r, o = r[mask.to("cpu")], o[mask.to("cpu")]
-    if not (r.dtype.is_floating_point or r.dtype.is_complex):
-        bad = int((r != o).sum())
-        return {"ok": bad == 0, "reason": None if bad == 0 else f"{bad} of {r.numel()} elements differ",
-                "rel_err": 0.0 if bad == 0 else float(bad) / max(1, r.numel()), "max_err": float(bad), "tol": 0.0}
-    r = r.double()
-    o = o.double()
-    finite_r = torch.isfinite(r)
-    out_nan = int((torch.isnan(o) & finite_r).sum())
-    if out_nan:
-        return {"ok": False, "reason": f"{out_nan} of {o.numel()} elements are NaN (unwritten or invalid) where "
+    step = max(1, int(chunk or CHUNK))
+    dev = ref.device
+    zero = torch.zeros((), dtype=torch.float64, device=dev)
+    count = torch.zeros((), dtype=torch.int64, device=dev)
+    if not (ref.dtype.is_floating_point or ref.dtype.is_complex):
+        bad = torch.zeros((), dtype=torch.int64, device=dev)
+        for r, o, m in _slices(ref, out, mask, step):
+            differ = r != o
+            bad += (differ & m).sum() if m is not None else differ.sum()
+            count += m.sum() if m is not None else r.numel()
+        bad, n = int(bad), int(count)
+        return {"ok": bad == 0, "reason": None if bad == 0 else f"{bad} of {n} elements differ",
+                "rel_err": 0.0 if bad == 0 else float(bad) / max(1, n), "max_err": float(bad), "tol": 0.0}
+    out_nan = torch.zeros((), dtype=torch.int64, device=dev)
+    special = torch.zeros((), dtype=torch.bool, device=dev)
+    n_finite = torch.zeros((), dtype=torch.int64, device=dev)
+    ref_sq, diff_sq = zero.clone(), zero.clone()
+    peaks, where = [], []  # per slice: its largest |difference|, and that element's flat index
+    for r, o, m in _slices(ref, out, mask, step):
+        r, o = r.double(), o.double()
+        sel = m if m is not None else torch.ones(r.shape, dtype=torch.bool, device=dev)
+        count += sel.sum()
+        finite_r, finite_o = torch.isfinite(r), torch.isfinite(o)
+        nan_r, nan_o = torch.isnan(r), torch.isnan(o)
+        out_nan += (nan_o & finite_r & sel).sum()
+        special |= (sel & ((nan_r != nan_o) | (finite_r != finite_o) | (torch.isinf(r) & (r != o)))).any()
+        used = finite_r & sel
+        d = torch.where(used, o - r, 0.0)
+        rr = torch.where(used, r, 0.0)
+        ref_sq += (rr * rr).sum()
+        diff_sq += (d * d).sum()
+        size = d.abs()
+        at = size.argmax()
+        peaks.append(size[at])
+        where.append((n_finite.clone(), at))  # the flat index is counted only for a refusal
+        n_finite += used.sum()
+    n, bad_nan = int(count), int(out_nan)
+    if bad_nan:
+        return {"ok": False, "reason": f"{bad_nan} of {n} elements are NaN (unwritten or invalid) where "
                                        "the original's are finite",
-                "rel_err": float("inf"), "max_err": float("inf"), "tol": tol, "nan": out_nan}
-    if r.numel() == 0:
+                "rel_err": float("inf"), "max_err": float("inf"), "tol": tol, "nan": bad_nan}
+    if n == 0:
         return {"ok": True, "rel_err": 0.0, "max_err": 0.0, "tol": tol}
-    same_special = torch.equal(torch.isnan(r), torch.isnan(o)) and torch.equal(r[torch.isinf(r)], o[torch.isinf(r)])
-    if not torch.equal(finite_r, torch.isfinite(o)) or not same_special:
+    if bool(special):
         return {"ok": False, "reason": "NaN or infinities differ from the original's", "rel_err": float("inf"),
                 "max_err": float("inf"), "tol": tol}
-    diff = (o[finite_r] - r[finite_r])
-    rf = r[finite_r]
-    norm = float(rf.norm())
-    rms = norm / math.sqrt(max(1, rf.numel()))
-    abs_diff = float(diff.norm())
+    norm = math.sqrt(float(ref_sq))
+    rms = norm / math.sqrt(max(1, int(n_finite)))
+    abs_diff = math.sqrt(float(diff_sq))
     rel = abs_diff / norm if norm > 0 else abs_diff
-    max_err = float(diff.abs().max()) if diff.numel() else 0.0
+    peak = torch.stack(peaks)
+    first = int(peak.argmax())
+    max_err = float(peak[first])
     max_rel = max_err / rms if rms > 0 else max_err
     ok = rel <= tol and max_rel <= elem_tol
     reason = None
     if not ok:
-        worst = int(diff.abs().argmax()) if diff.numel() else 0
+        before, at = where[first]
+        r, o, m = next(_slices(ref, out, mask, step, skip=first))
+        used = torch.isfinite(r.double()) if m is None else torch.isfinite(r.double()) & m
+        worst = int(before) + int(used[:int(at)].sum())
         reason = (f"relative error {rel:.3g} (tolerance {tol:g})" if rel > tol else
                   f"an element is off by {max_rel:.3g}× the output's RMS (tolerance {elem_tol:g})")
         reason += f", worst at flat index {worst}" + (" of the compared elements" if mask is not None else "")
     return {"ok": ok, "reason": reason, "rel_err": rel, "max_err": max_err, "tol": tol}
 
 
-def agreeing(a: torch.Tensor, b: torch.Tensor, uses_dot: bool, rounding_moves: bool) -> torch.Tensor:
+def agreeing(a: torch.Tensor, b: torch.Tensor, uses_dot: bool, rounding_moves: bool,
+             chunk: int | None = None) -> torch.Tensor:
     """Elementwise: do two runs agree? Same NaN and infinities, integers exactly, floats within a
     share of the elementwise tolerance compare() allows. `rounding_moves` (a GPU): float atomics and
     split reductions move a result's last digits between runs; that is rounding, which the
     comparison tolerates anyway, so the whole tolerance counts as agreement. Elsewhere (the
     interpreter runs programs in order) 1% of it: any real difference is then a random draw, and two
-    draws rarely come that close."""
+    draws rarely come that close. On the tensors' device, `chunk` elements at a time."""
     if not (a.dtype.is_floating_point or a.dtype.is_complex):
         return a == b
-    x, y = a.detach().double(), b.detach().double()
-    finite = torch.isfinite(x)
-    rms = float(x[finite].norm()) / math.sqrt(max(1, int(finite.sum())))
+    step = max(1, int(chunk or CHUNK))
+    sq = torch.zeros((), dtype=torch.float64, device=a.device)
+    n_finite = torch.zeros((), dtype=torch.int64, device=a.device)
+    for x, _, _ in _slices(a, b, None, step):
+        x = x.double()
+        finite = torch.isfinite(x)
+        sq += torch.where(finite, x * x, 0.0).sum()
+        n_finite += finite.sum()
+    rms = math.sqrt(float(sq)) / math.sqrt(max(1, int(n_finite)))
     share = 1.0 if rounding_moves else 0.01
-    close = (x - y).abs() <= share * tolerance(a.dtype, uses_dot)[1] * max(rms, 1e-300)
-    same_special = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & (x == y))
-    return torch.where(finite & torch.isfinite(y), close, same_special)
+    bound = share * tolerance(a.dtype, uses_dot)[1] * max(rms, 1e-300)
+    agree = torch.empty(a.numel(), dtype=torch.bool, device=a.device)
+    start = 0
+    for x, y, _ in _slices(a, b.to(a.device), None, step):
+        x, y = x.double(), y.double()
+        close = (x - y).abs() <= bound
+        same_special = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & (x == y))
+        agree[start:start + x.numel()] = torch.where(torch.isfinite(x) & torch.isfinite(y), close, same_special)
+        start += x.numel()
+    return agree.reshape(a.shape)
 
 
 def outputs_of(ret, args, kwargs) -> list:
