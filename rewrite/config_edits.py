@@ -7,11 +7,16 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from .config_sites import (
+    CONFIG_OPTIONS,
+    autotune_decorator,
+    existing_configs,
+    heuristics_keys,
+)
 from .edits import (
     Edit,
     Lines,
     apply,
-    dotted,
     kernel_named,
     launch_sites,
     local_assignment,
@@ -20,8 +25,13 @@ from .edits import (
 if TYPE_CHECKING:
     from .propose_config import Plan
 
+class NotAutotunable(ValueError):
+    """The configuration lives where an autotune list cannot take it over (no crash: no candidate)."""
+
+
 def with_literals(text: str, plan: Plan, cfg: dict) -> str:
-    """The file with `cfg` written into the launch-site literals (adding num_warps/num_stages)."""
+    """The file with `cfg` written where each value lives (adding num_warps/num_stages to a launch
+    that passes none, capping a computed block size)."""
     tree = ast.parse(text)
     lines = Lines(text)
     edits: list[Edit] = []
@@ -30,14 +40,14 @@ def with_literals(text: str, plan: Plan, cfg: dict) -> str:
         knob = plan.knobs.get(name)
         if knob is None:
             raise ValueError(f"{name} cannot be set at the launch")
-        for kind, span, ref in knob.sites:
-            if kind in ("kw", "local"):
-                if span in done_spans:
+        for site in knob.sites:
+            if site.kind in ("lit", "cap"):
+                if site.span in done_spans:
                     continue
-                done_spans.add(span)
-                edits.append(Edit(span[0], span[1], str(value)))
+                done_spans.add(site.span)
+                s, e = site.span
+                edits.append(Edit(s, e, str(value) if site.kind == "lit" else f"min({text[s:e]}, {value})"))
             else:  # add the keyword after the launch's last argument
-                site = ref
                 call = _same_call(tree, site.call)
                 args = list(call.args) + [k.value for k in call.keywords]
                 end = max(lines.span(a)[1] for a in args)
@@ -60,23 +70,44 @@ def _config_text(cfg: dict, indent: str) -> str:
 
 
 def with_autotune(text: str, plan: Plan, configs: list[dict]) -> str:
-    """The file with an @triton.autotune over `configs` (or the existing list replaced)."""
+    """The file with an @triton.autotune over `configs` (or the existing list replaced). A Config
+    sets num_warps, num_stages, num_ctas and maxnreg whether it names them or not, so a launch
+    loses those keywords (their literal values move into every config), and no config sets what the
+    launch still passes or a @triton.heuristics computes."""
     tree = ast.parse(text)
     fn = kernel_named(tree, plan.kernel)
     lines = Lines(text)
     edits: list[Edit] = []
+    computed = heuristics_keys(fn)
     if plan.kind == "autotuned":
-        dec = next(d for d in fn.decorator_list if isinstance(d, ast.Call)
-                   and (dotted(d.func) or "").split(".")[-1] == "autotune")
+        dec = autotune_decorator(fn)
         kw = next((k for k in dec.keywords if k.arg == "configs"), None)
         node = kw.value if kw is not None else (dec.args[0] if dec.args else None)
         if node is None:
             raise ValueError("autotune decorator without configs")
+        # what the old configs set and the new ones do not (a GROUP_SIZE_M, num_stages) stays set
+        kept = (existing_configs(fn) or [{}])[0]
+        configs = [{k: v for k, v in {**kept, **c}.items() if k not in computed} for c in configs]
         indent = lines.indent_of(node.lineno) + "    "
         s, e = lines.span(node)
         edits.append(Edit(s, e, "[\n" + "".join(_config_text(c, indent) for c in configs) + lines.indent_of(node.lineno) + "]"))
         return apply(text, edits)
-    tuned = sorted({k for c in configs for k in c})
+    for knob in (plan.knobs.get(k) for c in configs for k in c):
+        if knob is not None and not knob.autotunable:
+            what = "a cap on a computed size" if knob.capped else "set by a triton.Config object"
+            raise NotAutotunable(f"{knob.param} is {what}: an autotune list cannot take it over")
+    sites = launch_sites(tree, plan.kernel)
+    if any(k.arg is None for site in sites for k in site.call.keywords):
+        raise NotAutotunable("the launch unpacks keywords (**...) an autotune config would set twice")
+    configs = [{k: v for k, v in c.items() if k not in computed} for c in configs]
+    for opt in CONFIG_OPTIONS:  # a launch's own option survives as every config's
+        knob = plan.knobs.get(opt)
+        if knob is not None and knob.current is not None:
+            configs = [{**c, opt: c.get(opt, knob.current)} for c in configs]
+    tuned = sorted({k for c in configs for k in c} | set(CONFIG_OPTIONS))
+    missing = {k for c in configs for k in c if any(k not in c2 for c2 in configs)} - set(CONFIG_OPTIONS)
+    if missing:
+        raise ValueError(f"not every config sets {', '.join(sorted(missing))}")
     dec_line = min(d.lineno for d in fn.decorator_list)
     indent = lines.indent_of(dec_line)
     key = plan.size_params
@@ -85,7 +116,7 @@ def with_autotune(text: str, plan: Plan, configs: list[dict]) -> str:
              + f"{indent}    ],\n{indent}    key={key!r},\n{indent})\n").replace("'", '"')
     edits.append(Edit(lines.line_start(dec_line), lines.line_start(dec_line), block))
     # the launch no longer passes what the autotuner now picks; the grid reads it from META
-    for site in launch_sites(tree, plan.kernel):
+    for site in sites:
         locals_map = {kw.value.id: kw.arg for kw in site.call.keywords
                       if kw.arg in tuned and isinstance(kw.value, ast.Name)}
         edits.append(_strip_keywords(text, lines, site.call, set(tuned)))

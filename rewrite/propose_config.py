@@ -8,8 +8,10 @@ Structure decides the search space:
 - a 1-D block kernel (element-wise, per-block reductions) tunes BLOCK and warps;
 - 2-D tiles without a dot (transpose-like) tune both tile sides and warps;
 - a constexpr whose launch value is computed (softmax's next_power_of_2(n_cols)) is a correctness
-  requirement, not a knob: only num_warps is tuned then.
-Only literal launch values (directly or through a local `NAME = 64`) are edited.
+  requirement, not a knob: only num_warps is tuned then, unless the kernel loops over the block
+  (then its cap is tuned).
+Where each value lives (a literal, a local, the wrapper's default, a module constant, a
+triton.Config object, a capped computation) and which constexprs are knobs at all: config_sites.py.
 
 Emits (1) the best config as edited literals at the launch site and (2) an `@triton.autotune`
 decorator with the best few configs, `key` = the size parameters, the grid turned into
@@ -27,7 +29,8 @@ from dataclasses import dataclass, field
 from tritonlens.analysis import gpus
 
 from .candidate import Candidate
-from .config_edits import with_autotune, with_literals
+from .config_edits import NotAutotunable, with_autotune, with_literals
+from .config_sites import Knob, autotuned_params, find_knobs, role
 from .context import ProposalContext
 from .edits import (
     Lines,
@@ -36,20 +39,14 @@ from .edits import (
     kernel_named,
     kernels,
     launch_sites,
-    local_literal,
     tl_calls,
 )
+from .proposal_guard import failed, one_line
+
+__all__ = ["Knob", "Plan", "analyse", "describe", "propose", "role"]
 
 MAX_VARIANTS = 16
 TOP_K = 4
-
-
-@dataclass
-class Knob:
-    param: str  # constexpr name, or "num_warps" / "num_stages"
-    role: str  # "M" | "N" | "K" | "block" | "group" | "warps" | "stages"
-    sites: list = field(default_factory=list)  # [(start, end)] text spans holding the literal, or insert points
-    current: int | None = None
 
 
 @dataclass
@@ -72,16 +69,6 @@ def _smem_budget(device: dict) -> int:
     if (device or {}).get("mode") != "gpu":
         return gpus.get(None).smem_per_block
     return min(a.smem_per_block for a in gpus.ARCHS.values())
-
-
-def _role(name: str) -> str:
-    up = name.upper()
-    if "GROUP" in up:
-        return "group"
-    for suffix, role in (("_M", "M"), ("_N", "N"), ("_K", "K")):
-        if up.endswith(suffix):
-            return role
-    return "block"
 
 
 def size_params(fn: ast.FunctionDef) -> list[str]:
@@ -116,50 +103,13 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
     sites = launch_sites(tree, kernel)
     if not sites:
         return None
-    knobs: dict[str, Knob] = {}
-    computed = []
-    for name in consts:
-        spans, current, ok = [], None, True
-        for site in sites:
-            kw = next((k for k in site.call.keywords if k.arg == name), None)
-            if kw is None:
-                ok = False
-                break
-            if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, int):
-                spans.append(("kw", lines.span(kw.value), kw))
-                current = kw.value.value
-            elif isinstance(kw.value, ast.Name):
-                lit = local_literal(site.function, kw.value.id, site.call.lineno)
-                if lit is None:
-                    ok = False
-                    break
-                spans.append(("local", lines.span(lit), kw))
-                current = lit.value
-            else:
-                ok = False
-                break
-        if ok and spans:
-            knobs[name] = Knob(name, _role(name), spans, current)
-        elif not autotuned:
-            computed.append(name)
-    for opt, role in (("num_warps", "warps"), ("num_stages", "stages")):
-        spans, current = [], None
-        for site in sites:
-            kw = next((k for k in site.call.keywords if k.arg == opt), None)
-            if kw is not None and isinstance(kw.value, ast.Constant):
-                spans.append(("kw", lines.span(kw.value), kw))
-                current = kw.value.value
-            elif kw is None:
-                spans.append(("add", None, site))
-            else:
-                spans = []
-                break
-        if spans:
-            knobs[opt] = Knob(opt, role, spans, current)
-    uses_dot = bool(tl_calls(fn, "dot"))
     loops_over_block = any(isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
                            and any(isinstance(a, ast.Name) and a.id in consts for a in n.iter.args[2:3])
                            for n in ast.walk(fn))
+    knobs, computed = find_knobs(tree, fn, sites, consts, lines, loops_over_block)
+    if autotuned:
+        computed = []
+    uses_dot = bool(tl_calls(fn, "dot"))
     has_atomic = any(isinstance(n, ast.Call) and (dotted(n.func) or "").split(".")[-1].startswith("atomic_")
                      for n in ast.walk(fn))
     budget = _smem_budget(device or {})
@@ -167,7 +117,7 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
     space: list[dict] = []
     if autotuned:
         kind = "autotuned"
-        tuned = [p for p in consts if p not in ("GROUP_M", "GROUP_SIZE_M")]
+        tuned = autotuned_params(tree, fn, sites)
         space = _space_for(fn, tuned, uses_dot, loops_over_block, has_atomic, budget, elem_bytes)
     elif uses_dot and {k.role for k in blocks} >= {"M", "N", "K"}:
         kind = "dot"
@@ -191,10 +141,11 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
         space = [{"num_warps": w} for w in (4, 8, 2, 1, 16)]
     else:
         return None
-    if "num_stages" not in knobs or kind != "dot":
-        for cfg in space:
-            if kind != "autotuned":
-                cfg.pop("num_stages", None)
+    if kind != "autotuned":
+        # a value computed where no edit reaches (num_warps=warps) stays the wrapper's
+        space = [{k: v for k, v in cfg.items() if k in knobs and (k != "num_stages" or kind == "dot")}
+                 for cfg in space]
+        space = [cfg for i, cfg in enumerate(space) if cfg and cfg not in space[:i]]
     current = {k.param: k.current for k in knobs.values() if k.current is not None}
     current.setdefault("num_warps", 4)
     if kind != "autotuned":
@@ -217,7 +168,7 @@ def _space_for(fn, tuned: list[str], uses_dot, loops, atomic, budget, elem_bytes
     if not tuned:
         return [{"num_warps": w} for w in (4, 8, 2, 1, 16)]
     if uses_dot:
-        roles = {_role(p): p for p in tuned}
+        roles = {role(p): p for p in tuned}
         if {"M", "N", "K"} <= set(roles):
             return [{roles["M"]: m, roles["N"]: n, roles["K"]: k, "num_warps": w, "num_stages": s}
                     for (m, n, k, w, s) in _DOT_CONFIGS if s * (m * k + k * n) * elem_bytes <= budget]
@@ -235,16 +186,21 @@ _TILE2D = [(64, 64, 4), (64, 64, 8), (32, 128, 4), (128, 32, 4), (64, 128, 8), (
            (32, 32, 8)]
 
 
-def describe(cfg: dict) -> str:
-    parts = [f"{k}={v}" for k, v in cfg.items() if k not in ("num_warps", "num_stages")]
-    parts += [f"{k}={cfg[k]}" for k in ("num_warps", "num_stages") if k in cfg]
-    return ", ".join(parts)
+def describe(cfg: dict, plan: Plan | None = None) -> str:
+    """`BLOCK=1024, num_warps=4`; a cap on a computed size reads `BLOCK<=1024`."""
+    def part(k):
+        capped = plan is not None and k in plan.knobs and plan.knobs[k].capped
+        return f"{k}{'<=' if capped else '='}{cfg[k]}"
+
+    return ", ".join([part(k) for k in cfg if k not in ("num_warps", "num_stages")]
+                     + [part(k) for k in ("num_warps", "num_stages") if k in cfg])
 
 
 def propose(ctx: ProposalContext, tuner=None, base: str | None = None, base_title: str | None = None) -> list[Candidate]:
     """`tuner(sources) -> [{"ok", "ms"}]` measures variants (GPU); None or no times: heuristic picks.
 
     `base`: the text to tune (e.g. an accepted rule rewrite of the original); default ctx.text.
+    A candidate that cannot be written comes back as a FailedCandidate saying why.
     """
     text = base or ctx.text
     tree = ast.parse(text)
@@ -256,54 +212,63 @@ def propose(ctx: ProposalContext, tuner=None, base: str | None = None, base_titl
         plan = analyse(text, name, ctx.device, elem_bytes)
         if plan is None or not plan.space:
             continue
-        measured = None
-        ranked = list(plan.space)
-        if tuner is not None and plan.kind != "autotuned":
-            variants = []
-            for cfg in plan.space:
-                try:
-                    variants.append(with_literals(text, plan, cfg))
-                except ValueError:
-                    variants.append(None)
-            results = tuner([v for v in variants if v is not None])
-            it = iter(results)
-            scored = []
-            for cfg, v in zip(plan.space, variants):
-                if v is None:
-                    continue
-                r = next(it)
-                if r.get("ok") and r.get("ms"):
-                    scored.append((r["ms"], cfg))
-            if scored:
-                scored.sort(key=lambda x: x[0])
-                ranked = [c for _, c in scored]
-                measured = {describe(c): ms for ms, c in scored}
-        elif tuner is not None and plan.kind == "autotuned":
-            # an autotuned kernel: time each config alone through a one-config autotune list
-            variants = [with_autotune(text, plan, [cfg]) for cfg in plan.space]
-            results = tuner(variants)
-            scored = sorted(((r["ms"], cfg) for r, cfg in zip(results, plan.space) if r.get("ok") and r.get("ms")),
-                            key=lambda x: x[0])
-            if scored:
-                ranked = [c for _, c in scored]
-                measured = {describe(c): ms for ms, c in scored}
+        ranked, measured = _rank(text, plan, tuner)
         how = "measured on the GPU" if measured else "heuristic pick for the kernel's structure (not measured here)"
         meta = {"plan": plan.kind, "space": len(plan.space), "measured_ms": measured, "notes": plan.notes}
         best = ranked[0]
         if plan.kind != "autotuned":
-            out.append(Candidate("config", f"config {describe(best)}{suffix}", with_literals(text, plan, best),
-                                 f"launch {name} with {describe(best)} ({how})", kernel=name,
-                                 meta={**meta, "config": best}))
+            title = f"config {describe(best, plan)}{suffix}"
+            try:
+                out.append(Candidate("config", title, with_literals(text, plan, best),
+                                     f"launch {name} with {describe(best, plan)} ({how})", kernel=name,
+                                     meta={**meta, "config": best}))
+            except Exception as exc:  # noqa: BLE001 - refused with its reason, the others still run
+                out.append(failed("config", title, text, exc, kernel=name))
         top = _distinct(ranked, TOP_K)
         if len(top) > 1:
+            title = f"autotune {len(top)} configs{suffix}"
             try:
                 source = with_autotune(text, plan, top)
-            except ValueError:
+            except NotAutotunable:
                 continue
-            out.append(Candidate("config", f"autotune {len(top)} configs{suffix}", source,
+            except Exception as exc:  # noqa: BLE001
+                out.append(failed("config", title, text, exc, kernel=name))
+                continue
+            out.append(Candidate("config", title, source,
                                  f"@triton.autotune over {len(top)} configs ({how}), key={plan.size_params}",
                                  kernel=name, meta={**meta, "configs": top}))
     return out
+
+
+def _rank(text: str, plan: Plan, tuner) -> tuple[list[dict], dict | None]:
+    """The plan's configs, fastest first when the tuner timed them (and {config: ms}); else the
+    heuristic order. A tuner that fails leaves the heuristic order, with a note."""
+    if tuner is None:
+        return list(plan.space), None
+    variants: list[str | None] = []
+    for cfg in plan.space:
+        try:
+            variants.append(with_literals(text, plan, cfg) if plan.kind != "autotuned"
+                            else with_autotune(text, plan, [cfg]))  # each config alone
+        except ValueError:
+            variants.append(None)
+    try:
+        results = tuner([v for v in variants if v is not None])
+    except Exception as exc:  # noqa: BLE001 - untimed picks are still worth verifying
+        plan.notes.append(f"configs not timed: {one_line(exc)}")
+        return list(plan.space), None
+    it = iter(results)
+    scored = []
+    for cfg, v in zip(plan.space, variants):
+        if v is None:
+            continue
+        r = next(it, {})
+        if r.get("ok") and r.get("ms"):
+            scored.append((r["ms"], cfg))
+    if not scored:
+        return list(plan.space), None
+    scored.sort(key=lambda x: x[0])
+    return [c for _, c in scored], {describe(c, plan): ms for ms, c in scored}
 
 
 def _distinct(ranked: list[dict], k: int) -> list[dict]:
