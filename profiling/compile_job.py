@@ -253,6 +253,9 @@ class IrView:
     language: str
     line_map: list
     config: str | None
+    facts: ConfigFacts | None = None  # the specialisation shown: its values and where they came from
+    target: str | None = None
+    triton_version: str | None = None
 
 
 def ir_view(result: CompileReport, kernel: str, stage: str, source_line: int | None, config: int = 0,
@@ -267,7 +270,7 @@ def ir_view(result: CompileReport, kernel: str, stage: str, source_line: int | N
             ptx = None
     lmap = ir_line_map.line_map(stage, ir, result.path, ptx)
     marked = [i for i, ln in enumerate(lmap) if source_line is not None and ln == source_line]
-    return IrView(ir, marked, LANGUAGES[stage], lmap, facts.label)
+    return IrView(ir, marked, LANGUAGES[stage], lmap, facts.label, facts, result.target, result.triton_version)
 
 
 def show_ir(path, kernel: str, stage: str, source_line: int | None = None, text: str | None = None,

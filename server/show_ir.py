@@ -69,10 +69,53 @@ async def show_ir(ls, uri: str, kernel: str | None, stage: str | None, source_li
                                           target=settings.compile_target, python=settings.python or None)
         except api.CompileError as exc:
             raise EngineUnavailable(f"cannot show IR: {exc}") from exc
-    marked = list(out.marked_lines)
-    return {"text": out.text, "language": out.language, "markedLines": marked, "marked_lines": marked,
-            "sourceLine": source_line, "lineMap": out.line_map, "kernel": kernel, "stage": stage,
-            "config": out.config}
+    spec = specialization(out)
+    head = [f"{_COMMENT.get(out.language, '//')} {line}" for line in header(kernel, stage, spec)]
+    # The header lines come first: every IR line index moves down by their count.
+    marked = [i + len(head) for i in out.marked_lines]
+    line_map = [None] * len(head) + list(out.line_map or [])
+    return {"text": "\n".join([*head, out.text]), "language": out.language, "markedLines": marked,
+            "marked_lines": marked, "sourceLine": source_line, "lineMap": line_map, "kernel": kernel,
+            "stage": stage, "config": out.config, "specialization": spec}
+
+
+_COMMENT = {"llvm": ";"}
+_SOURCES = {
+    "captured": "captured from a run of the code",
+    "configs": "the configurations given",
+    "static": "read from the text (launch sites, autotune configs, defaults)",
+    "pinned": "pinned by you",
+    "assumed": "assumed: no launch gives these values",
+}
+
+
+def specialization(view) -> dict:
+    """Which specialisation an IR listing is of: its values, target and where the values came from."""
+    facts = view.facts
+    if facts is None:
+        return {"label": view.config, "target": view.target}
+    return {"label": facts.label, "constexprs": dict(facts.constexprs), "num_warps": facts.num_warps,
+            "num_stages": facts.num_stages, "target": view.target, "triton": view.triton_version,
+            "source": facts.source, "valueSources": dict(facts.value_sources)}
+
+
+def header(kernel: str, stage: str, spec: dict) -> list[str]:
+    """The IR listing's first lines, naming the specialisation it shows."""
+    target = spec.get("target") or "the compile target"
+    triton = f" with Triton {spec['triton']}" if spec.get("triton") else ""
+    lines = [f"tritonlens: {stage} of {kernel} compiled for {target}{triton}"]
+    values = [f"{k}={v}" for k, v in (spec.get("constexprs") or {}).items()]
+    values += [f"{k}={spec[k]}" for k in ("num_warps", "num_stages") if spec.get(k) is not None]
+    label = f" ({spec['label']})" if spec.get("label") else ""
+    lines.append(f"configuration{label}: {', '.join(values) or 'no values known'}")
+    source = spec.get("source")
+    if source:
+        lines.append(f"values: {_SOURCES.get(source, source)}")
+        marked = [f"{k} {v}" for k, v in (spec.get("valueSources") or {}).items()
+                  if v in ("pinned", "assumed") and v != source]
+        if marked:
+            lines.append("except: " + ", ".join(marked))
+    return lines
 
 
 async def _kernel_at(ls, uri: str, source_line: int | None) -> str | None:
@@ -128,4 +171,5 @@ def register(ls) -> None:
             raise JsonRpcException(message=str(exc), code=_REQUEST_FAILED) from exc
         return {"text": out["text"], "language": out["language"], "markedLines": out["markedLines"],
                 "sourceLine": p.line, "lineMap": [None if ln is None else ln - 1 for ln in out["lineMap"] or []],
-                "kernel": out["kernel"], "stage": p.stage, "config": out["config"]}
+                "kernel": out["kernel"], "stage": p.stage, "config": out["config"],
+                "specialization": out["specialization"]}

@@ -202,10 +202,19 @@ async def test_show_ir_marks_the_lines_of_a_source_line(client, files):
     ir_lines = text.split("\n")
     assert marked and all(lmap[i] == dot for i in marked)
     assert any("wgmma" in ir_lines[i] for i in marked), [ir_lines[i] for i in marked][:10]
+    # The listing names the specialisation it is of in its first lines: the launch the file's own
+    # main block makes.
+    assert ir_lines[0].startswith("// tritonlens: ptx of matmul_kernel compiled for sm_90"), ir_lines[:4]
+    assert "BLOCK_K=128" in ir_lines[1] and "num_warps=8, num_stages=4" in ir_lines[1], ir_lines[:4]
+    assert ir_lines[2] == "// values: captured from a run of the code", ir_lines[:4]
+    assert all(lmap[i] is None for i in range(3))
     # The command the lens and the VS Code extension use: 1-based line, the engine's field names too.
     out = await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="tritonlens.server.showIr", arguments=[doc.uri, "matmul_kernel", "ttgir", dot + 1])), 60)
     assert out["ok"] and out["language"] == "mlir" and "tt.func" in out["text"]
+    spec = out["specialization"]
+    assert spec["target"] == "sm_90" and spec["num_warps"] == 8 and spec["num_stages"] == 4, spec
+    assert spec["constexprs"]["BLOCK_K"] == 128 and spec["source"] == "captured", spec
     assert out["marked_lines"] == out["markedLines"] and out["marked_lines"]
     assert all(out["lineMap"][i] == dot + 1 for i in out["marked_lines"])
     lenses = await client.text_document_code_lens_async(
