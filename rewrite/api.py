@@ -20,7 +20,7 @@ from tritonlens.profiling.worker.reports import (
     ProfileReport,
 )
 
-from .candidate import Verdict, short_device, unified_diff
+from .candidate import NOT_TIMED, Verdict, short_device, unified_diff
 from .context import ProposalContext
 from .llm_loop import MIN_GAIN
 from .proposal_guard import propose_and_verify, verified_by_proposer
@@ -53,6 +53,50 @@ def best_of(accepted: list[CandidateReport]) -> CandidateReport | None:
     if top.proposer != "llm":
         return top
     return next(c for c in measured if c.proposer == "llm" and c.speedup * (1 + MIN_GAIN) >= top.speedup)
+
+
+def proven(c: CandidateReport | None) -> bool:
+    """Timed and faster: the verifier accepts a timed candidate only when its speed beat the noise."""
+    return c is not None and c.accepted and c.speedup is not None
+
+
+# Why a candidate was refused, in a word or two, from the verdict's own wording (rewrite/verify.py).
+_REFUSAL_KINDS = (("slower", "slower"), ("not faster", "not faster"), ("noise", "within noise"),
+                  ("torch fallback", "torch fallback"), ("race:", "racy"), ("wrong result", "wrong result"),
+                  ("fails", "wrong result"), ("invalid output", "wrong result"), ("syntax error", "did not compile"),
+                  ("compile error", "did not compile"), ("import failed", "did not compile"),
+                  ("refused before running", "refused unrun"), ("not checked", "not checked"),
+                  ("out-of-bounds", "out of bounds"), ("runtime error", "crashed"), ("while timing", "crashed"), ("too few timing", "not timed"),
+                  ("physical minimum", "implausible"), ("reproduce", "implausible"), ("extra checks", "implausible"),
+                  ("the same rewrite", "duplicate"), ("unusable", "unusable reply"))
+
+
+def _refusal_kind(reason: str) -> str:
+    return next((kind for key, kind in _REFUSAL_KINDS if key in reason), "failed")
+
+
+def summary(report: OptimizeReport) -> str:
+    """The optimize outcome in one line, as the editor's notification and the CLI give it:
+    "2.5x faster (best of 9 rewrites), verified on 12 checks", or why nothing is offered."""
+    tried = len(report.candidates)
+    best = report.best
+    if proven(best):
+        checks = best.more.get("checks")
+        verified = f", verified on {checks} checks" if checks else ""
+        return f"{best.speedup:.3g}x faster (best of {tried} rewrite{'s' if tried != 1 else ''}){verified}"
+    correct = sum(1 for c in report.candidates if c.accepted)
+    if correct:
+        return f"{NOT_TIMED} ({correct} of {tried} rewrite{'s' if tried != 1 else ''} correct)"
+    if report.cancelled:
+        return f"cancelled after {tried} rewrite{'s' if tried != 1 else ''}"
+    if not tried:
+        return "no rewrite to try"
+    kinds: dict[str, int] = {}
+    for c in report.candidates:
+        kind = _refusal_kind(c.reason)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    why = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    return f"{'no faster rewrite' if report.mode == 'gpu' else 'no correct rewrite'} ({tried} tried: {why})"
 
 
 def _candidate_report(v: Verdict, original: str, path: str) -> CandidateReport:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+# What an accepted rewrite is without timings: correct, and nothing more is claimed.
+NOT_TIMED = "correct, not timed: run on a GPU to prove it faster"
+
 
 @dataclass
 class Candidate:
@@ -20,7 +23,7 @@ class Candidate:
 class Verdict:
     candidate: Candidate
     accepted: bool
-    reason: str  # why refused, or what was shown ("correct on 3 seeds × 4 shapes; speed not measured")
+    reason: str  # why refused, or what was shown ("correct on 3 seeds × 4 shapes; 2.00x faster (...)")
     mode: str = "interpreter"  # "gpu" | "interpreter" | "static" (refused before running)
     speedup: float | None = None
     max_rel_error: float | None = None
@@ -43,7 +46,7 @@ class Verdict:
         scope = f"{self.seeds} seeds × {self.shapes} shapes"
         if self.speedup is not None:
             return f"tritonlens: {c.title} — {self.speedup:.1f}x faster on {short_device(self.device)}, verified on {scope}"
-        return f"tritonlens: {c.title} — correct on {scope}; speed not measured"
+        return f"tritonlens: {c.title} — {NOT_TIMED}"
 
     def to_json(self, original: str | None = None, with_source: bool = False) -> dict:
         out = {"proposer": self.candidate.proposer, "title": self.candidate.title,

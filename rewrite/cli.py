@@ -93,6 +93,8 @@ def run(args) -> int:
 
 
 def render_text(result: OptimizeReport, applied: bool = False) -> str:
+    from .api import summary
+
     out = [f"{os.path.basename(result.path)}: kernel {result.kernel} on {result.device} ({result.mode})"]
     if result.baseline_ms:
         out.append(f"baseline: {result.baseline_ms:.4g} ms")
@@ -113,6 +115,7 @@ def render_text(result: OptimizeReport, applied: bool = False) -> str:
             out.append(f"applied to {result.path}")
     else:
         out.append("no rewrite accepted")
+    out.append(f"result: {summary(result)}")
     for note in result.notes:
         out.append(f"note: {note}")
     return "\n".join(out)

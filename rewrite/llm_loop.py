@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .candidate import Candidate, Verdict
+from .candidate import NOT_TIMED, Candidate, Verdict
 from .context import ProposalContext
 from .llm_client import LLMClient, LLMError, LLMReply, LLMSettings
 from .llm_prompts import build_messages, feedback_message, figures_of, improve_message
@@ -23,7 +23,6 @@ from .llm_reply import explanation, extract_source, strip_reasoning
 from .llm_transcript import Transcript
 
 MIN_GAIN = 0.02
-NOT_TIMED = "correct, not timed: run on a GPU to prove it faster"
 TOKEN_SETTING = "tritonlens.llm.tokenBudget (CLI: --llm-token-budget)"
 TIME_SETTING = "tritonlens.llm.timeBudgetS (CLI: --llm-time-budget)"
 

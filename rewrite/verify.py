@@ -22,7 +22,7 @@ from tritonlens.profiling.worker.messages import (
     VerifyResult,
 )
 
-from .candidate import Candidate, Verdict, short_device
+from .candidate import NOT_TIMED, Candidate, Verdict, short_device
 from .static_check import screen
 
 MIN_SPEEDUP = 1.05
@@ -134,12 +134,11 @@ def decide(ev: Evidence, mode: str, n_cases: int, n_seeds: int, timing_ok: dict 
     if source == "records":
         scope = f"{n_seeds} seeds × {shapes} recorded launch{'es' if shapes != 1 else ''}"
     caveat = "".join(f"; {note}" for note in ev.notes[:2]) + ("; …" if len(ev.notes) > 2 else "")
-    if source == "records" and mode != "gpu":
-        return {**base, "accepted": True, "correct": True, "speedup": None,
-                "reason": f"correct, not timed: {scope} in Triton's interpreter{caveat}"}
     if mode != "gpu" or not ev.timing:
+        # Correct is all that is shown: never offered as faster (no quick fix, no speedup).
         return {**base, "accepted": True, "correct": True, "speedup": None,
-                "reason": f"correct on {scope}; speed not measured{caveat}"}
+                "reason": f"{NOT_TIMED}; checked on {scope}{caveat}" if mode != "gpu"
+                else f"correct on {scope}; not timed{caveat}"}
     speed = timing_ok or judge_speed(ev.timing.get("orig_ms", []), ev.timing.get("cand_ms", []))
     result = {**base, "correct": True, "speedup": speed.get("speedup"), "orig_ms": speed.get("orig_ms"),
               "cand_ms": speed.get("cand_ms"), "suspicious": speed.get("suspicious", False)}

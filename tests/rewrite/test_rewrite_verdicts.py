@@ -48,7 +48,10 @@ def test_decide_accepts_a_clear_speedup_and_flags_implausible_ones():
 
 def test_decide_without_gpu_claims_no_speed():
     d = decide(_evidence(None), "interpreter", 3, 3)
-    assert d["accepted"] and d["speedup"] is None and d["reason"] == "correct on 3 seeds × 4 shapes; speed not measured"
+    assert d["accepted"] and d["speedup"] is None and d["reason"] == "correct, not timed: run on a GPU to prove it faster; checked on 3 seeds × 4 shapes"
+    # on a GPU that took no timings: correct, and still no speed claimed
+    d = decide(_evidence(None), "gpu", 3, 3)
+    assert d["accepted"] and d["speedup"] is None and d["reason"] == "correct on 3 seeds × 4 shapes; not timed"
 
 
 def test_decide_honesty_rules():
@@ -130,7 +133,7 @@ def test_value_ranges_name_their_failure_and_count_apart():
         "NaN where the original's are finite")
     ev["checks"][-1] = _range_check(True)
     d = decide(ev, "interpreter", 3, 3)
-    assert d["accepted"] and d["reason"] == "correct on 3 seeds × 4 shapes; speed not measured"
+    assert d["accepted"] and d["reason"] == "correct, not timed: run on a GPU to prove it faster; checked on 3 seeds × 4 shapes"
     assert d["checks"] == 12 and d["ranges"] == 1 and d["max_rel_error"] == 1e-7  # ranges have their own tolerance
 
 
@@ -151,4 +154,4 @@ def test_ghost_replay_and_exclusion_notes_reach_the_verdict():
     note = ("the original is not deterministic: 5 of 512 elements of the returned value differ between two runs; "
             "compared the 507 deterministic ones (case 0, seed 0)")
     d = decide(_evidence(None, notes=[note]), "interpreter", 3, 3)
-    assert d["accepted"] and d["reason"] == f"correct on 3 seeds × 4 shapes; speed not measured; {note}"
+    assert d["accepted"] and d["reason"] == f"correct, not timed: run on a GPU to prove it faster; checked on 3 seeds × 4 shapes; {note}"
