@@ -13,6 +13,7 @@ from tritonlens.analysis.values import UNKNOWN, fmt
 from . import estimates_view, kernel_results
 from .diagnostics import kernel_hash
 from .markup import escape
+from .measurements import compiled_columns
 
 if TYPE_CHECKING:
     from tritonlens.profiling.worker.reports import OptimizeReport
@@ -82,7 +83,8 @@ def kernel_report(ctx, module, k) -> str:
         parts.append(compiled)
     m = ctx.measurements.latest(ctx.uri, k.name)
     if m is not None:
-        parts.append(kernel_results.hover_markdown(m, stale=m.kernel_hash != kernel_hash(k.text)))
+        parts.append(kernel_results.hover_markdown(m, stale=m.kernel_hash != kernel_hash(k.text),
+                                                   compiled=compiled_columns(ctx.facts, m)))
     opt = ctx.measurements.optimized(ctx.uri, k.name)
     if opt is not None:
         parts.append(optimize_section(opt.report))

@@ -132,7 +132,25 @@ def diagnostic_message(m: Measurement) -> str | None:
     return f"{pct:.0f}% of {ceiling}: {bound}-bound; see hover"
 
 
-def hover_markdown(m: Measurement, stale: bool) -> str:
+COMPILED_MARK = "†"
+
+
+def _resources(launch: LaunchProfile, c) -> list[str]:
+    """Registers, spills, shared memory and occupancy: the run's own, else the compiled
+    configuration's (a ConfigFacts, marked), else unknown."""
+    if launch.registers is not None or c is None:
+        return [_cell(launch.registers, str), _cell(launch.spills, str),
+                _cell(launch.shared_bytes, "{:,} B".format), "—"]
+    mark = COMPILED_MARK
+    spills = "none" if not c.spill_bytes else f"{c.spill_bytes:,} B"
+    occupancy = "—" if c.occupancy is None else f"{c.occupancy:g}%{mark}"
+    shared = "—" if c.shared_bytes is None else f"{c.shared_bytes:,} B{mark}"
+    return [f"{c.registers}{mark}", f"{spills}{mark}", shared, occupancy]
+
+
+def hover_markdown(m: Measurement, stale: bool, compiled=None) -> str:
+    """`compiled`: measurements.CompiledColumns, whose configurations fill the resource columns
+    a run left empty (the interpreter measures none), marked as the compile's."""
     lines = ["**Latest measurement**" + (" (before the last edit of this kernel)" if stale else "")]
     device = m.device.get("name") if isinstance(m.device, dict) else None
     lines.append(f"{m.mode} run on {device or m.backend}, backend `{m.backend}`")
@@ -140,7 +158,8 @@ def hover_markdown(m: Measurement, stale: bool) -> str:
         lines.append(f"error: `{m.entry.error.splitlines()[0]}`")
         return "\n\n".join(lines)
     rows = []
-    for launch in m.entry.launches[:6]:
+    for i, launch in enumerate(m.entry.launches[:6]):
+        c = compiled.configs[i] if compiled is not None else None
         cells = [
             str(launch.grid if launch.grid is not None else ""),
             _cell(launch.time_ms, fmt_time),
@@ -148,15 +167,17 @@ def hover_markdown(m: Measurement, stale: bool) -> str:
             _cell(launch.tflops, "{:.1f}".format),
             _cell(launch.pct_of_peak, "{:.0f}%".format),
             str(launch.bound or "—"),
-            _cell(launch.registers, str),
-            _cell(launch.spills, str),
+            *_resources(launch, c),
         ]
         rows.append("| " + " | ".join(cells) + " |")
     if rows:
         lines.append(
-            "| grid | time | GB/s | TFLOP/s | % of roofline | bound | registers | spills |\n"
-            "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows)
+            "| grid | time | GB/s | TFLOP/s | % of roofline | bound | registers | spills | shared memory "
+            "| occupancy |\n|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows)
         )
+    if compiled is not None and any(compiled.configs[:6]):
+        lines.append(f"{COMPILED_MARK} from the {compiled.target} compile of the same configuration: "
+                     "the run measured none.")
     if m.mode != "gpu":
         lines.append("No GPU: kernels ran in Triton's interpreter; timings are not measured.")
     return "\n\n".join(lines)

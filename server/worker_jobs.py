@@ -19,12 +19,16 @@ from . import code_lens, engines, kernel_results
 from .diagnostics import AnchoredFinding, kernel_hash
 from .documents import snapshot_of
 from .engines import EngineUnavailable
+from .measurements import compiled_columns
 from .progress import Cancelled, Progress
 
 if TYPE_CHECKING:  # the reports arrive with the engines, which load on first use
     from tritonlens.profiling.worker.reports import OptimizeReport, ProfileReport
 
 log = logging.getLogger(__name__)
+
+# {"backend": spec, "device": name}: the hardware a backend runs kernels on, as its worker found it.
+DEVICE_NOTIFICATION = "tritonlens/device"
 
 
 async def call_engine(fn, /, *args, **kwargs):
@@ -131,6 +135,11 @@ async def record_profile(ls, uri: str, report: ProfileReport) -> None:
                         data={"measured": True})
             anchored.append(AnchoredFinding(f, name, m.kernel_hash, m.kernel_line))
     st.extra["profile"] = anchored
+    device = (report.device or {}).get("name")
+    if device:
+        # Sent whatever started the run (lens, command, save): the editor shows the backend's
+        # device, not whichever run last handed one back.
+        ls.protocol.notify_json(DEVICE_NOTIFICATION, {"backend": report.backend, "device": device})
     ls.measurements.last_report[uri] = {"markdown": _report_markdown(ls, uri, report), "json": report.to_json()}
     ls.refresh_all()  # diagnostics and lenses
 
@@ -141,7 +150,8 @@ def _report_markdown(ls, uri: str, report: ProfileReport) -> str:
     for entry in report.kernels:
         m = ls.measurements.latest(uri, entry.name)
         if m is not None:
-            lines.append(f"## {m.kernel}\n\n" + kernel_results.hover_markdown(m, stale=False))
+            lines.append(f"## {m.kernel}\n\n" + kernel_results.hover_markdown(
+                m, stale=False, compiled=compiled_columns(ls.compiles.facts(uri), m)))
     return "\n\n".join(lines)
 
 
