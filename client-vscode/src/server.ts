@@ -155,6 +155,10 @@ export class ServerController implements vscode.Disposable {
       else if (e.newState === State.Stopped && this.client === client) this.status.setState('error', 'The server stopped; see the log.');
       this.stateChanged.fire();
     });
+    // After every profile, however it was started, the server names the backend's device.
+    client.onNotification('tritonlens/device', (p: { backend?: unknown; device?: unknown }) => {
+      if (typeof p?.device === 'string') this.status.setDevice(p.device, backendLabel(typeof p.backend === 'string' ? p.backend : ''));
+    });
     this.client = client;
     try {
       await client.start();

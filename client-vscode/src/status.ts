@@ -9,8 +9,13 @@ export class StatusBar implements vscode.Disposable {
   private detail = '';
   private backend = 'local';
   private targetGpu = 'H100';
-  /** The device the last profile ran on ("NVIDIA H100 80GB HBM3", "cpu (triton interpreter)"). */
-  private device: string | undefined;
+  /**
+   * The device each backend runs kernels on ("NVIDIA H100 80GB HBM3", "cpu (triton interpreter)"), as
+   * its runs report it: a property of the backend, so it stays when runs start differently or the
+   * backend setting goes and comes back. Until one is known no device is shown: the estimates'
+   * target GPU is not a device.
+   */
+  private readonly devices = new Map<string, string>();
   private trusted = true;
   private readonly work = new Map<number, string>();
   private nextWork = 1;
@@ -23,16 +28,21 @@ export class StatusBar implements vscode.Disposable {
   }
 
   setTarget(backend: string, targetGpu: string, trusted: boolean): void {
-    if (backend !== this.backend) this.device = undefined; // measured elsewhere
     this.backend = backend;
     this.targetGpu = targetGpu;
     this.trusted = trusted;
     this.render();
   }
 
-  setDevice(device: string | undefined): void {
-    this.device = device;
+  /** The device of `backend` (default: the current one). */
+  setDevice(device: string | undefined, backend = this.backend): void {
+    if (!device || this.devices.get(backend) === device) return;
+    this.devices.set(backend, device);
     this.render();
+  }
+
+  get device(): string | undefined {
+    return this.devices.get(this.backend);
   }
 
   setState(state: ServerState, detail = ''): void {
@@ -67,14 +77,14 @@ export class StatusBar implements vscode.Disposable {
     else if (this.state === 'starting') icon = '$(loading~spin)';
     else if (this.state === 'not-installed' || this.state === 'error') icon = '$(warning)';
     else if (this.state === 'stopped') icon = '$(circle-slash)';
-    let text = `${icon} tritonlens: ${this.backend} · ${this.device ?? this.targetGpu}`;
+    let text = `${icon} tritonlens: ${this.backend}` + (this.device ? ` · ${this.device}` : '');
     if (!this.trusted) text += ' (restricted)';
     if (running.length === 1) text += ` · ${running[0]}`;
     else if (running.length > 1) text += ` · ${running.length} jobs`;
     if (this.state === 'not-installed') text = `$(warning) tritonlens: not installed`;
     this.item.text = text;
     const lines = [`tritonlens language server: ${this.state}`, `backend: ${this.backend}; estimates for ${this.targetGpu}`];
-    if (this.device) lines.push(`last profiled on: ${this.device}`);
+    lines.push(this.device ? `device: ${this.device}` : 'device: known after the first profile');
     if (this.detail) lines.push(this.detail);
     if (!this.trusted) lines.push('Untrusted workspace: profiling and optimizing are off.');
     for (const w of running) lines.push(`running: ${w}`);
