@@ -9,6 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 
+# Characters a finding's message may take, merged suffixes included: one line of VS Code's Problems
+# panel or Neovim's virtual text. Messages are plain text (LSP shows no markdown there): names are
+# written bare and code in 'single quotes'; the reasoning belongs in the rule's page.
+MESSAGE_LIMIT = 120
+
 
 class Severity(str, Enum):
     ERROR = "error"

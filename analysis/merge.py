@@ -8,7 +8,8 @@ problem that is the same wherever it appears in a file (a removed API used twent
 use shows how to fix all), saying how many more uses there are.
 
 Both read only what every message already follows: values are written `NAME=VALUE`, and the first
-`backticked` text of a message names its subject.
+'quoted' text of a message names its subject. What they add is kept within MESSAGE_LIMIT: a count
+that does not fit is left to the related locations.
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .findings import Finding, Related
+from .findings import MESSAGE_LIMIT, Finding, Related
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2, "hint": 3}
-MESSAGE_BUDGET = 160  # a merged message lists what it can within this, then counts the rest
 _ASSIGNED = re.compile(r"\b([A-Za-z_]\w*)=(-?[\w.]+)")
-_SUBJECT = re.compile(r"`([^`]+)`")
+_SUBJECT = re.compile(r"(?<!\w)'([^']+)'(?!\w)")  # not the apostrophe of "tl.load's"
 OTHER_USES_LISTED = 20  # related locations a once-per-file finding lists; more are only counted
 
 
@@ -71,7 +71,7 @@ def _listed(head: str, items: list[str], room: int, fallback: str) -> str:
 
 
 def _suffix(kept: Finding, group: list[Finding]) -> str:
-    room = MESSAGE_BUDGET - len(kept.message) - 2  # the parentheses
+    room = MESSAGE_LIMIT - len(kept.message) - 3  # the space and parentheses
     # Findings on the kept one's range differ by configuration only; elsewhere on the line, by subject.
     first_at: dict = {}
     for f in group:
@@ -82,12 +82,14 @@ def _suffix(kept: Finding, group: list[Finding]) -> str:
     subjects = [s for s in subjects if s != _subject(kept.message)]  # the same text again says nothing new
     if subjects:
         fallback = f"and {len(subjects)} more on this line"
-        parts.append(_listed("also ", [f"`{s}`" for s in subjects], room, fallback) if None not in subjects else fallback)
+        parts.append(_listed("also ", [f"'{s}'" for s in subjects], room, fallback) if None not in subjects else fallback)
         room -= len(parts[-1]) + 2
     configs = _configurations(group)  # the kept one's first: its message names its own values
     if len(configs) > 1:
         more = len(configs) - 1
         parts.append(_listed("also ", configs[1:], room, f"and {more} more configuration{'s' if more > 1 else ''}"))
+    while parts and len(" (" + "; ".join(parts) + ")") > MESSAGE_LIMIT - len(kept.message):
+        parts.pop()
     if not parts:
         return ""
     return " (" + "; ".join(parts) + ")"
@@ -132,7 +134,9 @@ def once_per_file(findings: list[Finding]) -> list[Finding]:
         first, rest = group[0], group[1:]
         uses = f"{len(rest)} more use{'s' if len(rest) != 1 else ''} in this file"
         others = tuple(Related(f.range, "another use") for f in rest[:OTHER_USES_LISTED])
-        merged[id(first)] = replace(first, message=f"{first.message} (and {uses})", related=first.related + others,
+        message = f"{first.message} (and {uses})"
+        merged[id(first)] = replace(first, message=message if len(message) <= MESSAGE_LIMIT else first.message,
+                                    related=first.related + others,
                                     data={**first.data, "merged": len(group)})
         dropped.update(id(f) for f in rest)
     return [merged.get(id(f), f) for f in findings if id(f) not in dropped]

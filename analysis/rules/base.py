@@ -96,6 +96,15 @@ class KernelContext:
                     return f"{n}={fmt(v.value)} from {v.origin or config.label}", v.range
         return "", None
 
+    def value_where(self, node, config: Config | None) -> tuple[str, Range | None]:
+        """origin_of for a message: 'BLOCK=100 at line 12', the line where the value is written."""
+        for n in self.names_in(node) if config is not None else ():
+            if n in config.values:
+                v = config.values[n]
+                at = f" at line {v.range.start.line + 1}" if v.range is not None else ""
+                return f"{n}={fmt(v.value)}{at}", v.range
+        return "", None
+
     # -- dependencies -------------------------------------------------------------------------
 
     def names_in(self, node) -> list[str]:

@@ -81,9 +81,10 @@ def check(ctx: KernelContext):
 
 def _finding(ctx, call, config, start_node, end_node, extent):
     origin, origin_range = ctx.origin_of(end_node, config)
-    where = f" ({origin})" if origin else (f" in {config.label}" if config is not None and config.launch else "")
+    short, _ = ctx.value_where(end_node, config)
+    where = f" ({short})" if short else (f" in {config.label}" if config is not None and config.launch else "")
     target = next_power_of_2(extent) if isinstance(extent, int) and extent > 0 else None
-    msg = (f"tl.arange extent {fmt(extent)}{where} is not a power of two, which Triton refuses to compile"
+    msg = (f"tl.arange extent {fmt(extent)}{where} is not a power of two, which Triton refuses"
            + (f"; use {target}" if target else ""))
     related = [Related(origin_range, origin)] if origin_range is not None and origin else ctx.related_for(config, None, "configuration")
     edits, title = _fix(ctx, call, end_node, config, origin_range, extent, target) if target else (None, None)

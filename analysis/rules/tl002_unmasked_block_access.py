@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import re
 
+from .. import message_text as mt
 from ..findings import Applicability, Range, Related, Severity, TextEdit
 from ..source import walk
 from . import _index_bounds as ib
@@ -322,10 +323,10 @@ def _finding(ctx, call, ptr, pids, over, block_ptrs, sizes):
     lane_node, bound, tiled = over
     bound_text = bound if bound is not None else ", ".join(sizes)
     if lane_node is None:
-        msg = f"{what} of a block pointer without boundary_check overhangs `{bound_text}` on the last block"
+        msg = f"{what} of a block pointer without boundary_check overhangs {mt.name(bound_text)} on the last block"
     else:
         where = "on the last block" if tiled else "(other accesses mask them)"
-        msg = f"unmasked {what}: lanes of `{src.text_of(lane_node)}` can pass `{bound_text}` {where}"
+        msg = f"unmasked {what}: lanes of {mt.name(src.text_of(lane_node))} can pass {mt.name(bound_text)} {where}"
     related = [Related(src.range(pids[0].node), "the program id the offsets come from")]
     p = ctx.kernel.param(sizes[0]) if sizes else None
     if p is not None and bound is None:

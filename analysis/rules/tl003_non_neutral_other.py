@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 import re
 
+from .. import message_text as mt
 from ..findings import Applicability, Range, Related, Severity, TextEdit
 from ..values import UNKNOWN, fmt
 from . import _offsets as off
@@ -325,11 +326,11 @@ def check(ctx: KernelContext):
 def _finding(ctx, red, kind, p: Pad, load, reductions):
     src = ctx.src
     value = "undefined (0 when compiled)" if p.value is UNDEF else fmt(p.value)
-    red_text = f"tl.{red.name.lstrip('.')}" if not red.name.startswith(".") else f"`.{red.name[1:]}()`"
+    red_text = f"tl.{red.name.lstrip('.')}" if not red.name.startswith(".") else f".{red.name[1:]}()"
     neutral = {"sum": "0", "max": "-inf", "min": "+inf"}[kind]
     if load is not None:
         other = load.arg(2, "other")
-        where = f"`other={src.text_of(other)}`" if other is not None else "no `other`"
+        where = f"other={mt.clip(src.text_of(other), 24)}" if other is not None else "no other"
         how = "" if p.direct else " after element-wise math"
         msg = (f"padded lanes ({where}) reach {red_text} at line {off.line_of(red.node)} as {value}{how}, "
                f"not {kind}'s neutral {neutral}")

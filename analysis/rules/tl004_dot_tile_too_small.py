@@ -50,6 +50,7 @@ pad the operand to 16 with a masked load, or do the product without `tl.dot`:
 
 from __future__ import annotations
 
+from .. import message_text as mt
 from ..findings import Related, Severity
 from ..values import UNKNOWN, fmt
 from . import _offsets as off
@@ -128,13 +129,13 @@ def _extent(ctx, dim, config):
             for s in starts:
                 if isinstance(e, int) and isinstance(s, int) and e is not UNKNOWN and s is not UNKNOWN:
                     origin, rng = ctx.origin_of(end, config)
-                    out.append((e - s, origin or f"`{ctx.src.text_of(what.node)}` at line {off.line_of(what.node)}", rng))
+                    out.append((e - s, origin or f"{mt.code(ctx.src.text_of(what.node))} at line {off.line_of(what.node)}", rng))
         return out
     out = []
     for v in ctx.values(what, config):
         if isinstance(v, int) and not isinstance(v, bool):
             origin, rng = ctx.origin_of(what, config)
-            out.append((v, origin or f"`{ctx.src.text_of(what)}` at line {off.line_of(what)}", rng))
+            out.append((v, origin or f"{mt.code(ctx.src.text_of(what))} at line {off.line_of(what)}", rng))
     return out
 
 
@@ -204,13 +205,21 @@ def check(ctx: KernelContext):
                 yield _finding(ctx, dot, name, low, k_kind, seen)
 
 
+def _short(origin: str, rng) -> str:
+    """'BLOCK_K=8 at line 31' of the origin 'BLOCK_K=8 from `BLOCK_K = 8` at line 31, passed at line 33'."""
+    head, sep, _ = origin.partition(" from ")
+    return head + (f" at line {rng.start.line + 1}" if sep and rng is not None else "")
+
+
 def _finding(ctx, dot, name, low, k_kind, seen):
-    values = "; ".join(f"{name}={fmt(v)} ({o})" for v, o, _ in seen)
+    v, o, r = seen[0]
+    first = f"{name}={fmt(v)} ({_short(o, r)})"
+    more = f" (and {len(seen) - 1} more configuration{'s' if len(seen) > 2 else ''})" if len(seen) > 1 else ""
     if name == "K":
-        msg = f"tl.dot reduction dimension {values} is below {low}, which Triton refuses for {k_kind}"
+        msg = mt.fit(f"tl.dot reduction dimension {first} is below {low}, which Triton refuses for {k_kind}", more)
         severity = Severity.ERROR
     else:
-        msg = f"tl.dot tile {values} is below {low}: Triton pads it to the tensor-core shape, wasting the work"
+        msg = mt.fit(f"tl.dot tile {first} is below {low}: Triton pads it to the tensor-core shape", more)
         severity = Severity.WARNING
     related = [Related(r, o) for _, o, r in seen if r is not None]
     return ctx.finding(ctx.src.range(dot.node), msg, severity=severity, related=related,

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import re
 
+from .. import message_text as mt
 from ..findings import Applicability, Related, Severity, TextEdit
 from ..values import UNKNOWN
 from . import _offsets as off
@@ -181,8 +182,8 @@ def check(ctx: KernelContext):
         if target is None or (parent.type == "assignment" and ctx.src.text_of(target) not in ctx.names_in(parent.child_by_field_name("right"))):
             continue
         dtype_text = ctx.src.text_of(od)
-        msg = (f"tl.dot(..., out_dtype={dtype_text}) is summed into `{ctx.src.text_of(target)}` in the loop at line "
-               f"{dot.loops[-1].range.start.line + 1}; keep out_dtype=tl.float32, the default")
+        msg = (f"tl.dot(..., out_dtype={mt.clip(dtype_text, 24)}) is summed into {mt.name(ctx.src.text_of(target), 24)} "
+               f"in the loop at line {dot.loops[-1].range.start.line + 1}; keep the default tl.float32")
         # a float32 product summed into a half accumulator would change the loop-carried type,
         # which Triton refuses: only an accumulator known to be float32 takes the fix
         fix = [TextEdit(ctx.src.range(od), "tl.float32")] if _created_fp32(ctx, ctx.src.text_of(target), dot) else None
@@ -218,12 +219,13 @@ def _acc_finding(ctx, name, init, call, dtype, dot_updates, long_updates):
         a, _ = long_updates[0]
         trips = _trips(ctx, a.loops[-1])
         n = "a runtime number of" if any(t is UNKNOWN for t in trips) else f"{max(trips)}"
-        what = f"values over {n} loop trips (line {off.line_of(a.node)})"
+        what = f"over {n} loop trips (line {off.line_of(a.node)})"
         related.append(Related(src.range(a.node), "the accumulation"))
-    msg = f"accumulator `{name}` is {dtype_text} (line {init_line}) and sums {what}; accumulate in tl.float32"
+    head = f"accumulator {mt.name(name, 24)} is {mt.clip(dtype_text, 24)} (line {init_line}) and sums {what}"
+    msg = mt.shortest_needed(f"{head}; accumulate in tl.float32", f"{head}; use tl.float32")
     edits = _fix(ctx, name, init, dtype, dot_updates)
     cast = " and convert it when storing" if any(e.new_text.startswith(f"{name}.to(") for e in edits or ()) else ""
-    return ctx.finding(src.range(dtype), msg, fix=edits, fix_title=f"accumulate `{name}` in float32{cast}",
+    return ctx.finding(src.range(dtype), msg, fix=edits, fix_title=f"accumulate {name} in float32{cast}",
                        related=related, data={"accumulator": name, "dtype": dtype_text})
 
 

@@ -52,7 +52,10 @@ from __future__ import annotations
 
 import re
 
+from .. import message_text as mt
 from ..findings import Applicability, Range, Related, Severity, TextEdit
+from ..shapes.dtypes import element_bytes
+from . import _host_dtypes as host
 from . import _offsets as off
 from .base import KernelContext, RuleInfo
 
@@ -247,7 +250,7 @@ def check(ctx: KernelContext):
             if "int64" in off.chain_text(ctx, t):
                 continue
             seen.add(t.id)
-            yield _finding(ctx, t, index, strides, r)
+            yield _finding(ctx, t, index, strides, r, host.pointer_dtype(ctx, _base_name(ctx, ptr, kinds)))
 
 
 # Tensors of a few values per row (scales, `As`/`Bs` block scales, lengths, index tables, softmax
@@ -285,22 +288,26 @@ _REACH_WORDS = {BATCH: "outermost", ROW: "row", UNKNOWN_DIM: "row"}
 def _shown(ctx, product, index, strides) -> str:
     text = " ".join(ctx.src.text_of(product).split())
     if len(text) <= 40:
-        return text
-    index = " ".join(ctx.src.text_of(index).split())
-    return f"{index if len(index) <= 24 else index[:22] + '…'} * {strides[0]}"
+        return mt.code(text)
+    return mt.code(f"{mt.clip(ctx.src.text_of(index), 24)} * {strides[0]}", 40)
 
 
-def _finding(ctx, product, index, strides, reach):
+def _size(dtype: str | None) -> str:
+    """' (4 GiB of fp16)': what 2**31 elements of the tensor's dtype take; '' when it is unknown."""
+    size = element_bytes(dtype) if dtype else None
+    return f" ({2 * size} GiB of {dtype})" if size else ""
+
+
+def _finding(ctx, product, index, strides, reach, dtype):
     src = ctx.src
     pids = off.feeds(ctx, index, "program_id")
-    msg = (f"`{_shown(ctx, product, index, strides)}` is computed in int32 and wraps once the tensor passes "
-           f"2**31 elements; widen it to int64")
+    msg = f"{_shown(ctx, product, index, strides)} is int32 and wraps past 2**31 elements{_size(dtype)}; widen it to int64"
     related = [Related(src.range(pids[0].node), "the program id")]
     p = ctx.kernel.param(strides[0])
     if p is not None:
         related.append(Related(p.range, "the stride"))
     return ctx.finding(src.range(product), msg, fix=_fix(ctx, index, pids), related=related,
-                       data={"factors": strides, "reach": _REACH_WORDS[reach], "dtype": "int32"})
+                       data={"factors": strides, "reach": _REACH_WORDS[reach], "dtype": "int32", "tensor_dtype": dtype})
 
 
 def _fix(ctx, pid_side, pids):

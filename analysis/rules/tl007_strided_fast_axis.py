@@ -48,6 +48,7 @@ coalesced and vectorized.
 
 from __future__ import annotations
 
+from .. import message_text as mt
 from ..findings import Related, Severity
 from . import _offsets as off
 from .base import KernelContext, RuleInfo
@@ -138,12 +139,12 @@ def _reason(ctx, strides, rows):
         outer = [(launch, node) for launch, node in passed if off.stride_dim(ctx, node) == 0]
         if outer:
             launch, node = outer[0]
-            return (f"`{s}` = `{ctx.src.text_of(node)}` (line {launch.line})",
+            return (f"{mt.clip(s, 20)}={mt.clip(ctx.src.text_of(node), 20)} (line {launch.line})",
                     Related(ctx.src.range(node), f"{s} passed here"))
         if passed and all(off.stride_dim(ctx, node) in (-1, 1) for _, node in passed):
             return None  # the innermost stride: 1 for a contiguous tensor
     if all(not off.runtime_params_in(ctx, r.node) for r in rows):  # through locals: `row_off[:, None]`
-        return f"`{strides[0]}` while the other axis is contiguous", None
+        return f"{mt.clip(strides[0], 20)} while the other axis is contiguous", None
     return None
 
 
@@ -152,6 +153,6 @@ def _finding(ctx, call, col, strides, reason):
     text, related = reason
     what = "tl.load" if call.name == "load" else ("tl.store" if call.name == "store" else f"tl.{call.name}")
     leaf = src.text_of(col.leaf) if col.leaf is not None else src.text_of(col.node)
-    msg = f"{what}'s fast axis `{leaf}` steps by {text}: put the contiguous dim last (tl.trans the tile)"
+    msg = f"{what}'s fast axis {mt.name(leaf, 24)} steps by {text}; put the contiguous dim last"
     return ctx.finding(src.range(col.node), msg, related=[related] if related else [],
                        data={"strides": strides})

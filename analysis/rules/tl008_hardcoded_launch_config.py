@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 
+from .. import message_text as mt
 from ..findings import Related, Severity
 from ..source import walk
 from . import _offsets as off
@@ -62,7 +63,7 @@ _NOT_TILE = re.compile(r"GROUP", re.IGNORECASE)
 _MODEL_DIM = re.compile(r"HEAD|DIM|VOCAB|HIDDEN|EMBED|FEAT|CHANNEL|SEQ|BATCH", re.IGNORECASE)
 _OPTIONS = ("num_warps", "num_stages")
 _MATMUL = ("dot", "dot_scaled")  # where the tile choice moves throughput several-fold
-MESSAGE_VALUES = 40  # characters of `NAME=value` a message lists before '…'
+MESSAGE_VALUES = 36  # characters of `NAME=value` a message lists before '…'
 
 
 
@@ -95,7 +96,7 @@ def _literal(ctx, node, launch, depth=0):
             stmt, value = last
             value = off.strip_parens(value)
             if value is not None and value.type == "integer":
-                return src.text_of(value), f"`{src.text_of(stmt).strip()}` at line {off.line_of(stmt)}"
+                return src.text_of(value), f"{mt.code(src.text_of(stmt))} at line {off.line_of(stmt)}"
             if value is not None and value.type == "identifier":
                 return _literal(ctx, value, launch, depth + 1)
             return None
@@ -189,7 +190,7 @@ def _finding(ctx, launch, fixed, options):
     values = ", ".join(f"{name}={value}" for name, value, _, _ in everything)
     if len(values) > MESSAGE_VALUES:
         values = values[:MESSAGE_VALUES].rsplit(", ", 1)[0] + ", …"
-    msg = f"matmul launched with fixed {values} and no @triton.autotune: one choice for every shape and GPU"
+    msg = f"matmul launch fixes {values} with no @triton.autotune: one choice for every shape and GPU"
     related = [Related(src.range(n), f"{name}={value} ({where})") for name, value, where, n in everything]
     return ctx.finding(src.span(start, end), msg, related=related,
                        data={"fixed": {n: v for n, v, _, _ in everything}})

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import re
 
+from .. import message_text as mt
 from ..estimates import largest_tile
 from ..findings import Applicability, Related, Severity
 from ..values import fmt
@@ -115,7 +116,7 @@ def _judge(ctx: KernelContext, config, limit: int):
     if per_thread < 1 and tile.complete:
         problem = f"{threads - tile.elements} threads idle"
     elif per_thread > limit:
-        problem = f"{_fmt(per_thread)} per thread, over the {limit} that stay in registers"
+        problem = f"{_fmt(per_thread)} per thread, more than the {limit} registers hold"
     elif per_thread < 1:
         return None  # a larger tile may exist: neither a problem nor proof of a fit
     return config, nw_val, tile, problem
@@ -126,9 +127,15 @@ def _finding(ctx: KernelContext, config, nw_val, tile, problem: str, limit: int)
     threads = nw * 32
     suggested = _suggest(tile.elements, limit)
     values = _values(ctx, tile, config)
-    msg = f"tile of {tile.elements} elements{values} over num_warps={nw} ({threads} threads): {problem}"
+    advice = short_advice = ""
     if suggested is not None and suggested != nw:
-        msg += f"; num_warps={suggested} gives {_fmt(tile.elements / (suggested * 32))} per thread"
+        advice = f"; num_warps={suggested} gives {_fmt(tile.elements / (suggested * 32))} per thread"
+        short_advice = f"; use num_warps={suggested}"
+    msg = mt.shortest_needed(
+        f"tile of {tile.elements} elements{values} over num_warps={nw} ({threads} threads): {problem}{advice}",
+        f"tile of {tile.elements} elements{values} over num_warps={nw}: {problem}{advice}",
+        f"tile of {tile.elements} elements over num_warps={nw}: {problem}{advice}",
+        f"tile of {tile.elements} elements over num_warps={nw}: {problem}{short_advice}")
     related = [Related(nw_val.range, f"num_warps={nw} from {nw_val.origin or config.label}")] if nw_val.range else \
         ctx.related_for(config, None, "configuration")
     edit = literal_edit(ctx.src, nw_val.range, suggested) if suggested is not None and suggested != nw else None

@@ -35,6 +35,7 @@ No automatic fix: moving a statement across a loop needs the surrounding code to
 
 from __future__ import annotations
 
+from .. import message_text as mt
 from ..estimates import base_pointer
 from ..findings import Related, Severity
 from ..model import ATOMICS
@@ -76,13 +77,11 @@ def check(ctx: KernelContext):
         base = base_pointer(k, ptr)
         if base is None or _written_in_loop(ctx, k, loop, base):
             continue
-        text = ctx.src.text_of(ptr)
-        if len(text) > 40:
-            text = text[:37] + "..."
+        text = mt.clip(ctx.src.text_of(ptr), 40)
         what = f"the loop at line {loop.range.start.line + 1}"
         yield ctx.finding(
             ctx.src.range(call.node),
-            f"tl.load of `{text}` reads the same data in every iteration of {what}; load it once before the loop",
+            f"tl.load of {mt.name(text, 40)} reads the same data in every iteration of {what}; load it before the loop",
             related=[Related(loop.range, f"{what} (variables changed there: {', '.join(sorted(variant)) or 'none'})")],
             data={"loop_line": loop.range.start.line + 1, "pointer": text},
         )

@@ -38,6 +38,7 @@ a second small kernel (or with torch), or spread the target over several slots
 
 from __future__ import annotations
 
+from .. import message_text as mt
 from ..findings import Related, Severity
 from ..model import ATOMICS
 from ..shapes.dtypes import is_float, is_int
@@ -72,8 +73,8 @@ def check(ctx: KernelContext):
                 continue  # a new address every iteration: nothing to hoist
             yield ctx.finding(
                 ctx.src.range(call.node),
-                f"tl.{call.name} hits one address every iteration of the loop at line {loop.range.start.line + 1}; "
-                "combine in registers, issue it once after the loop",
+                f"tl.{call.name} hits one address in every iteration of the loop at line {loop.range.start.line + 1}; "
+                "sum in registers, issue it once after",
                 related=[Related(loop.range, "the loop")],
                 data={"reason": "loop", "loop_line": loop.range.start.line + 1},
             )
@@ -89,8 +90,8 @@ def check(ctx: KernelContext):
             continue  # only some programs take part (e.g. mask=pid == 0)
         yield ctx.finding(
             ctx.src.range(call.node),
-            f"every program adds into `{ctx.src.text_of(ptr)}`: serialized in L2 and the float sum varies run to "
-            "run; reduce per-program partials instead",
+            f"every program adds into {mt.name(ctx.src.text_of(ptr), 24)}: serialized in L2 and the float sum varies "
+            "run to run; reduce partials",
             data={"reason": "same-address"},
         )
 

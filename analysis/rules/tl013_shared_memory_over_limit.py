@@ -44,6 +44,7 @@ tiles. No automatic fix: which of them to change is a performance decision.
 from __future__ import annotations
 
 from .. import gpus
+from .. import message_text as mt
 from ..estimates import ElementSizes, dot_buffers
 from ..findings import Related, Severity
 from .base import KernelContext, RuleInfo
@@ -83,10 +84,12 @@ def check(ctx: KernelContext):
         assumed = any(_assumed(ctx, sizes, d) for d in worst)
         formula = _formula(worst[0]) if len(worst) == 1 else f"{len(worst)} dots in one loop"
         skipped = "autotune skips it" if "autotune" in config.label else "the launch fails"
+        guess = " (2-byte assumed)" if assumed else ""
+        limit = f"{gpu.name} allows {gpu.smem_per_block:,}: {skipped}"
         yield ctx.finding(
             ctx.src.range(worst[0].call.node),
-            f"tl.dot needs {total:,} B of shared memory, {formula}{' (2-byte assumed)' if assumed else ''}; "
-            f"{gpu.name} allows {gpu.smem_per_block:,}: {skipped}",
+            mt.shortest_needed(f"tl.dot needs {total:,} B of shared memory, {formula}{guess}; {limit}",
+                               f"tl.dot needs {total:,} B of shared memory{guess}; {limit}"),
             related=related,
             data={"shared_bytes": total, "limit": gpu.smem_per_block, "gpu": gpu.name, "config": config.label,
                   "assumed_operand_bytes": ASSUMED_BYTES if assumed else None},

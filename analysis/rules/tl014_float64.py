@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import re
 
+from .. import message_text as mt
 from ..estimates.tiles import tile_node
 from ..findings import Applicability, Severity, TextEdit
 from ..source import dotted_name, walk
@@ -99,10 +100,10 @@ def check(ctx: KernelContext):
                 continue
         yield ctx.finding(
             src.range(n),
-            f"`{src.text_of(n)}` in a kernel: fp64 runs at 1/2 of fp32 on H100 (1/64 on consumer GPUs) "
-            "and moves twice the bytes; compute in float32",
+            f"{mt.name(src.text_of(n), 30)} in a kernel: fp64 runs at 1/2 of fp32 on H100 (1/64 on consumer GPUs) "
+            "and moves twice the bytes",
             fix=fix,
-            fix_title=f"change `{src.text_of(n)}` to `{_float32_name(src.text_of(n))}`" if fix else None,
+            fix_title=f"change {src.text_of(n)} to {_float32_name(src.text_of(n))}" if fix else None,
             data={"dtype": "float64"},
         )
 

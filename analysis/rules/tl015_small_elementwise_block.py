@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 
+from .. import message_text as mt
 from ..findings import Applicability, Related, Severity
 from ..model import ATOMICS, REDUCTIONS
 from ..shapes import infer_kernel
@@ -101,9 +102,12 @@ def check(ctx: KernelContext):
             origin, origin_range = ctx.origin_of(end, config)
             if _derived(origin):
                 continue  # computed from the sizes (`next_power_of_2(n) if n else 1`): not a fixed choice
-            where = f" ({origin})" if origin else (f" in {config.label}" if config.launch else "")
-            msg = (f"{block} elements per program{where}: a 1-D element-wise kernel needs {MIN_BLOCK}+ for full "
-                   f"bandwidth; use {SUGGESTED}" + ("" if masked else " with masks"))
+            short, _ = ctx.value_where(end, config)
+            where = f" ({short})" if short else (f" in {config.label}" if config.launch else "")
+            use = f"use {SUGGESTED}" + ("" if masked else " with masks")
+            msg = mt.shortest_needed(
+                f"{block} elements per program{where}: element-wise kernels need {MIN_BLOCK}+ for full bandwidth; {use}",
+                f"{block} elements per program{where}: element-wise kernels need {MIN_BLOCK}+; {use}")
             edit = None
             if masked and origin_range is not None and _safe_to_edit(ctx, config, origin, origin_range):
                 edit = literal_edit(ctx.src, origin_range, SUGGESTED)

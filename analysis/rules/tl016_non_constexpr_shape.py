@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .. import message_text as mt
 from ..findings import Applicability, Related, Severity, TextEdit
 from ..source import captures, dotted_name
 from ..values import UNKNOWN
@@ -141,15 +142,15 @@ def _finding(ctx, node, parts, what, error, run, runtime_params, helper):
         deps |= ctx.depends_on(part)
     params = sorted(n for n in deps if n in runtime_params)
     text = ctx.src.text_of(parts[0]) if len(parts) == 1 else ctx.src.text_of(node)
-    if len(text) > 40:
-        text = text[:37] + "..."
+    shown = mt.name(text, 32)
     if params == [text]:
-        message = f"`{text}` is used as {what} but is not a tl.constexpr: Triton refuses to compile it"
+        message = f"{shown} is used as {what} but is not a tl.constexpr: Triton refuses to compile it"
     elif len(parts) == 1 and _constexpr_made_tensor(ctx, parts[0], run):
-        message = f"`{text}` is used as {what}, but its plain assignment made it a tensor; annotate it `: tl.constexpr`"
+        message = f"{shown} is used as {what}, but its plain assignment made it a tensor; annotate it tl.constexpr"
     else:
-        source = f" (from `{'`, `'.join(params)}`)" if params else ""
-        message = f"`{text}` is used as {what} but is a runtime value{source}: Triton refuses to compile it"
+        source = f" (from {mt.clip(', '.join(params), 24)})" if params else ""
+        message = mt.shortest_needed(f"{shown} is used as {what} but is a runtime value{source}, which Triton refuses",
+                                     f"{shown} is used as {what} but is a runtime value, which Triton refuses")
     fix = None
     if not helper and len(params) == 1 and _only_parameter_and_constexprs(ctx, parts, params[0]):
         fix = [_annotate(ctx, runtime_params[params[0]])]
@@ -162,7 +163,7 @@ def _finding(ctx, node, parts, what, error, run, runtime_params, helper):
                   q.name: config.get(q.name) for q in k.params if q.is_constexpr and config.get(q.name) is not UNKNOWN}},
     )
     if f.fix is not None:
-        f = dataclasses.replace(f, fix=dataclasses.replace(f.fix, title=f"annotate `{params[0]}` as {_tl(ctx)}.constexpr"))
+        f = dataclasses.replace(f, fix=dataclasses.replace(f.fix, title=f"annotate {params[0]} as {_tl(ctx)}.constexpr"))
     return f
 
 

@@ -53,6 +53,7 @@ dicts or globals.
 
 from __future__ import annotations
 
+from .. import message_text as mt
 from ..findings import Range, Severity
 from ..source import captures, dotted_name
 from ..values import UNKNOWN
@@ -67,22 +68,22 @@ RULE = RuleInfo(
 
 # node type → (what it is, what to do instead)
 CONSTRUCTS = {
-    "try_statement": ("`try`/`except`", "Triton has no exceptions: guard with masks or `tl.where`"),
-    "raise_statement": ("`raise`", "use `tl.device_assert` (runtime) or `tl.static_assert` (compile time)"),
-    "lambda": ("a `lambda`", "define a module-level @triton.jit function"),
-    "list_comprehension": ("a list comprehension", "unroll with `tl.static_range` or build a tuple"),
-    "set_comprehension": ("a set comprehension", "unroll with `tl.static_range`"),
-    "dictionary_comprehension": ("a dict comprehension", "unroll with `tl.static_range`"),
+    "try_statement": ("try/except", "guard with masks or tl.where"),
+    "raise_statement": ("raise", "use tl.device_assert or tl.static_assert"),
+    "lambda": ("a lambda", "define a module-level @triton.jit function"),
+    "list_comprehension": ("a list comprehension", "unroll with tl.static_range or build a tuple"),
+    "set_comprehension": ("a set comprehension", "unroll with tl.static_range"),
+    "dictionary_comprehension": ("a dict comprehension", "unroll with tl.static_range"),
     "set": ("a set literal", "use a tuple"),
     "dictionary": ("a dict literal", "pass values as separate (constexpr) arguments"),
-    "yield": ("`yield`", "a kernel cannot be a generator: return values instead"),
-    "global_statement": ("`global`", "pass the value as a (constexpr) argument"),
-    "nonlocal_statement": ("`nonlocal`", "pass the value as an argument"),
-    "function_definition": ("a nested function definition", "move it to module level and decorate it with @triton.jit"),
+    "yield": ("yield", "a kernel cannot be a generator: return values instead"),
+    "global_statement": ("global", "pass the value as a (constexpr) argument"),
+    "nonlocal_statement": ("nonlocal", "pass the value as an argument"),
+    "function_definition": ("a nested function definition", "move it to module level with @triton.jit"),
     "class_definition": ("a class definition", "define classes outside the kernel"),
-    "break_statement": ("`break`", "fold the exit condition into the loop bounds or a mask"),
-    "continue_statement": ("`continue`", "wrap the rest of the body in an `if`"),
-    "delete_statement": ("`del`", "just stop using the name"),
+    "break_statement": ("break", "fold the exit condition into the loop bounds or a mask"),
+    "continue_statement": ("continue", "wrap the rest of the body in an if"),
+    "delete_statement": ("del", "just stop using the name"),
 }
 _QUERY = "[" + " ".join(f"({t})" for t in CONSTRUCTS) + " (with_statement) (return_statement) (for_statement) (while_statement) (call)] @n"
 
@@ -198,8 +199,8 @@ def check(ctx: KernelContext):
         # `*args` compiles (Triton 3.9 binds nothing to it); `**kwargs` is refused when the
         # decorator runs: "JIT functions do not support **kwargs parameters".
         if p.type == "dictionary_splat_pattern":
-            yield ctx.finding(src.range(p), f"`{src.text_of(p)}`: @triton.jit refuses `**` parameters "
-                              "(TypeError when the module is imported); name each parameter", data={"construct": "**kwargs"})
+            yield ctx.finding(src.range(p), f"{mt.clip(src.text_of(p), 30)}: @triton.jit refuses ** parameters "
+                              "(TypeError at import); name each parameter", data={"construct": "**kwargs"})
     for node in captures(body, _QUERY, "n"):
         f = _construct_finding(ctx, node, body)
         run = _compiling_run(ctx, node, body, deliberate=node.type == "raise_statement") if f is not None else None
@@ -219,7 +220,7 @@ def _construct_finding(ctx, node, body):
         rng = src.range(node)
         if t in ("function_definition", "class_definition", "try_statement", "for_statement"):
             rng = src.line_range(node.start_point[0])
-        return ctx.finding(rng, f"{what} in @triton.jit code: Triton's compiler rejects it; {instead}",
+        return ctx.finding(rng, f"{what} in @triton.jit code: Triton rejects it; {instead}",
                            data={"construct": t})
     if t == "with_statement":
         items = [c for c in captures(node, "(with_item) @w", "w") if c.parent is not None and c.parent.parent == node]
@@ -232,13 +233,13 @@ def _construct_finding(ctx, node, body):
             if dotted and (ctx.module.aliases.tl_function(dotted) or ctx.module.aliases.triton_attr(dotted)):
                 continue
             return ctx.finding(src.line_range(node.start_point[0]),
-                               f"`with {src.text_of(value) if value is not None else ''}` in @triton.jit code: "
-                               "Triton only lowers its own context managers", data={"construct": "with"})
+                               f"{mt.code('with ' + (src.text_of(value) if value is not None else ''))} in @triton.jit "
+                               "code: Triton only lowers its own context managers", data={"construct": "with"})
         return None
     if t == "return_statement":
         if not _in_loop(node, body):
             return None
-        return ctx.finding(src.range(node), "`return` inside a loop in @triton.jit code: Triton rejects it; "
+        return ctx.finding(src.range(node), "return inside a loop in @triton.jit code: Triton rejects it; "
                            "set a flag and return after the loop", data={"construct": "return-in-loop"})
     if t in ("for_statement", "while_statement"):
         alt = node.child_by_field_name("alternative")
@@ -246,15 +247,15 @@ def _construct_finding(ctx, node, body):
             return None
         row, col = alt.start_point
         return ctx.finding(Range(src.pos((row, col)), src.pos((row, col + 4))),
-                           f"`{'for' if t == 'for_statement' else 'while'} … else` in @triton.jit code: Triton rejects a loop's "
-                           "`else`; put that code after the loop", data={"construct": "loop-else"})
+                           f"{'for' if t == 'for_statement' else 'while'} … else in @triton.jit code: Triton rejects a loop's "
+                           "else; put that code after the loop", data={"construct": "loop-else"})
     if t == "call":
         fn = node.child_by_field_name("function")
         if fn is None or fn.type != "identifier":
             return None
         name = src.text_of(fn)
         if name in _plain_functions(ctx) and name not in k.assignments and k.param(name) is None:
-            return ctx.finding(src.range(fn), f"`{name}` is a plain Python function: @triton.jit code can only call @triton.jit "
-                               "functions and Triton builtins; decorate it with @triton.jit",
+            return ctx.finding(src.range(fn), f"{mt.clip(name, 30)} is a plain Python function, which @triton.jit code cannot "
+                               "call; decorate it with @triton.jit",
                                data={"construct": "plain-call", "function": name})
     return None

@@ -48,6 +48,7 @@ kernel was written for.
 
 from __future__ import annotations
 
+from .. import message_text as mt
 from .. import tlapi
 from ..findings import Severity
 from ..source import captures, dotted_name
@@ -83,10 +84,16 @@ def _advice(doc: str) -> str:
 def _homes(homes: list[str]) -> str:
     """`tl.math.erf` or `libdevice.erf` (`from triton.language.extra import libdevice`)."""
     homes = homes[:2]
-    text = " or ".join(f"`{h}`" for h in homes)
+    text = " or ".join(homes)
     if any(h.startswith("libdevice.") for h in homes):
-        text += " (`from triton.language.extra import libdevice`)"
+        text += " (from triton.language.extra import libdevice)"
     return text
+
+
+def _with(message: str, *hints: str, room: int = mt.USES_ROOM) -> str:
+    """`message` with the first of `hints` (fullest first) that fits, leaving `room` for what
+    once-per-file merging adds."""
+    return next((message + h for h in hints if len(message) + len(h) <= mt.MESSAGE_LIMIT - room), message)
 
 
 # Submodules triton.language imports without exporting them: `tl.core.tensor` works, yet the
@@ -148,7 +155,8 @@ def check(ctx: KernelContext):
             homes = tlapi.math_homes(api, name)
             hint = f"; use {_homes(homes)}" if homes else ""
             spelled = dotted.split("." + head, 1)[0] + "." + head
-            yield ctx.finding(src.range(node), f"`{spelled}` does not exist in Triton {api.version}{hint}",
+            yield ctx.finding(src.range(node), _with(f"{mt.clip(spelled, 40)} does not exist in Triton {api.version}",
+                                                     hint, f"; use {' or '.join(homes)}" if homes else ""),
                               data={"module": module, "name": name, "triton": api.version, "replacements": homes,
                                     "once_per_file": f"missing:{module}"})
             continue
@@ -160,18 +168,19 @@ def check(ctx: KernelContext):
         if entry is not None:  # a stub that raises: the API still lists it, the compiler refuses it
             had = tlapi.working_in(module, name)
             was = f" (it works in Triton {', '.join(had)})" if had else ""
-            yield ctx.finding(src.range(node), f"`{dotted}` was removed in Triton {api.version}{was}{_advice(entry.doc)}",
+            yield ctx.finding(src.range(node), _with(f"{mt.clip(dotted, 40)} was removed in Triton {api.version}",
+                                                     was + _advice(entry.doc), _advice(entry.doc), was),
                               data={**data, "exists_in": had, "once_per_file": tlapi.removal_key(module, name)})
             continue
         history = [v for v, present in tlapi.history(module, name) if present]
         newer = [v for v in history if tlapi._version_key(v) > tlapi._version_key(api.version)]
         if history and not newer:
-            yield ctx.finding(src.range(node), f"`{dotted}` was removed in Triton {api.version} "
-                              f"(it exists in Triton {', '.join(history)})",
+            yield ctx.finding(src.range(node), _with(f"{mt.clip(dotted, 40)} was removed in Triton {api.version}",
+                                                     f" (it exists in Triton {', '.join(history)})"),
                               data={**data, "exists_in": history, "once_per_file": tlapi.removal_key(module, name)})
             continue
         if newer:
-            why = f"is newer than the project's Triton {api.version} (it exists in Triton {', '.join(newer)})"
+            why = f"is newer than the project's Triton {api.version} (it is in {', '.join(newer)})"
         else:
             why = f"does not exist in Triton {api.version}"
         homes = tlapi.math_homes(api, name, exclude=module)
@@ -180,6 +189,7 @@ def check(ctx: KernelContext):
         if homes:
             hint = f"; use {_homes(homes)}"
         else:
-            hint = f"; did you mean {', '.join(f'`{prefix}.{s}`' for s in sug)}?" if sug else ""
-        yield ctx.finding(src.range(node), f"`{dotted}` {why}{hint}",
+            hint = f"; did you mean {', '.join(f'{prefix}.{s}' for s in sug)}?" if sug else ""
+        yield ctx.finding(src.range(node), _with(f"{mt.clip(dotted, 40)} {why}", hint, f"; use {' or '.join(homes)}"
+                                                 if homes else "", room=0),
                           data={**data, "suggestions": sug, "replacements": homes, "exists_in": history})

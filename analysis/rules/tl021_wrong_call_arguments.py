@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import difflib
 
+from .. import message_text as mt
 from .. import tlapi
 from ..findings import Severity
 from .base import KernelContext, RuleInfo
@@ -47,15 +48,10 @@ RULE = RuleInfo(
 )
 
 
-# Room is left for what merging adds ("(and 3 more uses in this file)") under the 160 cap.
-MESSAGE_LIMIT = 120
-
-
 def _with_signature(message: str, version: str, shown: str) -> str:
     """The message with the signature it was checked against, or only the version when the
     signature would make it too long (the hover and signature help show it whole)."""
-    full = f"{message} (Triton {version}: `{shown}`)"
-    return full if len(full) <= MESSAGE_LIMIT else f"{message} (Triton {version})"
+    return mt.shortest_needed(f"{message} (Triton {version}: {shown})", f"{message} (Triton {version})", message)
 
 
 def check(ctx: KernelContext):
@@ -94,20 +90,23 @@ def check(ctx: KernelContext):
             had = tlapi.working_in(module, name, keyword=kw)
             if had:
                 feature = tlapi.removed_feature(module, name, kw)
-                yield ctx.finding(src.range(kwnode), f"tl.{call.name}'s `{kw}=` was removed in Triton {api.version}"
-                                  f"{' with ' + feature if feature else ''} (it exists in {', '.join(had)})",
+                removed = f"tl.{call.name}'s {mt.code(kw + '=', 24)} was removed in Triton {api.version}"
+                yield ctx.finding(src.range(kwnode), mt.shortest_needed(
+                                      f"{removed}{' with ' + feature if feature else ''} (it exists in {', '.join(had)})",
+                                      f"{removed}{' with ' + feature if feature else ''}", removed,
+                                      limit=mt.MESSAGE_LIMIT - mt.USES_ROOM),
                                   data={"problem": "removed-keyword", "keyword": kw, "signature": shown,
                                         "exists_in": had, "once_per_file": tlapi.removal_key(module, name, kw)})
                 continue
             sug = difflib.get_close_matches(kw, sorted(names), n=2, cutoff=0.5)
-            hint = f"; did you mean {', '.join(f'`{s}=`' for s in sug)}?" if sug else ""
+            hint = f"; did you mean {', '.join(f'{s}=' for s in sug)}?" if sug else ""
             yield ctx.finding(src.range(kwnode),
-                              _with_signature(f"tl.{call.name} has no parameter `{kw}`{hint}", api.version, shown),
+                              _with_signature(f"tl.{call.name} has no parameter {mt.clip(kw, 24)}{hint}", api.version, shown),
                               data={"problem": "unknown-keyword", "keyword": kw, "suggestions": sug, "signature": shown})
         given = {p.name for p in positional[:len(call.args)]} | set(call.kwargs)
         missing = [p.name for p in params if p.required and p.name not in given]
         if missing:
             msg = (f"tl.{call.name} is missing required argument"
-                   f"{'s' if len(missing) > 1 else ''} {', '.join(f'`{m}`' for m in missing)}")
+                   f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
             yield ctx.finding(src.range(call.node), _with_signature(msg, api.version, shown),
                               data={"problem": "missing", "missing": missing, "signature": shown})

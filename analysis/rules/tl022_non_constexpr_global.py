@@ -43,6 +43,7 @@ Wrap the value: `BLOCK = tl.constexpr(128)` (host code that reads it gets a `tl.
 
 from __future__ import annotations
 
+from .. import message_text as mt
 from .. import tlapi
 from ..findings import Severity
 from ..model import module_level_statements
@@ -236,13 +237,16 @@ def check(ctx: KernelContext):
         line = assign.start_point[0] + 1
         right = ctx.src.text_of(assign.child_by_field_name("right"))
         right = right if len(right) <= 24 else "..."
+        shown = mt.clip(name, 30)
         if annotation:
-            why = f"`{name}` (line {line}) is only annotated `{annotation}`"
+            why = f"global {shown} (line {line}) is only annotated {mt.clip(annotation, 24)}"
         else:
             kind = assign.child_by_field_name("right").type if isinstance(value, tuple) else type(value).__name__
-            why = f"`{name}` is a plain {kind} global (line {line})"
-        yield ctx.finding(ctx.src.range(node), f"{why}: Triton refuses it in @jit code; "
-                          f"write `{name} = tl.constexpr({right})`",
+            why = f"{shown} is a plain {kind} global (line {line})"
+        yield ctx.finding(ctx.src.range(node), mt.shortest_needed(
+                              f"{why}: Triton refuses it in @jit code; write {mt.code(f'{name} = tl.constexpr({right})', 48)}",
+                              f"{why}: Triton refuses it in @jit code; wrap it in tl.constexpr()",
+                              f"{why}: Triton refuses it in @jit code", limit=mt.MESSAGE_LIMIT - mt.USES_ROOM),
                           data={"name": name, "line": line, "annotated": bool(annotation),
                                 # one global, one fix: its reads in every @jit function of the file are one finding
                                 "once_per_file": f"global:{name}",

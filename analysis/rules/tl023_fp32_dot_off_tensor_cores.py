@@ -83,5 +83,5 @@ def check(ctx: KernelContext):
         kw = "input_precision" if how.startswith("input") else "allow_tf32"
         node = call.kwargs.get(kw)
         rng = ctx.src.range(node.parent if node is not None and node.parent is not None else call.node)
-        yield ctx.finding(rng, f"fp32 tl.dot with {how} runs on FMA: 2-4x slower than tf32 on H100; "
-                          "\"tf32x3\" keeps fp32 accuracy on tensor cores", data={"precision": how})
+        yield ctx.finding(rng, f"fp32 tl.dot with {how} runs on FMA, 2-4x slower than tf32 on H100; "
+                          "'tf32x3' keeps fp32 accuracy", data={"precision": how})

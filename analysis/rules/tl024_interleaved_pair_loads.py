@@ -35,6 +35,7 @@ tl.store(y_ptr + pair, tl.join(out_re, out_im), mask=pair < 2 * n)
 
 from __future__ import annotations
 
+from .. import message_text as mt
 from ..findings import Related, Severity
 from . import _offsets as off
 from .base import KernelContext, RuleInfo
@@ -95,8 +96,8 @@ def check(ctx: KernelContext):
             verb = "loads" if op == "load" else "stores"
             fix = "one load + tl.split" if op == "load" else "tl.join + one store"
             line = odd.range.start.line + 1
-            shown = term if len(term) <= 24 else term[:21] + "..."
-            yield ctx.finding(even.range, f"interleaved pair as two stride-2 {verb} (`{shown}`, `+ 1` at line {line}); "
+            shown = mt.code(term, 24)
+            yield ctx.finding(even.range, f"interleaved pair as two stride-2 {verb} ({shown}, '+ 1' at line {line}); "
                               f"{fix} was 8-21% faster on H100",
                               related=[Related(odd.range, f"the odd half's {op}")],
                               data={"op": op, "term": term, "odd_line": line})

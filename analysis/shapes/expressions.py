@@ -203,7 +203,7 @@ class Expressions:
         try:
             shape = broadcast(a.shape, b.shape)
         except ShapeConflict as c:
-            self.problem("broadcast", node, f"`{op}` of {shape_text(a.shape)} and {shape_text(b.shape)} blocks: "
+            self.problem("broadcast", node, f"'{op}' of {shape_text(a.shape)} and {shape_text(b.shape)} blocks: "
                          f"dimension {c.index} is {c.left} vs {c.right}",
                          (a.shape, b.shape), (left, right))
             shape = None
@@ -237,7 +237,7 @@ class Expressions:
         try:
             shape = broadcast(a.shape, b.shape)
         except ShapeConflict as c:
-            self.problem("broadcast", n, f"`{op}` of {shape_text(a.shape)} and {shape_text(b.shape)} blocks: "
+            self.problem("broadcast", n, f"'{op}' of {shape_text(a.shape)} and {shape_text(b.shape)} blocks: "
                          f"dimension {c.index} is {c.left} vs {c.right}",
                          (a.shape, b.shape), (kids[0], kids[1]))
             shape = None

@@ -163,15 +163,15 @@ def test_a_line_inserted_above_the_kernels_moves_every_finding_and_rechecks_noth
     az = Analyzer()
     before = az.analyze(MOVABLE, doc_id="m")
     assert {f.code for f in before.findings} >= {"TL001", "TL002", "TL005"}
-    assert any("module constant at line 5" in f.message for f in before.findings)
+    assert any("module constant at line 5" in r.message for f in before.findings for r in f.related)
     edited = _insert(MOVABLE, "@triton.jit\ndef add_kernel", "\n")
     res = az.analyze(edited, doc_id="m")
     assert res.reanalyzed == []
     assert [f.range for f in res.findings] == [
         Range.of(f.range.start.line + 1, f.range.start.column, f.range.end.line + 1, f.range.end.column)
         for f in before.findings]
-    # The constant did not move, the launch did: messages say so.
-    assert any("module constant at line 5, passed at line 31" in f.message for f in res.findings)
+    # The constant did not move, the launch did: the related locations say so.
+    assert any("module constant at line 5, passed at line 31" in r.message for f in res.findings for r in f.related)
     _matches_cold(res, edited)
 
 

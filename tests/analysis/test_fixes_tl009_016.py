@@ -32,7 +32,7 @@ def test_tl014_float64_to_float32():
     before = (FIXTURES / "TL014" / "positive_full_and_zeros.py").read_text()
     after, found = _fix_all(before, "TL014")
     assert len(found) == 2 and all(f.fix for f in found)
-    assert {f.fix.title for f in found} == {"change `tl.float64` to `tl.float32`"}
+    assert {f.fix.title for f in found} == {"change tl.float64 to tl.float32"}
     assert "acc = tl.zeros([BLOCK], dtype=tl.float32)" in after
     assert "bias = tl.full([BLOCK], 0.5, dtype=tl.float32)" in after
     assert after == before.replace("tl.float64", "tl.float32")

@@ -4,7 +4,16 @@ problem the same everywhere, and only the default rule set unless asked."""
 from __future__ import annotations
 
 from tritonlens.analysis.engine import Analyzer
-from tritonlens.analysis.findings import Applicability, Finding, Fix, Range, Related, Severity, TextEdit
+from tritonlens.analysis.findings import (
+    MESSAGE_LIMIT,
+    Applicability,
+    Finding,
+    Fix,
+    Range,
+    Related,
+    Severity,
+    TextEdit,
+)
 from tritonlens.analysis.merge import once_per_file, per_line
 
 THREE_LAUNCHES = '''
@@ -61,20 +70,24 @@ def test_merge_keeps_a_fix_only_when_every_fix_is_the_same():
 
 
 def test_other_subjects_on_the_line_are_named():
-    a = _finding("`a * s` overflows", column=4)
-    b = _finding("`b * t` overflows", column=20)
-    c = _finding("`c * u` overflows", column=40)
+    a = _finding("'a * s' overflows", column=4)
+    b = _finding("'b * t' overflows", column=20)
+    c = _finding("'c * u' overflows", column=40)
     (merged,) = per_line([c, a, b])
-    assert merged.message == "`a * s` overflows (also `b * t`, `c * u`)"
+    assert merged.message == "'a * s' overflows (also 'b * t', 'c * u')"
     assert merged.range == a.range
 
 
 def test_merged_message_stays_within_the_budget():
-    group = [_finding("x" * 120 + f" BLOCK={b}") for b in (16, 32, 64, 128, 256, 512)]
+    group = [_finding("x" * 80 + f" BLOCK={b}") for b in (16, 32, 64, 128, 256, 512)]
     (merged,) = per_line(group)
-    assert merged.message.endswith(" BLOCK=16 (also BLOCK=32, BLOCK=64, …)") and len(merged.message) <= 160
-    group = [_finding("x" * 140 + f" BLOCK={b}") for b in (16, 32, 64, 128, 256, 512)]
-    assert per_line(group)[0].message.endswith(" BLOCK=16 (and 5 more configurations)")
+    assert merged.message.endswith(" BLOCK=16 (also BLOCK=32, BLOCK=64, …)") and len(merged.message) <= MESSAGE_LIMIT
+    # No room for even a count: the message stays as the rule wrote it, the data lists them all.
+    group = [_finding("x" * 105 + f" BLOCK={b}") for b in (16, 32, 64, 128, 256, 512)]
+    (merged,) = per_line(group)
+    assert merged.message == "x" * 105 + " BLOCK=16" and len(merged.data["configurations"]) == 6
+    uses = [_finding("y" * 100, line=n, data={"once_per_file": "y"}) for n in (1, 2)]
+    assert once_per_file(uses)[0].message == "y" * 100
 
 
 def test_different_rules_and_lines_are_not_merged():

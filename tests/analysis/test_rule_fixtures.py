@@ -20,9 +20,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from tritonlens.analysis.engine import Analyzer
-from tritonlens.analysis.findings import Finding, Range, apply_edits
+from tritonlens.analysis.findings import MESSAGE_LIMIT, Finding, Range, apply_edits
 from tritonlens.analysis.rules import RULES
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "rules"
@@ -85,11 +84,14 @@ def _expected_lines(text: str, code: str) -> set[int]:
 
 @pytest.mark.parametrize("code", _rules_with_fixtures())
 def test_fixture_lines(code: str):
-    """Where the rule fires on each fixture: exactly the `# expect:` lines, none on negatives."""
+    """Where the rule fires on each fixture: exactly the `# expect:` lines, none on negatives; each
+    message within MESSAGE_LIMIT and without markdown."""
     assert code in RULES, f"fixtures for unknown rule {code}"
     for path in _fixtures(code):
         text, findings = _analyze(code, path)
         got = {f.range.start.line + 1 for f in findings}
+        for f in findings:  # plain text within the limit: see test_finding_messages.py
+            assert len(f.message) <= MESSAGE_LIMIT and "`" not in f.message, f"{code} on {path.name}: {f.message!r}"
         if path.name.startswith("negative"):
             assert got == set(), f"{code} fired on {path.name} at lines {sorted(got)}"
         else:

@@ -114,7 +114,7 @@ async def test_configured_python_drives_the_api_rules_and_completion(bare_client
     assert await wait_codes(client, doc, {"TL021"}) == {"TL021"}
     diags = await doc.diagnostics() if pulls(client) else client.published[doc.uri].diagnostics
     (tl021,) = [d for d in diags if d.code == "TL021"]
-    assert "missing required argument `scale`" in tl021.message
+    assert "missing required argument scale" in tl021.message
     assert doc.version == 1
 
     # Completion reads the same index as the rules.
