@@ -138,7 +138,7 @@ def main() -> None:
     rows = asyncio.run(measure(args.idle_s))
     print(f"{'phase':<14}{'server MB':>10}{'workers':>9}{'worker MB':>22}{'total MB':>10}")
     for r in rows:
-        print(f"{r['phase']:<14}{r['server_mb']:>10.0f}{r['workers']:>9}{str(r['worker_mb']):>22}{r['total_mb']:>10.0f}")
+        print(f"{r['phase']:<14}{r['server_mb']:>10.0f}{r['workers']:>9}{r['worker_mb']!s:>22}{r['total_mb']:>10.0f}")
     out = RESULTS / "lsp_memory.json"
     data = json.loads(out.read_text()) if out.exists() else {}
     data[args.label] = {"date": str(date.today()), "python": platform.python_version(), "machine": platform.machine(),

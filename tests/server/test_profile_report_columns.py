@@ -8,10 +8,9 @@ import re
 import shutil
 
 import pytest
-from lsprotocol import types
-
 from conftest import REPO
 from lsp_helpers import Doc
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
