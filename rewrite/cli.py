@@ -75,7 +75,7 @@ def run(args) -> int:
     try:
         result = optimize_file(args.file, kernel=args.kernel, proposers=proposers, llm=llm, rounds=args.rounds,
                                backend=args.backend, python=args.python, progress=progress,
-                               harness=args.harness, seeds=args.seeds)
+                               harness=harness_path(args.harness), seeds=args.seeds)
     except OptimizeError as exc:
         print(f"tritonlens optimize: {exc}", file=sys.stderr)
         usage = ("unknown proposer", "no kernel named", "needs settings", "bad llm settings")
@@ -90,6 +90,17 @@ def run(args) -> int:
     else:
         print(render_text(result, applied))
     return 0
+
+
+def harness_path(spec: str | None) -> str | None:
+    """FILE.py::FUNC with FILE made absolute against the caller's folder: the worker that loads it
+    runs in a folder of its own."""
+    if not spec:
+        return spec
+    hfile, sep, func = spec.rpartition("::")
+    if not sep or not hfile:
+        return spec  # the worker says what is wrong with it
+    return f"{os.path.abspath(os.path.expanduser(hfile))}::{func}"
 
 
 def render_text(result: OptimizeReport, applied: bool = False) -> str:

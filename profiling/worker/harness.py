@@ -30,6 +30,7 @@ import runpy
 import sys
 import time
 import traceback
+import types
 
 NO_CASES = ("nothing to run and no launch records: run `tritonlens capture FILE` (records the launches of "
             "the tests that reach it), define tritonlens_cases(), or pass --harness FILE.py::FUNC")
@@ -79,11 +80,44 @@ def _execute(path: str, name: str):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        code = _definitions_code(path)
+        if code is None:
+            spec.loader.exec_module(module)
+        else:
+            exec(code, module.__dict__)  # noqa: S102 - the user's module, in the worker only
     except BaseException:
         sys.modules.pop(name, None)
         raise
     return module
+
+
+def _definitions_code(path: str):
+    """The file's code without the top-level calls of the functions it defines (`test_add()`,
+    `benchmark.run(...)`, `print(add(x, y))`): what a script does when run, not what importing it
+    should do (tolerant_module's rule for the compile job). Any other call (`torch.manual_seed(0)`,
+    `sys.path.insert(...)`, `spec.loader.exec_module(mod)`) still runs: what the file defines may
+    depend on it. None: nothing to leave out."""
+    try:
+        import tolerant_module
+    except ImportError:  # imported as part of the tritonlens package
+        from . import tolerant_module
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), path)
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None  # the import itself reports it
+    defined = {stmt.name for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+    def runs_the_file(stmt) -> bool:
+        if not tolerant_module._skipped(stmt) or tolerant_module._is_main_block(stmt):
+            return False
+        return any(isinstance(n, ast.Name) and n.id in defined for n in ast.walk(stmt))
+
+    body = [stmt for stmt in tree.body if not runs_the_file(stmt)]
+    if len(body) == len(tree.body):
+        return None
+    return compile(ast.Module(body=body, type_ignores=[]), path, "exec")
 
 
 def load_module(path: str, name: str | None = None, package_path: str | None = None, import_folders=()):
@@ -242,3 +276,85 @@ def run_entries(entries, capture=None, stop_after: int | None = None, synchroniz
                             "traceback": traceback.format_exc(limit=20),
                             "seconds": round(time.perf_counter() - t0, 4)})
     return results
+
+
+# -- the candidate in the harness's place of the original ----------------------------------------
+def _defined_in(obj, files: set[str]) -> bool:
+    """`obj` (a function, a jit kernel, an autotuner, a wrapped function) was defined in one of `files`."""
+    try:
+        for _ in range(4):
+            obj = inspect.unwrap(obj) if callable(obj) else obj
+            code = getattr(obj, "__code__", None)
+            if code is not None:
+                return os.path.realpath(code.co_filename) in files
+            obj = getattr(obj, "fn", None)  # JITFunction, Autotuner, Heuristics
+            if obj is None:
+                return False
+    except Exception:  # noqa: BLE001 - an object whose attributes raise is none of the file's
+        return False
+    return False
+
+
+def _is_copy(module, files: set[str]) -> bool:
+    where = getattr(module, "__file__", None)
+    return isinstance(module, types.ModuleType) and bool(where) and os.path.realpath(where) in files
+
+
+def counterpart(fn, candidate: types.ModuleType, originals):
+    """`fn`, a harness case's callable, made to run `candidate` in place of the user's file, however
+    the harness imported that file (by module name, by its package path, by importlib from its path;
+    `originals`: the paths its copies were loaded from). A function of the file is the candidate's
+    of that name; a function the harness defines runs with the file's module, and what it took from
+    it, replaced by the candidate's in its globals and closure. None: the candidate lacks it."""
+    files = {os.path.realpath(p) for p in originals if p}
+    if _defined_in(fn, files):
+        target = getattr(candidate, getattr(fn, "__name__", ""), None)
+        return target if callable(target) else None
+    if not isinstance(fn, types.FunctionType):
+        return None
+    return _Rebinder(candidate, files).function(fn)
+
+
+class _Rebinder:
+    def __init__(self, candidate, files):
+        self.candidate, self.files = candidate, files
+        self.globals: dict[int, dict] = {}
+        self.functions: dict[int, types.FunctionType] = {}
+
+    def value(self, name: str, v):
+        if _is_copy(v, self.files):
+            return self.candidate
+        if _defined_in(v, self.files):
+            return getattr(self.candidate, getattr(v, "__name__", name), None) or getattr(self.candidate, name, v)
+        if isinstance(v, types.FunctionType) and not _is_copy(sys.modules.get(v.__module__), self.files):
+            harness_file = getattr(sys.modules.get(v.__module__), "__file__", None)
+            if harness_file and os.path.realpath(v.__code__.co_filename) == os.path.realpath(harness_file):
+                return self.function(v)  # another function of the harness: it may call the file too
+        return v
+
+    def function(self, fn: types.FunctionType) -> types.FunctionType:
+        if id(fn) in self.functions:
+            return self.functions[id(fn)]
+        key = id(fn.__globals__)
+        if key not in self.globals:
+            self.globals[key] = dict(fn.__globals__)  # its values swapped below, once `fn` is registered
+        closure = None
+        if fn.__closure__:
+            closure = tuple(self.cell(name, c) for name, c in zip(fn.__code__.co_freevars, fn.__closure__))
+        new = types.FunctionType(fn.__code__, self.globals[key], fn.__name__, fn.__defaults__, closure)
+        new.__kwdefaults__, new.__qualname__, new.__module__ = fn.__kwdefaults__, fn.__qualname__, fn.__module__
+        new.__dict__.update(fn.__dict__)
+        self.functions[id(fn)] = new
+        table = self.globals[key]
+        for name, v in fn.__globals__.items():
+            if not name.startswith("__") and table.get(name) is v:
+                table[name] = self.value(name, v)
+        return new
+
+    def cell(self, name: str, cell):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # not bound yet: nothing to swap
+            return cell
+        swapped = self.value(name, value)
+        return cell if swapped is value else types.CellType(swapped)
