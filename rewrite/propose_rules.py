@@ -28,6 +28,7 @@ from .edits import (
     launch_sites,
     tl_calls,
 )
+from .proposal_guard import failed
 from .propose_structural import persistent_atomic_reduction, row_in_one_block
 
 GROUP_DEFAULT = 8
@@ -52,6 +53,9 @@ def propose(ctx: ProposalContext) -> list[Candidate]:
             ast.parse(source)
         except (SyntaxError, ValueError):
             continue
+        except Exception as exc:  # noqa: BLE001 - refused with its reason; the other fixes still run
+            out.append(failed("rules", f"{finding.fix.title} ({finding.code})", ctx.text, exc, kernel=finding.kernel))
+            continue
         add(Candidate("rules", f"{finding.fix.title} ({finding.code})", source,
                       f"the deterministic fix of {finding.code}: {finding.message}", kernel=finding.kernel,
                       meta={"codes": [finding.code]}))
@@ -63,7 +67,9 @@ def propose(ctx: ProposalContext) -> list[Candidate]:
             try:
                 add(make(ctx.text, name, ctx.codes_for(name)))
             except (SyntaxError, ValueError):
-                continue
+                continue  # the rewrite does not fit this kernel
+            except Exception as exc:  # noqa: BLE001
+                out.append(failed("rules", make.__name__.replace("_", " "), ctx.text, exc, kernel=name))
     return out
 
 

@@ -295,3 +295,28 @@ def test_a_block_the_kernel_takes_in_one_piece_stays_computed(tmp_path):
     cands = _proposals(tmp_path, text)
     assert cands and all("BLOCK" not in t for t in cands)
     assert all("BLOCK = triton.next_power_of_2(x.numel())\n" in c.source for c in cands.values())
+
+
+def test_a_proposer_or_a_verification_that_raises_is_a_refused_verdict_and_costs_no_other():
+    """Reproduces the optimize run that ended with no output: an exception in one proposer lost the
+    verdicts already computed. Each failure is now a refused verdict with a one-line reason."""
+    from tritonlens.rewrite.candidate import Candidate, Verdict
+    from tritonlens.rewrite.proposal_guard import failed, propose_and_verify
+
+    def broken():
+        raise ValueError("num_warps cannot be set at the launch\n  (a second line nobody needs)")
+
+    (v,) = propose_and_verify("config", broken, lambda cands: [], "text")
+    assert not v.accepted and v.reason == "not proposed: ValueError: num_warps cannot be set at the launch"
+    good = Candidate("rules", "fix", "text2")
+    bad = failed("rules", "hoist", "text", KeyError("x"))
+    verdicts = propose_and_verify("rules", lambda: [bad, good], lambda cands: [Verdict(c, True, "ok") for c in cands],
+                                  "text")
+    assert [(v.candidate.title, v.accepted, v.reason) for v in verdicts] == [
+        ("hoist", False, "not proposed: KeyError: 'x'"), ("fix", True, "ok")]
+
+    def worker_gone(cands):
+        raise RuntimeError("worker died")
+
+    (v,) = propose_and_verify("rules", lambda: [good], worker_gone, "text")
+    assert not v.accepted and v.reason == "verification failed: RuntimeError: worker died"
