@@ -18,6 +18,7 @@ import re
 from dataclasses import replace
 
 from .findings import MESSAGE_LIMIT, Finding, Related
+from .message_text import USES_ROOM
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2, "hint": 3}
 _ASSIGNED = re.compile(r"\b([A-Za-z_]\w*)=(-?[\w.]+)")
@@ -71,7 +72,9 @@ def _listed(head: str, items: list[str], room: int, fallback: str) -> str:
 
 
 def _suffix(kept: Finding, group: list[Finding]) -> str:
-    room = MESSAGE_LIMIT - len(kept.message) - 3  # the space and parentheses
+    # A problem reported once per file keeps room for the count of its other uses, added later.
+    limit = MESSAGE_LIMIT - (USES_ROOM if isinstance(kept.data.get("once_per_file"), str) else 0)
+    room = limit - len(kept.message) - 3  # the space and parentheses
     # Findings on the kept one's range differ by configuration only; elsewhere on the line, by subject.
     first_at: dict = {}
     for f in group:
@@ -88,7 +91,7 @@ def _suffix(kept: Finding, group: list[Finding]) -> str:
     if len(configs) > 1:
         more = len(configs) - 1
         parts.append(_listed("also ", configs[1:], room, f"and {more} more configuration{'s' if more > 1 else ''}"))
-    while parts and len(" (" + "; ".join(parts) + ")") > MESSAGE_LIMIT - len(kept.message):
+    while parts and len(" (" + "; ".join(parts) + ")") > limit - len(kept.message):
         parts.pop()
     if not parts:
         return ""

@@ -3,14 +3,23 @@
 Each finding sits on the line it concerns (the spilling line, the `tl.dot`, the load, the
 compiler's error position) and falls back to the kernel's `def` line when nothing narrower is known.
 One finding per (rule, line) per kernel: when several configurations agree, the message names the
-worst and `data["configs"]` lists them all.
+worst and `data["configs"]` lists them all. Messages state the fact and its numbers within
+MESSAGE_LIMIT; the configuration's label is added when it fits, and the advice is on the rule's page.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from tritonlens.analysis.findings import Finding, Range, Related, Severity
+from tritonlens.analysis import message_text as mt
+from tritonlens.analysis.findings import (
+    MESSAGE_LIMIT,
+    Finding,
+    Range,
+    Related,
+    Severity,
+)
 from tritonlens.profiling.occupancy import TARGET_LIMITS, limits_for
 from tritonlens.profiling.worker.compile_report import (
     CompileReport,
@@ -21,6 +30,7 @@ from tritonlens.profiling.worker.compile_report import (
 SPILL_WARNING = 256  # bytes: below, info
 SPILL_ERROR = 1024  # bytes: from here on, error
 LOW_OCCUPANCY = 25.0  # percent
+LABEL_WIDTH = 40  # characters of a configuration's label a message quotes
 
 
 class _Lines:
@@ -68,6 +78,12 @@ def _fmt(n) -> str:
     return f"{n:,}"
 
 
+def _label(c: ConfigFacts, others: int = 0) -> str:
+    """' (launch of case 0, grid 64)': the configuration a message speaks of, and how many more."""
+    more = f" and {others} more" if others else ""
+    return f" ({mt.clip(c.label or 'configuration', LABEL_WIDTH)}{more})"
+
+
 def findings_from(result: CompileReport, text: str | None = None) -> list[Finding]:
     if text is None:
         try:
@@ -106,11 +122,14 @@ def _tl105(src, name, defr, configs) -> list[Finding]:
     out = []
     for (line, col, msg), labels in seen.items():
         rng = src.token_range(line, col) if line else defr
-        more = f" ({labels[0]}" + (f" and {len(labels) - 1} more" if len(labels) > 1 else "") + ")"
+        more = f" ({mt.clip(labels[0], LABEL_WIDTH)}" + (f" and {len(labels) - 1} more" if len(labels) > 1 else "") + ")"
         # Values we assumed, not the user's: the compiler refused our guess, not necessarily their code.
         sev = Severity.WARNING if assumed[(line, col, msg)] else Severity.ERROR
-        out.append(Finding("TL105", sev, f"Triton compile error{more}: {msg}", rng, kernel=name,
-                           data={"configs": labels, "line": line, "column": col}))
+        first = " ".join((msg.strip().splitlines() or [""])[0].split())
+        text = f"Triton compile error: {first}"
+        text = text + more if len(text) + len(more) <= MESSAGE_LIMIT else mt.clip(text, MESSAGE_LIMIT)
+        out.append(Finding("TL105", sev, text, rng, kernel=name,
+                           data={"configs": labels, "line": line, "column": col, "error": msg}))
     return out
 
 
@@ -120,9 +139,10 @@ def _tl104(name, defr, ok, target) -> list[Finding]:
     if not over:
         return []
     w = _worst(over, lambda c: c.shared_bytes)
-    stages = f", num_stages={w.num_stages}" if w.num_stages else ""
-    msg = (f"needs {_fmt(w.shared_bytes)} B of shared memory per program ({w.label}{stages}); {target} allows "
-           f"{_fmt(limit)} B: the launch fails with OutOfResources. Smaller tiles or fewer stages fit")
+    stages = f"num_stages={w.num_stages}" if w.num_stages else ""
+    base = f"needs {_fmt(w.shared_bytes)} B of shared memory; {target} allows {_fmt(limit)} B: the launch fails"
+    msg = mt.shortest_needed(base + _label(w)[:-1] + (f", {stages})" if stages else ")"),
+                             base + (f" ({stages})" if stages else ""), base)
     sev = Severity.WARNING if all(c.source == "assumed" for c in over) else Severity.ERROR  # as TL105
     return [Finding("TL104", sev, msg, defr, kernel=name,
                     data={"configs": [c.label for c in over], "shared_bytes": w.shared_bytes, "limit": limit})]
@@ -141,9 +161,8 @@ def _tl101(src, name, defr, ok) -> list[Finding]:
     related = tuple(Related(src.range(ln.line), f"{ln.spill_bytes} B of spill loads/stores on this line")
                     for ln in hot[:5])
     where = f"; most spill traffic on line {hot[0].line}" if hot else ""
-    msg = (f"{w.registers} registers/thread and {_fmt(sb)} B of local-memory spills per thread "
-           f"({w.label}){where}. Spills go to slow local memory: smaller tiles, fewer num_stages or more "
-           "num_warps relieve register pressure")
+    msg = mt.fit(f"{w.registers} registers per thread and {_fmt(sb)} B of spills to local memory per thread", where,
+                 _label(w))
     return [Finding("TL101", severity, msg, rng, kernel=name, related=related,
                     data={"configs": [c.label for c in spilling], "spill_bytes": sb,
                           "lines": [ln.line for ln in hot]})]
@@ -165,8 +184,8 @@ def _tl102(name, defr, ok, target) -> list[Finding]:
              "shared memory": f"{_fmt(w.shared_bytes)} B of shared memory per program",
              "warps": f"{warps} warps per program",
              "blocks": f"at most {lim.max_blocks} programs per SM"}.get(w.limiter, w.limiter)
-    msg = (f"theoretical occupancy {w.occupancy:g}% on {target}: {w.blocks_per_sm} program(s) × "
-           f"{w.num_warps} warps of {lim.max_warps} per SM, limited by {w.limiter} ({cause}; {w.label})")
+    msg = mt.fit(f"theoretical occupancy {w.occupancy:g}% on {target}: {w.blocks_per_sm} program(s) × "
+                 f"{w.num_warps} warps of {lim.max_warps} per SM, limited by {w.limiter}", f" ({cause})", _label(w))
     return [Finding("TL102", Severity.INFO, msg, defr, kernel=name,
                     data={"configs": [c.label for c in low], "occupancy": w.occupancy, "limiter": w.limiter})]
 
@@ -202,28 +221,59 @@ def _tl103(src, name, ok, target) -> list[Finding]:
         c, d = hits[0]
         reason = dot_reason(d, c, target)
         because = f": {reason}" if reason else ""
-        msg = (f"tl.dot lowered to {d.lowering}, not {target}'s {want}{because} ({c.label}"
-               + (f" and {len(hits) - 1} more" if len(hits) > 1 else "") + ")")
+        msg = mt.fit(f"tl.dot lowered to {d.lowering}, not {target}'s {want}", because, _label(c, len(hits) - 1))
         out.append(Finding("TL103", Severity.WARNING, msg, src.token_range(line, col), kernel=name,
                            data={"configs": [h[0].label for h in hits], "lowering": d.lowering,
                                  "expected": want, "reason": reason}))
     return out
 
 
+# How compile_worker labels a configuration captured from a harness case, and its grid.
+_CASE = re.compile(r"^launch of case (\d+)\b")
+_GRID = re.compile(r"\bgrid (\d+(?:×\d+)*)")
+
+
+def _case(label: str | None) -> int | None:
+    m = _CASE.match(label or "")
+    return int(m.group(1)) if m else None
+
+
+def _grid_size(label: str | None) -> int:
+    m = _GRID.search(label or "")
+    size = 1
+    for g in m.group(1).split("×") if m else ():
+        size *= int(g)
+    return size if m else 0
+
+
+def performance_configs(configs: list[ConfigFacts]) -> list[ConfigFacts]:
+    """The configurations of the performance shape: a harness's first case (its later cases check
+    correctness, ragged sizes among them), else the launches with the largest grid (all of them
+    when no label names a grid: static and assumed configurations). A speed rule
+    judges these; a ragged size that defeats vectorization is a correctness case, not the workload."""
+    labelled = [(c, c.labels or [c.label]) for c in configs]
+    cases = [n for _, labels in labelled for lb in labels if (n := _case(lb)) is not None]
+    if cases:  # the first case that launched this kernel and compiled
+        return [c for c, labels in labelled if any(_case(lb) == min(cases) for lb in labels)]
+    sizes = {id(c): max((_grid_size(lb) for lb in labels), default=0) for c, labels in labelled}
+    largest = max(sizes.values(), default=0)
+    return [c for c in configs if sizes[id(c)] == largest] if largest else list(configs)
+
+
 def _tl106(src, name, ok) -> list[Finding]:
     out, done = [], set()
-    for c in ok:
+    for c in performance_configs(ok):
         w = c.vector_whatif
         if w is None:
             continue
-        args = ", ".join(f"`{a}`" for a in w.arguments)
+        args = mt.clip(", ".join(w.arguments), 30)
         for item in w.lines:
             if item.line in done:
                 continue
             done.add(item.line)
-            msg = (f"global loads on this line move {item.bytes} B per instruction; the block is contiguous and "
-                   f"with {args} divisible by 16 (pointers 16-byte aligned) they would move {item.could_be} B "
-                   f"({c.label})")
+            msg = mt.fit(f"loads on this line move {item.bytes} B per instruction; with {args} divisible by 16 "
+                         f"they would move {item.could_be} B", _label(c))
             out.append(Finding("TL106", Severity.WARNING, msg, src.range(item.line), kernel=name,
-                               data={"arguments": w.arguments, "bytes": item.bytes, "could_be": item.could_be}))
+                               data={"arguments": w.arguments, "bytes": item.bytes, "could_be": item.could_be,
+                                     "config": c.label}))
     return out

@@ -24,6 +24,10 @@ reported), 1-D addresses (the tensor's size bounds the product), row lengths tha
 (scales, lengths, index tables, softmax statistics), tile offsets (`pid * BLOCK_SIZE`), and
 addresses where a cast to int64 already appears.
 
+The message says what 2**31 elements of the tensor take ("4 GiB of fp16") when every launch in the
+file shows the tensor's dtype (`torch.empty(..., dtype=torch.float16)`, `x.half()`,
+`x.to(torch.bfloat16)`, `torch.empty_like` of such a tensor), and names no dtype otherwise.
+
 ## Why
 Triton computes `program_id` and integer kernel arguments in int32 (arguments are specialised
 to i64 only when the value itself is ≥ 2**31). `row * stride` wraps once the tensor holds more
@@ -288,7 +292,7 @@ _REACH_WORDS = {BATCH: "outermost", ROW: "row", UNKNOWN_DIM: "row"}
 def _shown(ctx, product, index, strides) -> str:
     text = " ".join(ctx.src.text_of(product).split())
     if len(text) <= 40:
-        return mt.code(text)
+        return mt.code(text, 40)
     return mt.code(f"{mt.clip(ctx.src.text_of(index), 24)} * {strides[0]}", 40)
 
 

@@ -2,7 +2,8 @@
 
 ## What it finds
 A configuration of the kernel that Triton refuses to compile, reported at the source line and
-column the compiler names, with its message. Triton's own "at L:C" counts lines from the
+column the compiler names, with the first line of its message (the whole error is in the hover's
+compiled-for section and in `tritonlens compile`). Triton's own "at L:C" counts lines from the
 kernel's `def` (line 1) in its dedented source; tritonlens maps it to the file's line and column.
 Errors from later stages (MLIR passes, ptxas) carry no position and sit on the `def` line.
 

@@ -9,6 +9,11 @@ same configuration with the integer arguments rounded up to a multiple of 16 and
 16-byte aligned, and reports the line only if that variant loads wider (e.g. 16 B `ld.global.v4`).
 The message names the arguments that lacked the divisibility-by-16 specialisation.
 
+It judges the performance shape only: a harness's first case (`tritonlens_cases()` yields the
+workload first; later cases check correctness, ragged sizes such as 1000 among them, whose scalar
+loads are expected), else the captured launches with the largest grid, else every configuration
+(static and assumed values).
+
 ## Why
 The JIT marks an integer argument `tt.divisibility=16` only when its value is a multiple of 16, and
 a pointer only when it is 16-byte aligned. Without that, the compiler cannot prove that four
