@@ -209,7 +209,11 @@ def propose(ctx: ProposalContext, tuner=None, base: str | None = None, base_titl
     suffix = f" + {base_title}" if base_title else ""
     elem_bytes = _elem_bytes(ctx)
     for name in names:
-        plan = analyse(text, name, ctx.device, elem_bytes)
+        try:
+            plan = analyse(text, name, ctx.device, elem_bytes)
+        except Exception as exc:  # noqa: BLE001 - one kernel's oddity costs only its own search
+            out.append(failed("config", f"config search of {name}", text, exc, kernel=name))
+            continue
         if plan is None or not plan.space:
             continue
         ranked, measured = _rank(text, plan, tuner)

@@ -1,7 +1,7 @@
 """A harness as people write one: a relative --harness path, a kernel file with a test call at its
 top level, a harness that imports the kernel file by module name, by its package path or by
 importlib from its path, and wraps its functions in its own. Real worker processes in Triton's
-interpreter (the command line), and the worker's own modules loading real files."""
+interpreter, and the worker's own modules loading real files."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import textwrap
 from pathlib import Path
 
 from tritonlens.rewrite.api import optimize_file
+
+from tritonlens.cli import main
 
 WORKER = Path(__file__).resolve().parents[2] / "profiling" / "worker"
 
@@ -45,13 +47,7 @@ def triple(x):
 '''
 
 
-def _run(args, cwd):
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    return subprocess.run([sys.executable, "-m", "tritonlens", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=600, check=False)
-
-
-def test_a_relative_harness_path_is_the_callers(tmp_path):
+def test_a_relative_harness_path_is_the_callers(tmp_path, monkeypatch, capsys):
     """Reproduces the relative `--harness` path that failed: the worker runs in a folder of its own."""
     (tmp_path / "triple.py").write_text(KERNEL, encoding="utf-8")
     (tmp_path / "bench").mkdir()
@@ -63,10 +59,12 @@ def test_a_relative_harness_path_is_the_callers(tmp_path):
             yield triple.triple, (torch.randn(100),)
             yield triple.triple, (torch.randn(7),)
     '''), encoding="utf-8")
-    proc = _run(["optimize", "triple.py", "--harness", os.path.join("bench", "cases.py") + "::cases",
-                 "--proposers", "config", "--format", "json"], cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)
+    monkeypatch.chdir(tmp_path)  # the command line's own process; the worker's is another
+    status = main(["optimize", "triple.py", "--harness", os.path.join("bench", "cases.py") + "::cases",
+                   "--proposers", "config", "--format", "json"])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    report = json.loads(out.out)
     literal = next(c for c in report["candidates"] if c["title"].startswith("config "))
     assert literal["accepted"], literal["reason"]
 
