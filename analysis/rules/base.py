@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .. import message_text as mt
 from ..findings import Applicability, Finding, Fix, Range, Related, Severity, TextEdit
 from ..kernel_roles import is_device_helper
 from ..model import Config, Kernel, Module, TlCall
@@ -102,7 +103,7 @@ class KernelContext:
             if n in config.values:
                 v = config.values[n]
                 at = f" at line {v.range.start.line + 1}" if v.range is not None else ""
-                return f"{n}={fmt(v.value)}{at}", v.range
+                return f"{mt.clip(n, 24)}={fmt(v.value)}{at}", v.range
         return "", None
 
     # -- dependencies -------------------------------------------------------------------------

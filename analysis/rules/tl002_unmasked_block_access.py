@@ -326,7 +326,8 @@ def _finding(ctx, call, ptr, pids, over, block_ptrs, sizes):
         msg = f"{what} of a block pointer without boundary_check overhangs {mt.name(bound_text)} on the last block"
     else:
         where = "on the last block" if tiled else "(other accesses mask them)"
-        msg = f"unmasked {what}: lanes of {mt.name(src.text_of(lane_node))} can pass {mt.name(bound_text)} {where}"
+        msg = mt.shortest_needed(*(f"unmasked {what}: lanes of {mt.name(src.text_of(lane_node), w)} can pass "
+                                   f"{mt.name(bound_text, w)} {where}" for w in (32, 24, 16)))
     related = [Related(src.range(pids[0].node), "the program id the offsets come from")]
     p = ctx.kernel.param(sizes[0]) if sizes else None
     if p is not None and bound is None:

@@ -69,7 +69,7 @@ RULE = RuleInfo(
     name="non-neutral-other",
     severity=Severity.WARNING,
     summary="masked load whose `other` is not neutral for the reduction it feeds",
-    fix_title="use the reduction's neutral element as `other`",
+    fix_title="use the reduction's neutral element as other",
     fix_applicability=Applicability.UNSAFE,
     fix_safety=('It changes the values the padded lanes carry, on purpose: every reduction the load feeds '
                 'becomes correct, but any other use of those lanes (a store without the same mask, an '

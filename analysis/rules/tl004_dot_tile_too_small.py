@@ -208,7 +208,7 @@ def check(ctx: KernelContext):
 def _short(origin: str, rng) -> str:
     """'BLOCK_K=8 at line 31' of the origin 'BLOCK_K=8 from `BLOCK_K = 8` at line 31, passed at line 33'."""
     head, sep, _ = origin.partition(" from ")
-    return head + (f" at line {rng.start.line + 1}" if sep and rng is not None else "")
+    return mt.clip(head, 30) + (f" at line {rng.start.line + 1}" if sep and rng is not None else "")
 
 
 def _finding(ctx, dot, name, low, k_kind, seen):
@@ -216,7 +216,8 @@ def _finding(ctx, dot, name, low, k_kind, seen):
     first = f"{name}={fmt(v)} ({_short(o, r)})"
     more = f" (and {len(seen) - 1} more configuration{'s' if len(seen) > 2 else ''})" if len(seen) > 1 else ""
     if name == "K":
-        msg = mt.fit(f"tl.dot reduction dimension {first} is below {low}, which Triton refuses for {k_kind}", more)
+        msg = mt.fit(mt.shortest_needed(f"tl.dot reduction dimension {first} is below {low}, which Triton refuses for {k_kind}",
+                                        f"tl.dot {first} is below {low}, which Triton refuses for {k_kind}"), more)
         severity = Severity.ERROR
     else:
         msg = mt.fit(f"tl.dot tile {first} is below {low}: Triton pads it to the tensor-core shape", more)

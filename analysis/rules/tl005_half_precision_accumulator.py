@@ -182,8 +182,10 @@ def check(ctx: KernelContext):
         if target is None or (parent.type == "assignment" and ctx.src.text_of(target) not in ctx.names_in(parent.child_by_field_name("right"))):
             continue
         dtype_text = ctx.src.text_of(od)
-        msg = (f"tl.dot(..., out_dtype={mt.clip(dtype_text, 24)}) is summed into {mt.name(ctx.src.text_of(target), 24)} "
-               f"in the loop at line {dot.loops[-1].range.start.line + 1}; keep the default tl.float32")
+        into = f"in the loop at line {dot.loops[-1].range.start.line + 1}"
+        msg = mt.shortest_needed(*(
+            f"tl.dot(..., out_dtype={mt.clip(dtype_text, 24)}) is summed into {mt.name(ctx.src.text_of(target), w)} "
+            f"{into}; {use}" for w, use in ((24, "keep the default tl.float32"), (12, "use tl.float32"))))
         # a float32 product summed into a half accumulator would change the loop-carried type,
         # which Triton refuses: only an accumulator known to be float32 takes the fix
         fix = [TextEdit(ctx.src.range(od), "tl.float32")] if _created_fp32(ctx, ctx.src.text_of(target), dot) else None
@@ -219,10 +221,14 @@ def _acc_finding(ctx, name, init, call, dtype, dot_updates, long_updates):
         a, _ = long_updates[0]
         trips = _trips(ctx, a.loops[-1])
         n = "a runtime number of" if any(t is UNKNOWN for t in trips) else f"{max(trips)}"
-        what = f"over {n} loop trips (line {off.line_of(a.node)})"
+        what = f"over {n} loop trips (line {off.line_of(a.node)})" if n != "a runtime number of" else \
+            f"over a runtime-sized loop (line {off.line_of(a.node)})"
         related.append(Related(src.range(a.node), "the accumulation"))
-    head = f"accumulator {mt.name(name, 24)} is {mt.clip(dtype_text, 24)} (line {init_line}) and sums {what}"
-    msg = mt.shortest_needed(f"{head}; accumulate in tl.float32", f"{head}; use tl.float32")
+    dt = mt.clip(dtype_text, 24)
+    msg = mt.shortest_needed(
+        f"accumulator {mt.name(name, 24)} is {dt} (line {init_line}) and sums {what}; accumulate in tl.float32",
+        f"accumulator {mt.name(name, 24)} is {dt} (line {init_line}) and sums {what}; use tl.float32",
+        f"accumulator {mt.name(name, 12)} is {dt} and sums {what}; use tl.float32")
     edits = _fix(ctx, name, init, dtype, dot_updates)
     cast = " and convert it when storing" if any(e.new_text.startswith(f"{name}.to(") for e in edits or ()) else ""
     return ctx.finding(src.range(dtype), msg, fix=edits, fix_title=f"accumulate {name} in float32{cast}",

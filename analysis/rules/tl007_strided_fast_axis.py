@@ -153,6 +153,7 @@ def _finding(ctx, call, col, strides, reason):
     text, related = reason
     what = "tl.load" if call.name == "load" else ("tl.store" if call.name == "store" else f"tl.{call.name}")
     leaf = src.text_of(col.leaf) if col.leaf is not None else src.text_of(col.node)
-    msg = f"{what}'s fast axis {mt.name(leaf, 24)} steps by {text}; put the contiguous dim last"
+    msg = mt.shortest_needed(f"{what}'s fast axis {mt.name(leaf, 24)} steps by {text}; put the contiguous dim last",
+                             f"{what}'s fast axis {mt.name(leaf, 20)} steps by {text}")
     return ctx.finding(src.range(col.node), msg, related=[related] if related else [],
                        data={"strides": strides})

@@ -100,8 +100,11 @@ def check(ctx: KernelContext):
     call = next(c for c in pids if _assigned(ctx, c) in pid_vars)
     yield ctx.finding(
         ctx.src.range(call.node),
-        f"tiles in linear order ({mt.clip(row, 20)} by //, {mt.clip(col, 20)} by %): group GROUP_SIZE_M rows "
-        "(or tl.swizzle2d) to share operands in L2",
+        mt.shortest_needed(
+            f"tiles in linear order ({row} by //, {col} by %): group GROUP_SIZE_M rows (or tl.swizzle2d) to share "
+            "operands in L2",
+            f"tiles in linear order ({mt.clip(row, 16)} by //, {mt.clip(col, 16)} by %): group GROUP_SIZE_M rows to "
+            "share operands in L2"),
         data={"row": row, "column": col},
     )
 

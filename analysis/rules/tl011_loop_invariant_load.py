@@ -81,7 +81,9 @@ def check(ctx: KernelContext):
         what = f"the loop at line {loop.range.start.line + 1}"
         yield ctx.finding(
             ctx.src.range(call.node),
-            f"tl.load of {mt.name(text, 40)} reads the same data in every iteration of {what}; load it before the loop",
+            mt.shortest_needed(
+                f"tl.load of {mt.name(text, 40)} reads the same data in every iteration of {what}; load it before the loop",
+                f"tl.load of {mt.name(text, 32)} does not change in {what}; load it before the loop"),
             related=[Related(loop.range, f"{what} (variables changed there: {', '.join(sorted(variant)) or 'none'})")],
             data={"loop_line": loop.range.start.line + 1, "pointer": text},
         )

@@ -90,8 +90,8 @@ def check(ctx: KernelContext):
             continue  # only some programs take part (e.g. mask=pid == 0)
         yield ctx.finding(
             ctx.src.range(call.node),
-            f"every program adds into {mt.name(ctx.src.text_of(ptr), 24)}: serialized in L2 and the float sum varies "
-            "run to run; reduce partials",
+            mt.shortest_needed(*(f"every program adds into {mt.name(ctx.src.text_of(ptr), w)}: serialized in L2 and the "
+                                 "float sum varies run to run; reduce partials" for w in (24, 16))),
             data={"reason": "same-address"},
         )
 

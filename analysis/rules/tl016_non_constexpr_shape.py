@@ -146,7 +146,9 @@ def _finding(ctx, node, parts, what, error, run, runtime_params, helper):
     if params == [text]:
         message = f"{shown} is used as {what} but is not a tl.constexpr: Triton refuses to compile it"
     elif len(parts) == 1 and _constexpr_made_tensor(ctx, parts[0], run):
-        message = f"{shown} is used as {what}, but its plain assignment made it a tensor; annotate it tl.constexpr"
+        message = mt.shortest_needed(
+            f"{shown} is used as {what}, but its plain assignment made it a tensor; annotate it tl.constexpr",
+            f"{mt.name(text, 24)} is used as {what} but is a tensor; annotate it tl.constexpr")
     else:
         source = f" (from {mt.clip(', '.join(params), 24)})" if params else ""
         message = mt.shortest_needed(f"{shown} is used as {what} but is a runtime value{source}, which Triton refuses",

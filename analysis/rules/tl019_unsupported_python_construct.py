@@ -255,7 +255,7 @@ def _construct_finding(ctx, node, body):
             return None
         name = src.text_of(fn)
         if name in _plain_functions(ctx) and name not in k.assignments and k.param(name) is None:
-            return ctx.finding(src.range(fn), f"{mt.clip(name, 30)} is a plain Python function, which @triton.jit code cannot "
-                               "call; decorate it with @triton.jit",
+            return ctx.finding(src.range(fn), mt.fit(f"{mt.clip(name, 30)} is a plain Python function, which @triton.jit "
+                                                     "code cannot call", "; decorate it with @triton.jit"),
                                data={"construct": "plain-call", "function": name})
     return None
