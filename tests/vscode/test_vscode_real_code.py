@@ -100,6 +100,7 @@ def test_lens_and_palette_show_the_same_notification(session):
         assert palette["message"].startswith(f"tritonlens {verb} {KERNEL}: "), palette
         assert palette["severity"] == "info", palette
         assert (lens["message"], lens.get("buttons")) == (palette["message"], palette["buttons"]), (lens, palette)
+        assert lens["all"] == [lens["message"]] and palette["all"] == [palette["message"]], "one message a run"
     assert seen["runs"]["profile"]["palette"]["buttons"] == ["Show report"]
     optimize = seen["runs"]["optimize"]["palette"]
     if torch.cuda.is_available():
