@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import torch
 from code_server import prepare, run_code_server
 from vscode_env import OUTPUT
 
@@ -102,12 +101,10 @@ def test_lens_and_palette_show_the_same_notification(session):
         assert (lens["message"], lens.get("buttons")) == (palette["message"], palette["buttons"]), (lens, palette)
         assert lens["all"] == [lens["message"]] and palette["all"] == [palette["message"]], "one message a run"
     assert seen["runs"]["profile"]["palette"]["buttons"] == ["Show report"]
+    # Kernels run in the interpreter here, GPU or not: nothing is timed, so no rewrite is proven.
     optimize = seen["runs"]["optimize"]["palette"]
-    if torch.cuda.is_available():
-        assert optimize["buttons"] in (["Preview best", "Apply"], ["Show report"]), optimize
-    else:
-        assert CPU_SUMMARY in optimize["message"], optimize
-        assert optimize["buttons"] == ["Show report"], optimize
+    assert CPU_SUMMARY in optimize["message"], optimize
+    assert optimize["buttons"] == ["Show report"], optimize
 
 
 def test_preview_opens_a_diff_without_an_error(session):
