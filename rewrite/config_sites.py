@@ -5,8 +5,8 @@ A value reaches the launch keyword as
 - a literal (`BLOCK=64`), a local (`BLOCK = 64` above the launch), the wrapper's default parameter
   (`def fwd(x, BLOCK=1024)`), or a module constant: the literal itself is edited;
 - a `triton.Config` object (`**cfg.kwargs`, `num_warps=cfg.num_warps`): the Config's own entry;
-- a computation (`BLOCK = min(triton.next_power_of_2(n), 4096)`): a literal cap is edited; in a
-  kernel that loops over the block, an uncapped computation gets one (`min(..., 1024)`). In a
+- a computation (`BLOCK = min(triton.next_power_of_2(n), 4096)`) in a kernel that loops over the
+  block: its literal cap is edited, an uncapped computation gets one (`min(..., 1024)`). In a
   kernel that takes the row in one block the computation is a correctness requirement, left alone.
 
 Only integer tile-like constexprs are knobs: bools, dtypes, flags by name (HAS_*, IS_*, USE_*,
@@ -176,12 +176,16 @@ def locate(expr, fn, tree: ast.Module, lines: Lines, before: int, loops: bool, d
 def _computed(value, fn, tree, lines, line, loops, depth) -> Found:
     if not isinstance(value, ast.Call):
         return locate(value, fn, tree, lines, line, loops, depth + 1)
+    if not loops:
+        # the kernel takes the row in one block: the size is what makes it correct, and harness
+        # shapes smaller than a lowered cap would not show the rows it no longer covers
+        return Found(computed=True)
     name = (dotted(value.func) or "").split(".")[-1]
     if name == "min" and len(value.args) == 2 and not value.keywords:
         cap = next((a for a in value.args if _is_int(a)), None)
         if cap is not None:  # a literal cap on a computed size: the cap is the knob
             return Found(Site("lit", lines.span(cap)), cap.value, capped=True)
-    if loops and name in ("next_power_of_2", "cdiv", "max"):
+    if name in ("next_power_of_2", "cdiv", "max"):
         # the kernel walks the row in BLOCK chunks: any power of two is correct, so a cap is an edit
         return Found(Site("cap", lines.span(value)), None, capped=True)
     return Found(computed=True)
