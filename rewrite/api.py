@@ -234,7 +234,7 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
     return OptimizeReport(path=path, kernel=kernel or (names[0] if len(names) == 1 else ",".join(names)),
                           device=verifier.device, mode=verifier.mode, baseline_ms=verifier.baseline_ms,
                           cancelled=cancelled(), candidates=candidates, best=best,
-                          refusals=_summarise_refusals(verdicts), notes=notes)
+                          refusals=_summarise_refusals(verdicts), notes=notes, time_line=verifier.time_line())
 
 
 def _llm_settings(llm):

@@ -126,6 +126,8 @@ def render_text(result: OptimizeReport, applied: bool = False) -> str:
             out.append(f"applied to {result.path}")
     else:
         out.append("no rewrite accepted")
+    if result.time_line:
+        out.append(result.time_line)
     out.append(f"result: {summary(result)}")
     for note in result.notes:
         out.append(f"note: {note}")

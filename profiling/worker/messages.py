@@ -19,18 +19,18 @@ try:  # imported as tritonlens.profiling.worker.messages
     from .frontend_report import FrontendKernel, FrontendResult
     from .json_message import NONE, OPT_STR, Message, MessageError, json_field
     from .ncu_result import NcuResult
-    from .verify_messages import CandidateError, Check, Evidence, VerifyResult
+    from .verify_messages import CandidateError, Check, Evidence, PhaseTimes, VerifyResult
     from .worker_error import ERROR_TYPES, WorkerError
 except ImportError:  # a plain file in the worker folder
     from compile_report import CompileFailure
     from frontend_report import FrontendKernel, FrontendResult
     from json_message import NONE, OPT_STR, Message, MessageError, json_field
     from ncu_result import NcuResult
-    from verify_messages import CandidateError, Check, Evidence, VerifyResult
+    from verify_messages import CandidateError, Check, Evidence, PhaseTimes, VerifyResult
     from worker_error import ERROR_TYPES, WorkerError
 
 __all__ = ["ERROR_TYPES", "CandidateError", "Check", "Evidence", "FrontendResult", "MessageError", "NcuResult",
-           "VerifyResult", "WorkerError"]  # re-exported: the protocol's names
+           "PhaseTimes", "VerifyResult", "WorkerError"]  # re-exported: the protocol's names
 
 PROTOCOL = 1
 
@@ -192,6 +192,8 @@ class VerifyJob(Job):
     timing: dict | None = json_field((dict, NONE), None)  # {"rounds": 7, "rep_ms": 40}; GPU only
     tune: dict | None = json_field((dict, NONE), None)  # {"rep_ms": 25}
     baseline: bool = json_field(bool, True)  # also time the original (check, GPU)
+    # elements from which the largest case counts as the real size: checked on the first seed only
+    real_size: int | None = json_field((int, NONE), None)  # None: the worker's default, 2^20
     # no harness and no tritonlens_cases(): the file's recorded launches, replayed as the cases
     records: list | None = json_field(of=LaunchDescriptor, many=True, default=None)
     sys_path: list | None = json_field((list, NONE), None)  # the project's import folders, for its package

@@ -82,3 +82,4 @@ class OptimizeReport(Message):
     best: CandidateReport | None = json_field(of=CandidateReport, default=None)
     refusals: str | None = json_field(OPT_STR, None)
     notes: list = json_field(list, factory=list)
+    time_line: str | None = json_field(OPT_STR, None)  # "time: 84 s in the worker: compile 12 s, inputs 3 s, …"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import torch
+from verify_clock import CLOCK
 from verify_tracking import guarded_empty, raw_empty, span_of
 
 
@@ -93,21 +94,32 @@ def _random_like(t: torch.Tensor, shape, gen, exact_layout: bool) -> torch.Tenso
 
 def regenerate(value, gen, mapping: dict | None):
     """Same structure and layout as `value`, fresh random data; `mapping` rescales sizes."""
+    with CLOCK.phase("inputs"):
+        return _regenerate(value, gen, mapping)
+
+
+def _regenerate(value, gen, mapping: dict | None):
     if isinstance(value, torch.Tensor):
         shape = [mapping.get(int(d), int(d)) for d in value.shape] if mapping else list(value.shape)
         return _random_like(value, shape, gen, exact_layout=not mapping)
     if isinstance(value, tuple):
-        return tuple(regenerate(v, gen, mapping) for v in value)
+        return tuple(_regenerate(v, gen, mapping) for v in value)
     if isinstance(value, list):
-        return [regenerate(v, gen, mapping) for v in value]
+        return [_regenerate(v, gen, mapping) for v in value]
     if isinstance(value, dict):
-        return {k: regenerate(v, gen, mapping) for k, v in value.items()}
+        return {k: _regenerate(v, gen, mapping) for k, v in value.items()}
     if mapping and isinstance(value, int) and not isinstance(value, bool) and value in mapping:
         return mapping[value]
     return value
 
 
 def clone_tree(value):
+    """A private copy of every tensor in `value`, each with its layout and guard zones around it."""
+    with CLOCK.phase("inputs"):
+        return _clone_tree(value)
+
+
+def _clone_tree(value):
     if isinstance(value, torch.Tensor):
         if value.numel() == 0:
             return value.clone()
@@ -118,11 +130,11 @@ def clone_tree(value):
             out.copy_(value)
         return out
     if isinstance(value, tuple):
-        return tuple(clone_tree(v) for v in value)
+        return tuple(_clone_tree(v) for v in value)
     if isinstance(value, list):
-        return [clone_tree(v) for v in value]
+        return [_clone_tree(v) for v in value]
     if isinstance(value, dict):
-        return {k: clone_tree(v) for k, v in value.items()}
+        return {k: _clone_tree(v) for k, v in value.items()}
     return value
 
 
@@ -166,6 +178,11 @@ def compare(ref: torch.Tensor, out: torch.Tensor, uses_dot: bool, mask: torch.Te
     `tols` replaces the dtype's (relative-norm, elementwise) tolerances. The original's NaN and
     infinities are part of its result: the candidate must have them in the same places. Runs on
     the tensors' device, `chunk` elements at a time; the norms are sums of squares over all of them."""
+    with CLOCK.phase("compare"):
+        return _compare(ref, out, uses_dot, mask, tols, chunk)
+
+
+def _compare(ref, out, uses_dot, mask, tols, chunk) -> dict:
     if not isinstance(out, torch.Tensor):
         return {"ok": False, "reason": f"returned {type(out).__name__} where the original returned a tensor"}
     if tuple(ref.shape) != tuple(out.shape):
@@ -252,6 +269,11 @@ def agreeing(a: torch.Tensor, b: torch.Tensor, uses_dot: bool, rounding_moves: b
     comparison tolerates anyway, so the whole tolerance counts as agreement. Elsewhere (the
     interpreter runs programs in order) 1% of it: any real difference is then a random draw, and two
     draws rarely come that close. On the tensors' device, `chunk` elements at a time."""
+    with CLOCK.phase("compare"):
+        return _agreeing(a, b, uses_dot, rounding_moves, chunk)
+
+
+def _agreeing(a, b, uses_dot, rounding_moves, chunk) -> torch.Tensor:
     if not (a.dtype.is_floating_point or a.dtype.is_complex):
         return a == b
     step = max(1, int(chunk or CHUNK))

@@ -63,7 +63,23 @@ class Evidence(Message):
     ghost_ran: bool = json_field(bool, False)  # replayed with its kernels' launches made no-ops
     ghost_failure: str | None = json_field(OPT_STR, None)  # the replay still gave the original's output
     out_bytes: int | None = json_field((int, NONE), None)  # bytes of output elements written on the timed case
+    planned: int | None = json_field((int, NONE), None)  # ordinary checks the plan holds (None: seeds × shapes)
+    one_seed: str | None = json_field(OPT_STR, None)  # the real-size case's shapes, checked on one seed only
     more: dict = field(default_factory=dict)  # seconds, extra
+
+
+@dataclass
+class PhaseTimes(Message):
+    """Wall seconds of one verify job by phase (worker/verify_clock.py): each second counted once."""
+
+    inputs: float = json_field((int, float), 0.0)  # drawing and copying inputs
+    reference: float = json_field((int, float), 0.0)  # the original's runs
+    candidate: float = json_field((int, float), 0.0)  # the candidates' runs (checks, value ranges, ghost replay)
+    compare: float = json_field((int, float), 0.0)  # comparisons, masks of written and deterministic elements
+    timing: float = json_field((int, float), 0.0)  # A/B rounds, tune and baseline timings
+    compile: float = json_field((int, float), 0.0)  # Triton compiles, wherever they happened
+    other: float = json_field((int, float), 0.0)
+    total: float = json_field((int, float), 0.0)
 
 
 @dataclass
@@ -77,3 +93,4 @@ class VerifyResult(Message):
     candidates: list = json_field(of=Evidence, many=True, factory=list)
     baseline_ms: float | None = json_field((int, float, NONE), None)
     source: str = json_field(str, "")  # where the cases came from: harness | tritonlens_cases | records
+    phases: PhaseTimes | None = json_field(of=PhaseTimes, default=None)

@@ -5,7 +5,11 @@ A reference is two runs of the original on the same inputs, with the outputs' bu
 per output it keeps a mask of the elements a comparison counts: those the original writes (not
 still holding the poison) where its two runs agree, and for a value range only the finite ones.
 It also records which outputs the original writes at all (the ghost replay compares those) and
-how many bytes of them (the timing's physical floor).
+how many bytes of them (the timing's physical floor). An original whose runs differ is rerun when a
+comparison with it fails (`widen`), each rerun leaving out what it moves too.
+
+The plan: every seed on every case, except that a case of real size (REAL_SIZE elements and up,
+the largest) is checked on the first seed only; the timing runs on the largest case.
 
 Cases: the job's harness, else the original's tritonlens_cases(), else the file's launch records
 (record_cases.py: kernel-level cases, the largest launch first; no ragged shape, since a recorded
@@ -14,16 +18,13 @@ grid cannot follow one). A file inside a package is loaded as a module of that p
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import sys
-import traceback
-
-import torch
 
 import harness
 import record_cases
+import torch
 import verify_ranges
 from verify_inputs import (
     agreeing,
@@ -35,71 +36,35 @@ from verify_inputs import (
     ragged_map,
     regenerate,
 )
-from verify_tracking import DEVICE, GPU, OpRecorder, Tracker, guard_violations, poison_, unwritten
+from verify_side import Side, arg_tensors, candidate_error, run_call  # noqa: F401 (the job's names)
+from verify_tracking import DEVICE, GPU, Tracker, unwritten
 
-class Side:
-    """One module (original or candidate) loaded from text, with its harness entry points."""
-
-    def __init__(self, tag: str, name: str, text: str, workdir: str, package_path: str | None = None,
-                 import_folders=()):
-        folder = os.path.join(workdir, tag)
-        os.makedirs(folder, exist_ok=True)
-        self.path = os.path.realpath(os.path.join(folder, f"{name}.py"))
-        with open(self.path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        self.module = harness.load_module(self.path, name=f"tritonlens_verify_{tag}_{name}",
-                                          package_path=package_path, import_folders=import_folders)
-        self.uses_dot = ".dot(" in text
-
-    def resolve(self, fn, original: Side):
-        """This side's counterpart of the original harness function `fn`, looked up by name (a
-        recorded launch: this side's kernel of that name)."""
-        if self is original:
-            return fn
-        if isinstance(fn, record_cases.RecordLaunch):
-            return fn.bind(self.module)
-        if getattr(fn, "__module__", None) != original.module.__name__:
-            return None  # defined in an external harness: it calls the original module directly
-        target = getattr(self.module, getattr(fn, "__name__", ""), None)
-        return target if callable(target) else None
+# Reruns of a non-deterministic original, each leaving out the elements it moves, before a
+# comparison that still fails is the candidate's failure.
+WIDEN_RUNS = 4
 
 
-def run_call(tracker: Tracker, side: Side, fn, args, kwargs, poison_args=(), config_index=None):
-    """Call fn on (args, kwargs) (already private copies); returns (ret, launches, ops)."""
-    before = tracker.launches.get(side.path, 0)
-    tracker.ops = set()
-    tracker.kernel_error = False
-    tracker.force_config = config_index
-    for t in poison_args:
-        poison_(t)
-    recorder = OpRecorder(tracker) if OpRecorder is not None else contextlib.nullcontext()
-    tracker.poison = True
-    tracker.record_ops = True
-    try:
-        with recorder:
-            ret = fn(*args, **kwargs)
-            if GPU:
-                torch.cuda.synchronize()
-    finally:
-        tracker.poison = False
-        tracker.record_ops = False
-        tracker.force_config = None  # timing lets the autotuner choose
-    tracker.violations = guard_violations()
-    return ret, tracker.launches.get(side.path, 0) - before, set(tracker.ops)
+def _notes(ref: dict) -> list:
+    """[(kind, text)]: what a reference's comparisons leave out, and why."""
+    notes = []
+    runs = 2 + ref["extra_runs"]
+    for mask, counts in zip(ref["masks"], ref["counts"]):
+        if mask is None or counts is None:
+            continue
+        where, numel, n_blank, moving = counts
+        compared = numel - n_blank - moving
+        if moving:
+            notes.append(("unstable", f"the original is not deterministic: {moving} of {numel} elements of the "
+                          f"{where} differ between {'two' if runs == 2 else runs} runs; compared the "
+                          f"{compared} deterministic ones"))
+        if n_blank and n_blank < numel:
+            notes.append(("unwritten", f"{where}: compared only the {numel - n_blank} elements the original "
+                          f"writes ({n_blank} left unwritten)"))
+    return notes
 
 
-def arg_tensors(args, kwargs) -> list:
-    return [t for _, t in flatten((args, kwargs), [])]
-
-
-def candidate_error(stage: str, exc: BaseException, in_kernel: bool = False) -> dict:
-    text = str(exc)
-    kind = type(exc).__name__
-    if "CUDA error" in text or kind in ("AcceleratorError", "CudaError"):
-        raise exc  # the context is gone: let the worker classify it and restart
-    compile_like = in_kernel or "Compil" in kind or "compil" in text[:200].lower()
-    return {"stage": stage, "type": "compile" if (stage == "run" and compile_like) else ("syntax" if isinstance(exc, SyntaxError) else "exception"),
-            "message": f"{kind}: {text}"[:2000], "traceback": traceback.format_exc(limit=12)[-4000:]}
+# A case with this many elements is the kernel's real size: checked on one seed (VerifyJob.real_size).
+REAL_SIZE = 1 << 20
 
 
 class Session:
@@ -133,6 +98,7 @@ class Session:
         self.poisonable: dict = {}
         self._ranges: list | None = None
         self.unstable: dict = {}  # case -> per output, the elements two runs of the original disagree on
+        self.planned = 0  # ordinary checks in the plan, before the job's max_checks cuts it
 
     def _cases(self):
         spec = self.job.harness
@@ -168,17 +134,40 @@ class Session:
         return fn, regenerate(args, gen, mapping), regenerate(kwargs, gen, mapping)
 
     def plan(self) -> list:
+        """The ordinary checks, in order: the first seed on every case and the ragged shape, then
+        each further seed on them, except a case of real size (`one_seed_case`): its inputs and
+        runs cost the most, so the smaller cases carry the seeds and it is checked once."""
         order = [(self.seeds[0], 0)]
         if self.job.ragged and self.source != "records":
             self.ragged = ragged_map(self.cases[0][1], self.cases[0][2])
             order.append((self.seeds[0], "ragged"))
         order += [(self.seeds[0], i) for i in range(1, len(self.cases))]
+        once = self.one_seed_case()
         for seed in self.seeds[1:]:
-            order += [(seed, i) for i in range(len(self.cases))]
+            order += [(seed, i) for i in range(len(self.cases)) if i != once]
             if self.ragged is not None:
                 order.append((seed, "ragged"))
+        self.planned = len(order)
         limit = self.job.max_checks
         return order[:limit] if limit else order
+
+    def case_sizes(self) -> list[int]:
+        """Elements in each case's tensors."""
+        return [sum(t.numel() for _, t in flatten((a, k), [])) for _, a, k in self.cases]
+
+    def timed_case(self) -> int:
+        """The case the A/B timing runs on: the largest (ties: the first), the kernel's real size."""
+        sizes = self.case_sizes()
+        return max(range(len(sizes)), key=lambda i: (sizes[i], -i))
+
+    def one_seed_case(self) -> int | None:
+        """The case checked on the first seed only: the largest, where it has at least the job's
+        real size in elements and other seeds still have a check to run on."""
+        real = self.job.real_size if self.job.real_size is not None else REAL_SIZE
+        big = self.timed_case()
+        if self.case_sizes()[big] < real or (len(self.cases) == 1 and not (self.job.ragged and self.source != "records")):
+            return None
+        return big
 
     def reference(self, seed, case, check_no):
         """Run the original on this check's inputs (cached per worker process)."""
@@ -196,7 +185,7 @@ class Session:
 
     def smallest_case(self) -> int:
         """The case whose tensors hold the fewest elements (ties: the first)."""
-        sizes = [sum(t.numel() for _, t in flatten((a, k), [])) for _, a, k in self.cases]
+        sizes = self.case_sizes()
         return min(range(len(sizes)), key=lambda i: sizes[i])
 
     def value_ranges(self) -> list:
@@ -241,11 +230,12 @@ class Session:
                 continue
             a, k = clone_tree((args, kwargs))
             poison = [t for i, t in enumerate(arg_tensors(a, k)) if i in written]
-            ret, launches, ops = run_call(self.tracker, self.original, fn, a, k, poison, config_index=check_no)
+            ret, launches, ops = run_call(self.tracker, self.original, fn, a, k, poison, config_index=check_no,
+                                            phase="reference")
             oob = bool(self.tracker.violations)
             runs.append(outputs_of(ret, a, k))
         outs = runs[0]
-        masks, notes, writes, out_bytes, moving = [], [], [], 0, []
+        masks, counts, writes, out_bytes, moving = [], [], [], 0, []
         inputs_after = {"arg" + p: t for p, t in flatten(pristine, [])}
         for j, (name, a) in enumerate(runs[0]):
             b = runs[1][j][1] if len(runs) > 1 and j < len(runs[1]) else a
@@ -253,21 +243,16 @@ class Session:
             mask = None
             if a.shape == b.shape and a.dtype == b.dtype:
                 blank_a, blank_b = unwritten(a), unwritten(b)
-                blank = (blank_a | blank_b) if blank_a is not None else torch.zeros(a.shape, dtype=torch.bool)
+                blank = (blank_a | blank_b) if blank_a is not None else torch.zeros(a.shape, dtype=torch.bool,
+                                                                                      device=a.device)
                 agree = agreeing(a, b, self.original.uses_dot, rounding_moves=GPU)
                 if reuse:
                     earlier = self.unstable[case][j] if j < len(self.unstable[case]) else None
                     agree = ~earlier if earlier is not None and earlier.shape == a.shape else agree
                 moving.append(~agree)
                 mask = ~blank & agree
-                unstable, n_blank = int((~agree & ~blank).sum()), int(blank.sum())
-                if unstable:
-                    notes.append(("unstable", f"the original is not deterministic: {unstable} of {a.numel()} elements "
-                                  f"of the {where} differ between two runs; compared the {int(mask.sum())} "
-                                  "deterministic ones"))
-                if n_blank and n_blank < a.numel():
-                    notes.append(("unwritten", f"{where}: compared only the {a.numel() - n_blank} elements the "
-                                  f"original writes ({n_blank} left unwritten)"))
+                n_blank = int(blank.sum())
+                counts.append([where, a.numel(), n_blank, int((~agree & ~blank).sum())])
                 if finite_only:
                     mask &= torch.isfinite(a) if a.dtype.is_floating_point else True
                 before = inputs_after.get(name)
@@ -278,13 +263,85 @@ class Session:
                     out_bytes += (a.numel() - n_blank) * a.element_size()
             else:
                 moving.append(None)
+                counts.append(None)
             masks.append(mask)
         if not reuse and not finite_only:
             self.unstable[case] = moving
         run_diff = outputs_diff(runs[0], runs[1], self.original.uses_dot, masks) if GPU else 0.0
-        return {"fn": fn, "inputs": pristine, "outs": outs, "launches": launches, "ops": ops,
-                "written": written, "run_diff": run_diff, "shapes": describe_shapes(args, kwargs),
-                "masks": masks, "notes": notes, "writes": writes, "out_bytes": out_bytes, "oob": oob}
+        ref = {"fn": fn, "inputs": pristine, "outs": outs, "launches": launches, "ops": ops,
+               "written": written, "run_diff": run_diff, "shapes": describe_shapes(args, kwargs),
+               "masks": masks, "counts": counts, "writes": writes, "out_bytes": out_bytes, "oob": oob,
+               "case": case, "check_no": check_no, "extra_runs": 0, "finite_only": finite_only}
+        ref["notes"] = _notes(ref)
+        return ref
+
+    def widen(self, ref: dict) -> bool:
+        """The original is not deterministic and a comparison failed: run it once more on the same
+        inputs (up to WIDEN_RUNS times a reference) and leave out what moves this time too, since two
+        runs only show part of what a race can change. A deterministic original is never rerun, so
+        nothing is ever left out of a comparison with one. True: some element was left out."""
+        if ref["extra_runs"] >= WIDEN_RUNS or not any(c is not None and c[3] for c in ref["counts"]):
+            return False
+        ref["extra_runs"] += 1
+        a, k = clone_tree(ref["inputs"])
+        poison = [t for i, t in enumerate(arg_tensors(a, k)) if i in ref["written"]]
+        ret, _, _ = run_call(self.tracker, self.original, ref["fn"], a, k, poison, config_index=ref["check_no"],
+                             phase="reference")
+        left_out = False
+        for j, (_, x) in enumerate(outputs_of(ret, a, k)):
+            if j >= len(ref["masks"]) or ref["masks"][j] is None:
+                continue
+            r = ref["outs"][j][1]
+            if x.shape != r.shape or x.dtype != r.dtype:
+                continue
+            agree = agreeing(r, x, self.original.uses_dot, rounding_moves=GPU)
+            moved = ref["masks"][j] & ~agree
+            if bool(moved.any()):
+                left_out = True
+                ref["masks"][j] = ref["masks"][j] & agree
+                ref["counts"][j][3] += int(moved.sum())
+                earlier = self.unstable.get(ref["case"])
+                if not ref["finite_only"] and earlier and j < len(earlier) and earlier[j] is not None:
+                    earlier[j] = earlier[j] | moved
+        ref["notes"] = _notes(ref)
+        return left_out
+
+    def racy_masks(self, ref: dict, runs: list) -> tuple[list, int] | None:
+        """For a non-deterministic original, reran to WIDEN_RUNS, that a candidate's `runs` still
+        differ from: one control run of the original shows how many elements a further run still
+        moves. Where the candidate's runs differ on no more than twice that (+8, for the count's own
+        spread), those elements are left out of this comparison too: (masks, how many were). None:
+        the original is deterministic, or the candidate moves more than it does, or leaves NaN or
+        infinities where the original has a finite value."""
+        if not any(c is not None and c[3] for c in ref["counts"]):
+            return None
+        a, k = clone_tree(ref["inputs"])
+        poison = [t for i, t in enumerate(arg_tensors(a, k)) if i in ref["written"]]
+        ret, _, _ = run_call(self.tracker, self.original, ref["fn"], a, k, poison, config_index=ref["check_no"],
+                             phase="reference")
+        control = outputs_of(ret, a, k)
+        masks, left = list(ref["masks"]), 0
+        for j, mask in enumerate(masks):
+            counts = ref["counts"][j]
+            if mask is None or counts is None or not counts[3]:
+                continue
+            r = ref["outs"][j][1]
+            shown = [run[j][1] for run in [control, *runs] if j < len(run)]
+            if any(x.shape != r.shape or x.dtype != r.dtype for x in shown):
+                return None
+            if r.dtype.is_floating_point and any(bool((mask & torch.isfinite(r) & ~torch.isfinite(x)).any())
+                                                 for x in shown[1:]):
+                return None  # a race moves values; it does not leave an element unwritten
+            agree = [agreeing(r, x, self.original.uses_dot, rounding_moves=GPU) for x in shown]
+            fresh = int((mask & ~agree[0]).sum())
+            theirs = max(int((mask & ~ok).sum()) for ok in agree[1:])
+            if theirs > 2 * fresh + 8:
+                return None
+            for ok in agree:
+                mask = mask & ok
+            left += int(masks[j].sum()) - int(mask.sum())
+            masks[j] = mask
+        return masks, left
 
     @staticmethod
     def _poisoned_names(written: set, pristine) -> set:
@@ -308,7 +365,8 @@ class Session:
         try:
             a1, k1 = clone_tree((args, kwargs))
             before = [t.clone() for t in arg_tensors(a1, k1)]
-            ret1, _, _ = run_call(self.tracker, self.original, fn, a1, k1, config_index=check_no)
+            ret1, _, _ = run_call(self.tracker, self.original, fn, a1, k1, config_index=check_no,
+                                       phase="reference")
             probe = outputs_of(ret1, a1, k1)
             after = arg_tensors(a1, k1)
             changed = [i for i, (b, a) in enumerate(zip(before, after))
@@ -316,7 +374,8 @@ class Session:
             for i in changed:
                 a2, k2 = clone_tree((args, kwargs))
                 tensors = arg_tensors(a2, k2)
-                ret, _, _ = run_call(self.tracker, self.original, fn, a2, k2, [tensors[i]], config_index=check_no)
+                ret, _, _ = run_call(self.tracker, self.original, fn, a2, k2, [tensors[i]],
+                                          config_index=check_no, phase="reference")
                 if not any(t.dtype.is_floating_point and bool(torch.isnan(t).any())
                            for _, t in outputs_of(ret, a2, k2)):
                     found.add(i)

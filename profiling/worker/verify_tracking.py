@@ -13,6 +13,7 @@ if not torch.cuda.is_available():
 
 from triton.runtime import autotuner as _autotuner
 from triton.runtime import jit as _jit
+from verify_clock import CLOCK
 
 try:
     from triton.runtime.interpreter import InterpretedFunction as _Interpreted
@@ -91,6 +92,14 @@ class Tracker:
             cls.run = run
 
         wrap(_jit.JITFunction)
+        do_compile = getattr(_jit.JITFunction, "_do_compile", None)  # where a cache miss compiles
+        if do_compile is not None:
+            def timed_compile(*args, **kwargs):
+                with CLOCK.phase("compile"):
+                    return do_compile(*args, **kwargs)
+
+            self._saved.append((_jit.JITFunction, "_do_compile", do_compile))
+            _jit.JITFunction._do_compile = timed_compile
         if _Interpreted is not None:
             wrap(_Interpreted)
 

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The verifier at a kernel's real size: an fp32 elementwise kernel of our own on 2^27 elements
+(512 MiB a tensor), with a second, small case, and a trivially correct candidate (a bigger block),
+verified the way optimize verifies: the original checked first, then the candidate in the same
+worker, timed A/B on the largest case. Prints the worker's time by phase and the wall time, and
+writes bench/results/verify_real_size.json. The target: under 120 s in all.
+
+    python bench/verify_real_size.py            # on a GPU
+    python bench/verify_real_size.py --small    # 2^16 elements, anywhere (Triton's interpreter on a CPU)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUDGET_S = 120.0
+
+KERNEL = '''"""y = 2x + 1 over a flat fp32 tensor (bench/verify_real_size.py writes this file)."""
+import os
+
+import torch
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+if DEVICE == "cpu":
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def affine_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0 + 1.0, mask=mask)
+
+
+def affine(x: torch.Tensor) -> torch.Tensor:
+    y = torch.empty_like(x)
+    BLOCK = 1024
+    affine_kernel[(triton.cdiv(x.numel(), BLOCK),)](x, y, x.numel(), BLOCK=BLOCK)
+    return y
+
+
+def tritonlens_cases():
+    yield affine, (torch.randn(SMALL, device=DEVICE),)
+    yield affine, (torch.randn(REAL, device=DEVICE),)
+'''
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="2^16 elements (runs on a CPU, in the interpreter)")
+    parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = parser.parse_args()
+    sys.path.insert(0, HERE)
+    from optimize_gpu import (
+        _bootstrap,  # tritonlens from this checkout, installed or not
+    )
+
+    _bootstrap()
+    from tritonlens.rewrite.candidate import Candidate
+    from tritonlens.rewrite.verify import Verifier
+
+    real, small = (1 << 16, 1 << 10) if args.small else (1 << 27, 1 << 16)
+    text = KERNEL.replace("SMALL", str(small)).replace("REAL", str(real))
+    folder = tempfile.mkdtemp(prefix="tl_verify_real_size_")
+    path = os.path.join(folder, "affine.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    candidate = Candidate("bench", "BLOCK=2048", text.replace("BLOCK = 1024", "BLOCK = 2048"))
+    started = time.perf_counter()
+    with Verifier(path, text, timeout=600) as verifier:
+        if args.small:
+            verifier.real_size = real  # the interpreter's real size is a small one
+        verifier._run(verifier.job("check", []), fresh=False)  # as optimize does: the original first
+        checked_original = time.perf_counter() - started
+        verdict = verifier.verify([candidate], isolate=False)[0]
+        wall = time.perf_counter() - started
+        phases, line = dict(verifier.phases), verifier.time_line()
+    ev = verdict.evidence
+    timing = ev.get("timing") or {}
+    result = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "device": verifier.device, "mode": verifier.mode, "elements": real, "small_case": small,
+        "wall_s": round(wall, 2), "original_check_s": round(checked_original, 2), "budget_s": BUDGET_S,
+        "within_budget": wall <= BUDGET_S, "phases_s": {k: round(v, 3) for k, v in phases.items()},
+        "time_line": line, "accepted": verdict.accepted, "reason": verdict.reason, "speedup": verdict.speedup,
+        "checks": [(c["seed"], c["case"], c["shapes"], c["ok"]) for c in ev.get("checks", [])],
+        "planned": ev.get("planned"), "one_seed": ev.get("one_seed"),
+        "timing_rounds": timing.get("rounds"), "timing_stopped": timing.get("stopped"),
+        "timing_rep_ms": timing.get("rep_ms"),
+    }
+    print(f"{verifier.device} ({verifier.mode}): {real} elements, verified in {wall:.1f} s "
+          f"(budget {BUDGET_S:.0f} s: {'within' if wall <= BUDGET_S else 'OVER'})")
+    print(line)
+    print(f"verdict: {'accepted' if verdict.accepted else 'refused'}: {verdict.reason}")
+    if timing:
+        print(f"timing: {timing.get('rounds')} rounds of {timing.get('rep_ms')} ms a sample, stopped: {timing.get('stopped')}")
+    os.makedirs(args.out, exist_ok=True)
+    name = "verify_real_size_small.json" if args.small else "verify_real_size.json"
+    with open(os.path.join(args.out, name), "w", encoding="utf-8") as fh:
+        json.dump(result, fh, indent=2)
+        fh.write("\n")
+    return 0 if verdict.accepted else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
