@@ -25,6 +25,7 @@ from .edits import (
 if TYPE_CHECKING:
     from .propose_config import Plan
 
+
 class NotAutotunable(ValueError):
     """The configuration lives where an autotune list cannot take it over (no crash: no candidate)."""
 

@@ -267,7 +267,7 @@ def existing_configs(fn: ast.FunctionDef) -> list[dict] | None:
         if not (isinstance(el, ast.Call) and (dotted(el.func) or "").split(".")[-1] == "Config"):
             return None
         entry = {}
-        table = el.args[0] if el.args else None
+        table = el.args[0] if el.args else next((k.value for k in el.keywords if k.arg == "kwargs"), None)
         if isinstance(table, ast.Dict):
             entry.update({k.value: v.value for k, v in zip(table.keys, table.values)
                           if isinstance(k, ast.Constant) and _is_int(v)})
