@@ -5,6 +5,8 @@ A value reaches the launch keyword as
 - a literal (`BLOCK=64`), a local (`BLOCK = 64` above the launch), the wrapper's default parameter
   (`def fwd(x, BLOCK=1024)`), or a module constant: the literal itself is edited;
 - a `triton.Config` object (`**cfg.kwargs`, `num_warps=cfg.num_warps`): the Config's own entry;
+- nothing, the kernel's default (`BLOCK: tl.constexpr = 128`) or Triton's (num_warps): the launch
+  gets the keyword;
 - a computation (`BLOCK = min(triton.next_power_of_2(n), 4096)`) in a kernel that loops over the
   block: its literal cap is edited, an uncapped computation gets one (`min(..., 1024)`). In a
   kernel that takes the row in one block the computation is a correctness requirement, left alone.
@@ -228,6 +230,11 @@ def find_knobs(tree: ast.Module, fn: ast.FunctionDef, launches: list, consts: li
                 if option:
                     sites.append(Site("add", call=launch.call))
                     continue
+                default = _kernel_default(fn, name, launch.call)
+                if default is not None:  # the kernel's default: the launch can name another
+                    sites.append(Site("add", call=launch.call))
+                    current = default
+                    continue
                 reachable = False
                 break
             got = locate(expr, launch.function, tree, lines, launch.call.lineno, loops)
@@ -245,6 +252,17 @@ def find_knobs(tree: ast.Module, fn: ast.FunctionDef, launches: list, consts: li
             knobs[name] = Knob(name, {"num_warps": "warps", "num_stages": "stages"}.get(name, role(name)),
                                sites, current, capped, from_config)
     return knobs, list(dict.fromkeys(computed))
+
+
+def _kernel_default(fn: ast.FunctionDef, name: str, call: ast.Call) -> int | None:
+    """The int default of kernel parameter `name`, where `call` does not pass it by position."""
+    params = [a.arg for a in fn.args.args]
+    first_default = len(params) - len(fn.args.defaults)
+    at = params.index(name) if name in params else -1
+    if at < first_default or len(call.args) > at:
+        return None
+    default = fn.args.defaults[at - first_default]
+    return default.value if _is_int(default) else None
 
 
 def autotune_decorator(fn: ast.FunctionDef) -> ast.Call | None:

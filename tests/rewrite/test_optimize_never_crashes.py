@@ -218,6 +218,18 @@ def test_a_block_size_given_as_the_wrappers_default_is_reached(tmp_path):
     assert "def scale(x, BLOCK_SIZE=1024):" in literal.source, literal.source
 
 
+def test_a_block_size_left_to_the_kernels_default_is_given_at_the_launch(tmp_path):
+    kernel = SCALE_KERNEL.replace("BLOCK: tl.constexpr)", "BLOCK: tl.constexpr = 32)")
+    text = _launch('''def scale(x):
+    out = torch.empty_like(x)
+    scale_kernel[(triton.cdiv(x.numel(), 32),)](x, out, x.numel())
+    return out
+''', kernel)
+    cands = _proposals(tmp_path, text)
+    literal = next(c for t, c in cands.items() if t.startswith("config "))
+    assert "(x, out, x.numel(), BLOCK=1024, num_warps=4)" in literal.source, literal.source
+
+
 def test_a_module_constant_is_reached(tmp_path):
     text = _launch('''BLOCK_CONSTANT = 32
 
