@@ -8,7 +8,9 @@ the verifier (they change indexing, so only a run proves them):
 - TL006 int64 offsets: `pid = tl.program_id(0)` becomes `tl.program_id(0).to(tl.int64)`, so
   `pid * stride` cannot overflow int32;
 - TL012 persistent grid for a one-address atomic reduction, and one pass over a row that fits in
-  a block (rewrite/propose_structural.py: they change the launch too).
+  a block (rewrite/propose_structural.py: they change the launch too);
+- one online pass for a row's max and sum of exponentials (rewrite/propose_online_pass.py), and more
+  rows per program for one-program-per-row kernels (rewrite/propose_rows.py).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from .edits import (
     tl_calls,
 )
 from .proposal_guard import failed
+from .propose_online_pass import online_max_sum
+from .propose_rows import rows_per_program
 from .propose_structural import persistent_atomic_reduction, row_in_one_block
 
 GROUP_DEFAULT = 8
@@ -63,7 +67,7 @@ def propose(ctx: ProposalContext) -> list[Candidate]:
     names = [k.name for k in kernels(tree)] if ctx.kernel is None else [ctx.kernel]
     for name in names:
         for make in (grouped_ordering, hoist_invariant_loads, int64_program_ids, persistent_atomic_reduction,
-                     row_in_one_block):
+                     row_in_one_block, online_max_sum, rows_per_program):
             try:
                 add(make(ctx.text, name, ctx.codes_for(name)))
             except (SyntaxError, ValueError):
