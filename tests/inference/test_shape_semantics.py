@@ -184,7 +184,7 @@ def test_conflicts_name_the_dimensions():
     *_, shapes = _table(body, LAUNCH)
     problems = {p.kind: p.message for p in shapes.per_config[0].problems.values()}
     assert problems["dot_inner"] == "tl.dot of [32, 16] by [32, 64]: inner dimensions 16 vs 32"
-    assert problems["broadcast"] == "`+` of [32] and [64] blocks: dimension 0 is 32 vs 64"
+    assert problems["broadcast"] == "'+' of [32] and [64] blocks: dimension 0 is 32 vs 64"
     # Symbolic BM and BN could be equal; the literal inner dimensions cannot.
     assert {p.kind for p in shapes.symbolic.problems.values()} == {"dot_inner"}
 
