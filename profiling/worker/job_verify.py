@@ -98,7 +98,6 @@ def _run_check(session: Session, side: Side, fn, ref: dict, check: dict, check_n
     masks = ref["masks"]
     worst = _compare_outputs(session, ref, outs, uses_dot, tols, masks)
     while not worst["ok"] and session.widen(ref):  # a racy original: what else its races move
-        masks = ref["masks"]
         worst = _compare_outputs(session, ref, outs, uses_dot, tols, masks)
     if not worst["ok"]:
         masks = _racy(session, ref, runs, check, ev) or masks
@@ -115,18 +114,16 @@ def _run_check(session: Session, side: Side, fn, ref: dict, check: dict, check_n
     check["ok"] = bool(worst["ok"])
     check["reason"] = worst.get("reason")
     if check["ok"] and len(runs) > 1:
-        diff = outputs_diff(runs[0], runs[1], side.uses_dot, masks)
-        while diff > max(check["tol"] or 0, 4 * ref["run_diff"], 1e-7) and masks is ref["masks"] \
-                and session.widen(ref):  # it may move where the original does
-            masks = ref["masks"]
-            diff = outputs_diff(runs[0], runs[1], side.uses_dot, masks)
-        if diff > max(check["tol"] or 0, 4 * ref["run_diff"], 1e-7) and masks is ref["masks"]:
-            masks = _racy(session, ref, runs, check, ev) or masks
-            diff = outputs_diff(runs[0], runs[1], side.uses_dot, masks)
-        check["run_diff"] = diff
         # float atomics move the last digits between runs: within the comparison's own tolerance that
         # is rounding, not a race (a race moves whole values)
         allowed = max(check["tol"] or 0, 4 * ref["run_diff"], 1e-7)
+        diff = outputs_diff(runs[0], runs[1], side.uses_dot, masks)
+        while diff > allowed and masks is ref["masks"] and session.widen(ref):  # where the original moves too?
+            diff = outputs_diff(runs[0], runs[1], side.uses_dot, masks)
+        if diff > allowed and masks is ref["masks"]:
+            masks = _racy(session, ref, runs, check, ev) or masks
+            diff = outputs_diff(runs[0], runs[1], side.uses_dot, masks)
+        check["run_diff"] = diff
         if diff > allowed:
             check["ok"] = False
             check["reason"] = (f"unstable: two runs on the same inputs differ by {diff:.3g} "

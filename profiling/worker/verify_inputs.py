@@ -146,7 +146,7 @@ def describe_shapes(args, kwargs) -> str:
 # -- comparing ---------------------------------------------------------------------------------
 # Comparisons run where the tensors are, a slice at a time: a GPU output of 2^27 elements is never
 # copied to the host, and the float64 working copies stay at a few slices' size.
-CHUNK = 1 << 24
+CHUNK = 1 << 22
 
 
 def tolerance(dtype: torch.dtype, uses_dot: bool) -> tuple[float, float]:
