@@ -35,7 +35,7 @@ def check(name: str, orig, hand, case) -> dict:
     """Errors of the original against torch and of each variant against the original, on `case`."""
     fn, args = case[0], case[1]
     out = fn(*args)
-    result = {"vs_reference": rw.max_error(orig.reference(*args), out), "variants": {}}
+    result = {"vs_reference": rw.vs_reference(orig, args, out), "variants": {}}
     wrapper = getattr(hand, fn.__name__)
     for vname, kw in hand.VARIANTS.items():
         try:

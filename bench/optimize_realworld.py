@@ -65,7 +65,7 @@ def compare_full(name: str, orig, best_mod) -> dict:
     real-size input (every element)."""
     fn, args = rw.cases(orig)[0][:2]
     out = fn(*args)
-    res = {"orig_vs_torch": rw.max_error(orig.reference(*args), out)}
+    res = {"orig_vs_torch": rw.vs_reference(orig, args, out)}
     if best_mod is not None:
         res["best_vs_orig"] = rw.max_error(out, getattr(best_mod, fn.__name__)(*args))
         res["wrong_accept"] = not res["best_vs_orig"] <= rw.tolerance(orig)
@@ -212,7 +212,7 @@ def cpu_smoke(opts) -> int:
         errs = []
         for fn, args, *_ in rw.cases(orig):
             out = fn(*args)
-            errs.append(rw.max_error(orig.reference(*args), out))
+            errs.append(rw.vs_reference(orig, args, out))
             if best_mod is not None:
                 errs.append(rw.max_error(out, getattr(best_mod, fn.__name__)(*args)))
         wrong = max(errs) > rw.tolerance(orig)

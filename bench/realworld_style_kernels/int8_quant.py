@@ -16,6 +16,9 @@ import triton
 import triton.language as tl
 
 BOUND = "memory"
+# on the H100 the original's q differed from torch's somewhere (the check is all or nothing): a
+# quotient next to .5 rounds either way when the two divisions round differently
+REFERENCE_INT_SLACK = 1
 
 
 @triton.jit
