@@ -207,7 +207,7 @@ def check_candidate(session: Session, cand, quick: bool = False) -> dict:
         if case == timed and ev["out_bytes"] is None:
             ev["out_bytes"] = ref["out_bytes"]
         if case == once and once is not None:
-            ev["one_seed"] = ref["shapes"]
+            ev["one_seed"] = ref["shapes"] + (" and its ragged shape" if session.ragged_once() else "")
     if ok and not quick and ev["checks"]:
         for rng in session.value_ranges():
             ref = session.range_reference(rng)

@@ -145,7 +145,7 @@ class Session:
         once = self.one_seed_case()
         for seed in self.seeds[1:]:
             order += [(seed, i) for i in range(len(self.cases)) if i != once]
-            if self.ragged is not None:
+            if self.ragged is not None and not self.ragged_once():
                 order.append((seed, "ragged"))
         self.planned = len(order)
         limit = self.job.max_checks
@@ -168,6 +168,11 @@ class Session:
         if self.case_sizes()[big] < real or (len(self.cases) == 1 and not (self.job.ragged and self.source != "records")):
             return None
         return big
+
+    def ragged_once(self) -> bool:
+        """Is the ragged shape checked on the first seed only? Where it scales a real-size case 0
+        and smaller cases are left for the other seeds."""
+        return self.one_seed_case() == 0 and len(self.cases) > 1
 
     def reference(self, seed, case, check_no):
         """Run the original on this check's inputs (cached per worker process)."""

@@ -43,6 +43,21 @@ def test_the_real_size_case_is_checked_on_one_seed_and_the_smaller_ones_on_all()
     assert phases["timing"] == 0.0 and phases["compile"] == 0.0  # the interpreter neither times nor compiles
 
 
+def test_a_real_size_first_case_takes_its_ragged_shape_to_one_seed_too(tmp_path):
+    small = "    yield triple, (torch.randn(200, generator=gen).to(DEVICE),)\n"
+    text = (FIXTURES / "two_sizes.py").read_text()
+    assert small in text
+    text = text.replace(small, "") + small  # the 3000-element case first: the ragged shape scales it
+    path = tmp_path / "two_sizes.py"
+    path.write_text(text)
+    with Verifier(str(path), text, timeout=300) as verifier:
+        verifier.real_size = 1000
+        (good,) = verifier.verify(_cands(text, {"bigger block": ("BLOCK = 128", "BLOCK = 256")}), isolate=False)
+    ran = [(c["seed"], c["case"]) for c in good.evidence["checks"] if c["range"] is None]
+    assert ran == [(0, 0), (0, "ragged"), (0, 1), (1, 1), (2, 1)], ran
+    assert good.accepted and "(the largest, 3000 and its ragged shape, on one seed)" in good.reason, good.reason
+
+
 def test_phase_line_names_phases_in_order_and_leaves_out_empty_ones():
     line = phase_line({"inputs": 3.04, "reference": 10.2, "candidate": 20.0, "compare": 0.01, "timing": 40.4,
                        "compile": 12.0, "other": 1.5, "total": 87.1})
