@@ -28,7 +28,8 @@ from .static_check import screen
 
 MIN_SPEEDUP = 1.05
 SUSPICIOUS_SPEEDUP = 10.0
-DEFAULT_TIMING = {"rounds": 7, "rep_ms": 40}
+# rounds: the least; max_rounds and budget_s bound the rounds added until the ratio's interval is narrow
+DEFAULT_TIMING = {"rounds": 7, "rep_ms": 40, "max_rounds": 41, "budget_s": 12}
 
 
 class VerifyError(Exception):

@@ -226,9 +226,8 @@ def _compare(ref, out, uses_dot, mask, tols, chunk) -> dict:
         ref_sq += (rr * rr).sum()
         diff_sq += (d * d).sum()
         size = d.abs()
-        at = size.argmax()
-        peaks.append(size[at])
-        where.append((n_finite.clone(), at))  # the flat index is counted only for a refusal
+        peaks.append(size.max())
+        where.append((n_finite.clone(), size.argmax()))  # the flat index is counted only for a refusal
         n_finite += used.sum()
     n, bad_nan = int(count), int(out_nan)
     if bad_nan:

@@ -24,7 +24,7 @@ SHORT_MS = 0.1  # a kernel this short is timed with more calls per sample: launc
 
 
 def time_ab(session: Session, side: Side, rounds: int, rep_ms: float, max_rounds: int = 41,
-            budget_s: float = 20.0) -> dict:
+            budget_s: float = 12.0) -> dict:
     """Interleaved A/B on the largest case: original, candidate, original, candidate, ... on the
     same inputs, `rounds` at least, then more until the ratio's interval is narrow
     (timing.rounds_enough), `max_rounds` or `budget_s` is reached."""
@@ -73,5 +73,5 @@ def time_candidate(session: Session, side: Side, job, action: str, timing: dict 
         return {"cand_ms": [float(timer(fn_b, a, k, rep))]}
     if timing:
         return time_ab(session, side, int(timing.get("rounds", 7)), float(timing.get("rep_ms", 40)),
-                       int(timing.get("max_rounds", 41)), float(timing.get("budget_s", 20.0)))
+                       int(timing.get("max_rounds", 41)), float(timing.get("budget_s", 12.0)))
     return None
