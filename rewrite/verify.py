@@ -169,7 +169,7 @@ PHASE_WORDS = (("compile", "compile"), ("inputs", "inputs"), ("reference", "orig
 def phase_line(phases: dict) -> str:
     """"time: 84 s in the worker: compile 12 s, inputs 3 s, …" from a verify result's phases
     (messages.PhaseTimes as JSON, or their sums); phases under 0.05 s are left out."""
-    secs = lambda x: f"{x:.0f} s" if x >= 10 else f"{x:.1f} s"  # noqa: E731
+    secs = lambda x: f"{x:.0f} s" if x >= 10 else f"{x:.1f} s"
     parts = [f"{word} {secs(phases[key])}" for key, word in PHASE_WORDS if phases.get(key, 0.0) >= 0.05]
     return f"time: {secs(phases.get('total', 0.0))} in the worker" + (": " + ", ".join(parts) if parts else "")
 
