@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -91,12 +92,23 @@ def format_text(report: ProfileReport) -> str:
     return "\n".join(lines)
 
 
+def harness_path(spec: str | None) -> str | None:
+    """FILE.py::FUNC with FILE made absolute against the caller's folder: the worker that loads it
+    runs in a folder of its own."""
+    if not spec:
+        return spec
+    hfile, sep, func = spec.rpartition("::")
+    if not sep or not hfile:
+        return spec  # the worker says what is wrong with it
+    return f"{os.path.abspath(os.path.expanduser(hfile))}::{func}"
+
+
 def run_profile(args: argparse.Namespace) -> int:
     from tritonlens.profiling.api import ProfileError, profile_file
 
     try:
         result = profile_file(args.file, kernel=args.kernel, backend=args.backend, ncu=args.ncu,
-                              python=args.python, harness=args.harness, timeout=args.timeout)
+                              python=args.python, harness=harness_path(args.harness), timeout=args.timeout)
     except ProfileError as exc:
         print(f"tritonlens profile: {exc}", file=sys.stderr)
         return 2

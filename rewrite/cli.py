@@ -47,6 +47,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from tritonlens.profiling.cli import harness_path
+
     from .api import OptimizeError, optimize_file
 
     proposers = [x.strip() for x in args.proposers.split(",") if x.strip()]
@@ -90,17 +92,6 @@ def run(args) -> int:
     else:
         print(render_text(result, applied))
     return 0
-
-
-def harness_path(spec: str | None) -> str | None:
-    """FILE.py::FUNC with FILE made absolute against the caller's folder: the worker that loads it
-    runs in a folder of its own."""
-    if not spec:
-        return spec
-    hfile, sep, func = spec.rpartition("::")
-    if not sep or not hfile:
-        return spec  # the worker says what is wrong with it
-    return f"{os.path.abspath(os.path.expanduser(hfile))}::{func}"
 
 
 def render_text(result: OptimizeReport, applied: bool = False) -> str:

@@ -69,6 +69,28 @@ def test_a_relative_harness_path_is_the_callers(tmp_path, monkeypatch, capsys):
     assert literal["accepted"], literal["reason"]
 
 
+
+def test_profile_takes_a_relative_harness_path_too(tmp_path, monkeypatch, capsys):
+    """`tritonlens profile --harness` takes a relative path against the caller's folder, with the one resolver
+    optimize uses: the harness's own case (100 elements: 4 programs of 32) is what ran."""
+    (tmp_path / "triple.py").write_text(KERNEL, encoding="utf-8")
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "cases.py").write_text(textwrap.dedent('''
+        import torch
+        import triple
+
+        def cases():
+            yield triple.triple, (torch.randn(100),)
+    '''), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    status = main(["profile", "triple.py", "--harness", os.path.join("bench", "cases.py") + "::cases",
+                   "--format", "json"])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    report = json.loads(out.out)
+    assert report["source"] == "harness"
+    assert [(k["name"], k["launches"][0]["grid"]) for k in report["kernels"]] == [("triple_kernel", [4, 1, 1])]
+
 def test_a_test_call_at_the_top_level_is_not_run_by_the_verifier(tmp_path):
     """Reproduces the import failure of a kernel file that calls its own test at the top level (here
     one that needs a GPU): importing the file to verify it ran the test."""
