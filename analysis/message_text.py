@@ -3,6 +3,8 @@ under findings.MESSAGE_LIMIT."""
 
 from __future__ import annotations
 
+import re
+
 from .findings import MESSAGE_LIMIT
 
 CODE_WIDTH = 32  # characters of quoted code: an expression of real code can be a line long
@@ -39,3 +41,9 @@ def fit(message: str, *details: str, limit: int = MESSAGE_LIMIT) -> str:
 def shortest_needed(*candidates: str, limit: int = MESSAGE_LIMIT) -> str:
     """The first of `candidates` (fullest first) within `limit`, else the last."""
     return next((c for c in candidates if len(c) <= limit), candidates[-1])
+
+
+def plain_quotes(markdown: str) -> str:
+    """Markdown's `code` spans as 'code': for text an editor shows as is (a diagnostic's related
+    locations), where backticks would show literally."""
+    return re.sub(r"`([^`\n]*)`", r"'\1'", markdown)

@@ -15,6 +15,7 @@ from importlib.resources import files
 
 from lsprotocol import types
 from tritonlens.analysis.findings import Finding, Severity
+from tritonlens.analysis.message_text import plain_quotes
 from tritonlens.analysis.relocate import moved, shift_map
 
 from .capabilities import ClientSupport
@@ -68,7 +69,7 @@ def to_diagnostic(finding: Finding, snap: Snapshot, support: ClientSupport = Cli
     if finding.related and support.related_information:
         related = [
             types.DiagnosticRelatedInformation(
-                location=types.Location(uri=snap.uri, range=snap.range(r.range)), message=r.message
+                location=types.Location(uri=snap.uri, range=snap.range(r.range)), message=plain_quotes(r.message)
             )
             for r in finding.related
         ]

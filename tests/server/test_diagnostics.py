@@ -55,6 +55,7 @@ async def test_diagnostics_on_open(client, tmp_path):
     rel = d.related_information[0]
     assert rel.location.uri == doc.uri
     assert rel.location.range.start.line == doc.text.split("\n").index("    BLOCK = 100")
+    assert "'BLOCK = 100'" in rel.message and "`" not in rel.message  # shown as is: no markdown
     # data carries the quick fix, already in client units for this version
     assert d.data["fix"]["edits"][0]["newText"] == "128"
 
