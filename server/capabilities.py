@@ -43,6 +43,9 @@ class ClientSupport:
     hierarchical_symbols: bool = False
     configuration: bool = False
     configuration_registration: bool = False
+    # The client shows profile and optimize results itself (the VS Code extension, with buttons that
+    # open the report or preview the rewrite); other clients hear them in window/showMessage.
+    shows_command_results: bool = False
 
     @classmethod
     def of(cls, caps: types.ClientCapabilities | None) -> ClientSupport:
@@ -80,4 +83,11 @@ class ClientSupport:
             configuration=bool(ws.configuration),
             configuration_registration=bool(ws.did_change_configuration
                                             and ws.did_change_configuration.dynamic_registration),
+            shows_command_results=_experimental(caps, "showsCommandResults") is True,
         )
+
+
+def _experimental(caps: types.ClientCapabilities, key: str):
+    """A flag of `experimental.tritonlens`, which only this project's own clients send."""
+    ours = caps.experimental.get("tritonlens") if isinstance(caps.experimental, dict) else None
+    return ours.get(key) if isinstance(ours, dict) else None

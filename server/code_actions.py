@@ -15,6 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from tritonlens.analysis.findings import Applicability, Finding
 from tritonlens.analysis.suppress import ignore_comment_edit
 
+from . import kernel_results
 from .command_ids import APPLY_EDIT
 from .diagnostics import SOURCE, shown_findings, to_diagnostic
 from .documents import Snapshot, snapshot_of
@@ -115,7 +116,7 @@ def rewrite_edits(snap: Snapshot, new_text: str) -> list[types.TextEdit]:
 
 
 def _rewrites(ls, snap: Snapshot, module, rng: types.Range | None):
-    """(kernel, index, candidate) for verified rewrites of kernels in `rng`, still valid for this text."""
+    """(kernel, index, candidate) for the proven rewrite of each kernel in `rng`, still valid for this text."""
     if module is None:
         return
     lo, hi = (rng.start.line, rng.end.line) if rng is not None else (0, len(snap.lines))
@@ -125,8 +126,9 @@ def _rewrites(ls, snap: Snapshot, module, rng: types.Range | None):
         outcome = ls.measurements.optimized(snap.uri, k.name)
         if outcome is None or outcome.text != snap.text:
             continue
-        for i, cand in enumerate(outcome.accepted()):
-            yield k, i, cand
+        best = outcome.offered()
+        if best is not None:
+            yield k, 0, best
 
 
 def _match(diag: types.Diagnostic, findings: list[Finding], snap: Snapshot) -> Finding | None:
@@ -223,7 +225,7 @@ def register(ls) -> None:
                         RuleIgnore(uri, version, f.code, ours.range, f.message), ours), ours)
         if kind_wanted(QUICKFIX, only):
             for k, i, cand in _rewrites(ls, snap, getattr(result, "module", None), params.range):
-                title = cand.quick_fix_title or f"tritonlens: {cand.title}"
+                title = kernel_results.rewrite_title(cand)
                 # The verdict and its evidence travel with the action (a client shows them before the
                 # edit is applied); the rewritten source does not: the edit carries it.
                 out.append(action(title, QUICKFIX, snap, lambda c=cand: rewrite_edits(snap, c.source),

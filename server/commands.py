@@ -11,13 +11,12 @@ import logging
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from . import hover, show_ir, worker_jobs
+from . import engines, hover, kernel_results, show_ir, worker_jobs
 from .command_ids import OPTIMIZE, PROFILE, REPORT, SHOW_IR
 from .engines import EngineUnavailable
 from .progress import Cancelled
 
 log = logging.getLogger(__name__)
-
 
 
 def _uri_kernel(command: str, args: tuple, extra: int = 0) -> tuple:
@@ -34,26 +33,46 @@ def unavailable(ls, exc: Exception) -> dict:
     return {"ok": False, "error": str(exc)}
 
 
+def announce(ls, verb: str, kernel: str | None, summary: str, result: dict) -> dict:
+    """The result with its summary and the notice the editor shows: the VS Code extension shows it
+    with its buttons; any other client hears it here, in the same words."""
+    message = kernel_results.notice(verb, kernel, summary)
+    if not ls.client_support.shows_command_results:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
+    return {**result, "summary": summary, "message": message}
+
+
 def register(ls) -> None:
     @ls.command(PROFILE)
     async def profile(*args):
         uri, kernel = _uri_kernel(PROFILE, args)
         try:
-            return await worker_jobs.profile(ls, uri, kernel)
+            result = await worker_jobs.profile(ls, uri, kernel)
         except EngineUnavailable as exc:
             return unavailable(ls, exc)
         except Cancelled as exc:
             return {"ok": False, "cancelled": True, "error": str(exc)}
+        if not result["ok"]:
+            return result  # the failure was shown where it was found
+        from tritonlens.profiling.worker.reports import ProfileReport
+
+        report = ProfileReport.from_json(result["report"])
+        return announce(ls, "profile", kernel,
+                        kernel_results.profile_summary(ls.measurements, uri, report, kernel), result)
 
     @ls.command(OPTIMIZE)
     async def optimize(*args):
         uri, kernel = _uri_kernel(OPTIMIZE, args)
         try:
-            return await worker_jobs.optimize(ls, uri, kernel)
+            result = await worker_jobs.optimize(ls, uri, kernel)
         except EngineUnavailable as exc:
             return unavailable(ls, exc)
         except Cancelled as exc:
             return {"ok": False, "cancelled": True, "error": str(exc)}
+        from tritonlens.profiling.worker.reports import OptimizeReport
+
+        report = OptimizeReport.from_json(result["report"])
+        return announce(ls, "optimize", kernel, engines.rewrite().summary(report), result)
 
     @ls.command(REPORT)
     async def report(*args):

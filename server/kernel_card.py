@@ -141,8 +141,10 @@ def _results_line(ctx, k, w: Writer) -> str | None:
         parts.append(f"Latest run: {w.text(kernel_results.summary(m))}{stale}")
     opt = ctx.measurements.optimized(ctx.uri, k.name)
     if opt is not None:
-        accepted = sum(1 for c in opt.report.candidates if c.accepted)
-        parts.append(f"Optimization: {accepted} accepted, {len(opt.report.candidates) - accepted} refused")
+        # loaded with the optimize that made `opt`
+        from tritonlens.rewrite.api import summary
+
+        parts.append(f"Optimization: {w.text(summary(opt.report))}")
     return " · ".join(parts) or None
 
 

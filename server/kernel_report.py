@@ -51,9 +51,13 @@ def configurations_table(k) -> str:
 def optimize_section(report: OptimizeReport) -> str:
     refused = [c for c in report.candidates if not c.accepted]
     accepted = [c for c in report.candidates if c.accepted]
-    lines = [f"**Optimization** ({report.mode or 'unknown'} mode): {len(accepted)} accepted, {len(refused)} refused"]
+    from tritonlens.rewrite.api import proven, summary
+
+    lines = [f"**Optimization** ({report.mode or 'unknown'} mode): {escape(summary(report))}"]
     for c in accepted[:3]:
-        lines.append(f"- offered as a quick fix: {escape(c.quick_fix_title or c.title)}")
+        offered = proven(c) and (c.title, c.source) == (report.best.title, report.best.source)
+        lines.append(f"- {'offered as a quick fix' if offered else 'correct, not offered'}: {escape(c.title)}"
+                     + (f" ({c.speedup:.3g}x faster)" if offered else ""))
     if report.refusals:
         lines.append(f"- {escape(report.refusals)}")
     else:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the reports arrive with the engines, which load on first us
         CandidateReport,
         KernelProfile,
         OptimizeReport,
+        ProfileReport,
     )
 
 
@@ -45,9 +46,13 @@ class OptimizeOutcome:
     text: str = ""  # the document text the candidates were verified against
     when: float = field(default_factory=time.time)
 
-    def accepted(self) -> list[CandidateReport]:
-        return [c for c in self.report.candidates
-                if c.accepted and c.source and c.kernel in (None, self.kernel)]
+    def offered(self) -> CandidateReport | None:
+        """The one rewrite offered as a quick fix: the best, when it was timed and proven faster.
+        A rewrite that is only correct (no GPU timed it) is reported, never offered."""
+        from tritonlens.rewrite.api import proven
+
+        best = self.report.best
+        return best if proven(best) and best.source and best.kernel in (None, self.kernel) else None
 
 
 class KernelResultStore:
@@ -117,6 +122,27 @@ def summary(m: Measurement) -> str:
     if bound:
         parts.append(f"{bound}-bound")
     return " · ".join(parts)
+
+
+def rewrite_title(c: CandidateReport) -> str:
+    """The quick fix of a proven rewrite: short, its evidence is in the preview."""
+    return f"Apply verified rewrite: {c.speedup:.3g}x faster"
+
+
+def notice(verb: str, kernel: str | None, summary_text: str) -> str:
+    """What the editor says when profile or optimize ends, whichever way it was started."""
+    return f"tritonlens {verb} {kernel or 'all kernels'}: {summary_text}"
+
+
+def profile_summary(store: KernelResultStore, uri: str, report: ProfileReport, kernel: str | None) -> str:
+    """The profiled kernel's lens line; every kernel's, named, when the whole file ran."""
+    names = [kernel] if kernel else [k.name for k in report.kernels]
+    parts = []
+    for name in names:
+        m = store.latest(uri, name) if report.kernel(name) is not None else None
+        text = summary(m) if m is not None else "no launch of this kernel was seen"
+        parts.append(text if kernel else f"{name}: {text}")
+    return "; ".join(parts) or "no kernel launched"
 
 
 def diagnostic_message(m: Measurement) -> str | None:
