@@ -2,9 +2,9 @@
 import * as vscode from 'vscode';
 import type * as lsp from 'vscode-languageclient/node';
 import { findKernels, kernelAtLine } from './kernels';
-import { deviceOf, failureOf, readIr, summarize } from './results';
+import { deviceOf, failureOf, noticeOf, readIr } from './results';
 import { applyTextEdits, readRewriteData, RewritePreview, TextEditLike } from './rewriteData';
-import { API_KEY_SECRET, ServerController, UNTRUSTED_MESSAGE } from './server';
+import { API_KEY_SECRET, ServerController, SHOW_REPORT_COMMAND, UNTRUSTED_MESSAGE } from './server';
 import { VirtualDocuments } from './virtualDocs';
 
 export const IR_STAGES = ['ttir', 'ttgir', 'llir', 'ptx', 'sass'];
@@ -70,7 +70,7 @@ export class Commands {
     return [
       reg('tritonlens.profileKernel', (uri?: unknown, kernel?: unknown) => this.runKernelCommand('profile', uri, kernel)),
       reg('tritonlens.optimizeKernel', (uri?: unknown, kernel?: unknown) => this.runKernelCommand('optimize', uri, kernel)),
-      reg('tritonlens.showReport', (uri?: unknown) => this.showReport(uri)),
+      reg(SHOW_REPORT_COMMAND, (uri?: unknown, kernel?: unknown) => this.showReport(uri, kernel)),
       reg('tritonlens.showIr', (uri?: unknown, kernel?: unknown, stage?: unknown, line?: unknown) => this.showIr(uri, kernel, stage, line)),
       reg('tritonlens.previewRewrite', (arg?: unknown) => this.previewRewrite(arg)),
       reg('tritonlens.openRuleDoc', (arg?: unknown) => this.openRuleDoc(arg)),
@@ -81,7 +81,11 @@ export class Commands {
     ];
   }
 
-  /** Profile or optimize: returns the server's result (also for tests) and shows a notification. */
+  /**
+   * Profile or optimize, from the palette, the context menu or a lens alike: returns the server's
+   * result (also for tests) and shows its notice. After optimize, the proven rewrite the server
+   * offers (one at most) gets 'Preview best' and 'Apply'; otherwise 'Show report'.
+   */
   async runKernelCommand(verb: 'profile' | 'optimize', uriArg?: unknown, kernelArg?: unknown): Promise<unknown> {
     if (!this.server.trusted) {
       void vscode.window.showWarningMessage(UNTRUSTED_MESSAGE, 'Manage Workspace Trust').then(pick => {
@@ -105,10 +109,16 @@ export class Commands {
         this.server.output.appendLine(`[client] ${verb} ${target.kernel}: ${failure}`);
         return result;
       }
-      void vscode.window.showInformationMessage(`tritonlens ${verb} ${target.kernel}: ${summarize(result)}`, 'Show report').then(pick => {
-        if (pick) void this.showReport(target.uri.toString());
+      const best = verb === 'optimize' ? await this.bestRewrite(target) : undefined;
+      const notice = noticeOf(verb, target.kernel, result);
+      const buttons = best ? ['Preview best', 'Apply'] : ['Show report'];
+      void vscode.window.showInformationMessage(notice, ...buttons).then(pick => {
+        if (pick === 'Show report') void this.showReport(target.uri.toString(), target.kernel);
+        else if (pick === 'Preview best' && best) void this.previewRewrite(this.server.rememberRewrite({ uri: target.uri.toString(), action: best }));
+        else if (pick === 'Apply' && best) void this.applyRewrite(best);
       });
-      return result;
+      if (!result || typeof result !== 'object') return result;
+      return verb === 'optimize' ? { ...result, notice, bestRewrite: best?.title ?? null } : { ...result, notice };
     } catch (e) {
       const message = errorText(e);
       void vscode.window.showErrorMessage(`tritonlens ${verb} ${target.kernel}: ${message}`, 'Show log').then(pick => {
@@ -118,8 +128,37 @@ export class Commands {
     }
   }
 
-  /** The last profile/optimize report in a webview (markdown rendered by VS Code's own renderer). */
-  async showReport(uriArg?: unknown): Promise<{ markdown: string } | { error: string }> {
+  /** The rewrite quick fix the server offers for the kernel after Optimize: its proven best, if any. */
+  private async bestRewrite(target: KernelTarget): Promise<lsp.CodeAction | undefined> {
+    try {
+      const document = await vscode.workspace.openTextDocument(target.uri);
+      const all = await this.server.codeActionsAt(document, new vscode.Range(0, 0, document.lineCount, 0));
+      return all.find(a => readRewriteData(a.data)?.kernel === target.kernel);
+    } catch (e) {
+      this.server.output.appendLine(`[client] the rewrite of ${target.kernel}: ${errorText(e)}`);
+      return undefined;
+    }
+  }
+
+  /** Applies a rewrite quick fix as the server resolves it (refused once the file has changed). */
+  async applyRewrite(action: lsp.CodeAction): Promise<boolean> {
+    try {
+      const resolved = await this.server.resolveAction(action);
+      if (!resolved.edit) throw new Error(`"${resolved.title}" carries no edit`);
+      const edit = await this.server.client!.protocol2CodeConverter.asWorkspaceEdit(resolved.edit);
+      if (await vscode.workspace.applyEdit(edit)) return true;
+      throw new Error('the editor refused the edit');
+    } catch (e) {
+      void vscode.window.showErrorMessage(`tritonlens: the rewrite was not applied (${errorText(e)}); optimize again.`);
+      return false;
+    }
+  }
+
+  /**
+   * A report in a webview (markdown rendered by VS Code's own renderer): with a kernel (the hover's
+   * "Full report" link, the notice's 'Show report'), that kernel's full report, then the last run's.
+   */
+  async showReport(uriArg?: unknown, kernelArg?: unknown): Promise<{ markdown: string } | { error: string }> {
     const active = vscode.window.activeTextEditor?.document;
     const uri =
       typeof uriArg === 'string'
@@ -135,7 +174,8 @@ export class Commands {
     }
     let report: unknown;
     try {
-      report = await this.server.executeServerCommand('tritonlens.server.report', [uri], 'report');
+      const args = typeof kernelArg === 'string' && kernelArg ? [uri, kernelArg] : [uri];
+      report = await this.server.executeServerCommand('tritonlens.server.report', args, 'report');
     } catch (e) {
       void vscode.window.showErrorMessage(`tritonlens: no report (${errorText(e)})`);
       return { error: errorText(e) };

@@ -27,6 +27,15 @@ export function summarize(result: unknown): string {
   return 'done';
 }
 
+/**
+ * What the editor says when profile or optimize ends: the server's own words (`message`, the same
+ * text it sends other clients in window/showMessage), else built alike from the summary.
+ */
+export function noticeOf(verb: string, kernel: string, result: unknown): string {
+  const message = (result as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message ? message : `tritonlens ${verb} ${kernel}: ${summarize(result)}`;
+}
+
 /** The device a profile/optimize report says it ran on. */
 export function deviceOf(result: unknown): string | undefined {
   const device = ((result as { report?: { device?: unknown } } | null)?.report?.device ?? undefined) as { name?: unknown } | string | undefined;

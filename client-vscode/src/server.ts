@@ -14,6 +14,7 @@ import {
   ServerOptions,
   State,
 } from 'vscode-languageclient/node';
+import type { FeatureState, StaticFeature } from 'vscode-languageclient/node';
 import type * as lsp from 'vscode-languageclient/node';
 import { checkImportable, importCheckMessage, ImportCheck, pipInstallCommand, resolveInterpreter, ResolvedInterpreter } from './interpreter';
 import { activePythonFromExtension } from './pythonExtension';
@@ -22,6 +23,7 @@ import { backendLabel, configSection, RESTART_SETTINGS, serverCwd, serverEnviron
 import { StatusBar } from './status';
 
 export const API_KEY_SECRET = 'tritonlens.llm.apiKey';
+export const SHOW_REPORT_COMMAND = 'tritonlens.showReport';
 
 /** A rewrite code action remembered for `tritonlens.previewRewrite` (by id, from the lightbulb). */
 export interface StoredRewrite {
@@ -147,9 +149,12 @@ export class ServerController implements vscode.Disposable {
       traceOutputChannel: this.trace,
       initializationOptions: () => this.serverConfig(folder?.uri),
       middleware: this.middleware(),
+      // The kernel hover's "Full report" link runs this command; no other command link is trusted.
+      markdown: { isTrusted: { enabledCommands: [SHOW_REPORT_COMMAND] } },
       // Restarts after crashes are capped by the client (5 in 3 minutes), then the status says so.
     };
     const client = new LanguageClient('tritonlens', 'tritonlens', serverOptions, clientOptions);
+    client.registerFeature(new ShowsCommandResults());
     client.onDidChangeState(e => {
       if (e.newState === State.Running) this.status.setState('running', `${python} · tritonlens ${this.lastCheck?.ok ? this.lastCheck.version : ''}`);
       else if (e.newState === State.Stopped && this.client === client) this.status.setState('error', 'The server stopped; see the log.');
@@ -301,17 +306,17 @@ export class ServerController implements vscode.Disposable {
           });
         },
       },
-      // Profile/Optimize lenses call server commands directly: show them as running work too.
       executeCommand: async (command, args, next) => {
         const kernel = typeof args[1] === 'string' ? ` ${args[1]}` : '';
         const verb = command.replace(/^tritonlens\.server\./, '');
-        // The server's "Show IR" lens returns the IR as the command's result, which the client
-        // would drop: open it in the extension's IR view instead (same arguments).
-        if (verb === 'showIr') return vscode.commands.executeCommand('tritonlens.showIr', ...args);
         if ((verb === 'profile' || verb === 'optimize') && !this.trusted) {
           void vscode.window.showWarningMessage(UNTRUSTED_MESSAGE);
           return undefined;
         }
+        // The lenses name the server's commands, whose results the client would drop: they run
+        // as the extension's own commands (same arguments), so a lens answers as the palette does.
+        const own = LENS_COMMANDS[verb];
+        if (own) return vscode.commands.executeCommand(own, ...args);
         const done = this.status.beginWork(`${verb}${kernel}`);
         try {
           return await next(command, args);
@@ -347,6 +352,30 @@ export class ServerController implements vscode.Disposable {
     this.trace.dispose();
     this.stateChanged.dispose();
   }
+}
+
+/** The extension's command for each server command a lens names. */
+const LENS_COMMANDS: Record<string, string | undefined> = {
+  profile: 'tritonlens.profileKernel',
+  optimize: 'tritonlens.optimizeKernel',
+  report: SHOW_REPORT_COMMAND,
+  showIr: 'tritonlens.showIr',
+};
+
+/**
+ * Tells the server (experimental.tritonlens.showsCommandResults) that this client shows profile and
+ * optimize results itself, with its buttons: the server then sends no window/showMessage of its own.
+ */
+class ShowsCommandResults implements StaticFeature {
+  fillClientCapabilities(capabilities: lsp.ClientCapabilities): void {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, tritonlens: { showsCommandResults: true } };
+  }
+  initialize(): void {}
+  getState(): FeatureState {
+    return { kind: 'static' };
+  }
+  clear(): void {}
 }
 
 export const UNTRUSTED_MESSAGE =

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { deviceOf, failureOf, readIr, summarize } from '../src/results';
+import { deviceOf, failureOf, noticeOf, readIr, summarize } from '../src/results';
 
 // The shapes tritonlens.server.profile / optimize / showIr answer with (server/worker_jobs.py).
 const launch = { kernel: 'add_kernel', grid: [4, 1, 1], time_ms: null, gbps: null, tflops: null, pct_of_peak: null, bound: null };
@@ -22,6 +22,12 @@ test('optimize summary: candidates, verified, best', () => {
   const opt = { ok: true, report: { candidates: [{ accepted: true }, { accepted: false }, { accepted: true }], best: { title: 'autotune 4 configs', speedup: 1.376 } } };
   assert.equal(summarize(opt), '3 candidates, 2 verified; best: autotune 4 configs (×1.38)');
   assert.equal(summarize({ ok: true, report: { candidates: [{ accepted: false }], best: null } }), '1 candidate, 0 verified');
+});
+
+test('notices: the server\'s words when it sends them, else built alike', () => {
+  const message = 'tritonlens optimize add_kernel: correct, not timed: run on a GPU to prove it faster (2 of 9 rewrites correct)';
+  assert.equal(noticeOf('optimize', 'add_kernel', { ok: true, summary: 'ignored here', message, report: {} }), message);
+  assert.equal(noticeOf('profile', 'add_kernel', { ok: true, summary: '0.41 ms · 86% of peak' }), 'tritonlens profile add_kernel: 0.41 ms · 86% of peak');
 });
 
 test('failures and devices', () => {
