@@ -23,6 +23,7 @@ class Side:
         folder = os.path.join(workdir, tag)
         os.makedirs(folder, exist_ok=True)
         self.path = os.path.realpath(os.path.join(folder, f"{name}.py"))
+        self.package_path = package_path
         with open(self.path, "w", encoding="utf-8") as fh:
             fh.write(text)
         self.module = harness.load_module(self.path, name=f"tritonlens_verify_{tag}_{name}",
@@ -30,16 +31,14 @@ class Side:
         self.uses_dot = ".dot(" in text
 
     def resolve(self, fn, original: Side):
-        """This side's counterpart of the original harness function `fn`, looked up by name (a
-        recorded launch: this side's kernel of that name)."""
+        """This side's counterpart of the original harness function `fn`: the function of that name,
+        or a harness's own function made to call this side (a recorded launch: this side's kernel of
+        that name). None: this side lacks it."""
         if self is original:
             return fn
         if isinstance(fn, record_cases.RecordLaunch):
             return fn.bind(self.module)
-        if getattr(fn, "__module__", None) != original.module.__name__:
-            return None  # defined in an external harness: it calls the original module directly
-        target = getattr(self.module, getattr(fn, "__name__", ""), None)
-        return target if callable(target) else None
+        return harness.counterpart(fn, self.module, [original.path, original.package_path])
 
 
 def run_call(tracker: Tracker, side: Side, fn, args, kwargs, poison_args=(), config_index=None,
