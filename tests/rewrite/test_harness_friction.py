@@ -215,3 +215,20 @@ def test_the_candidate_takes_the_originals_place_however_the_harness_imports_it(
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["ok", str(len(HARNESSES))]
+
+
+def test_optimize_verifies_through_a_harness_of_its_own_wrapper(tmp_path):
+    """End to end: a harness that imports the kernel file by its package path and calls it through a
+    wrapper of its own. The candidate must run in that wrapper (the config rewrite is accepted, having
+    been compared with the original) rather than be refused for not defining the harness's function."""
+    pkg = tmp_path / "triplepkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    user = pkg / "triple.py"
+    user.write_text(KERNEL, encoding="utf-8")
+    (tmp_path / "cases.py").write_text(textwrap.dedent(HARNESSES["own_wrapper"]).replace(
+        "(X,)", "(torch.randn(100),)").replace("def cases():", "def cases():\n    yield checked, (torch.randn(7),)"),
+        encoding="utf-8")
+    report = optimize_file(str(user), proposers=("config",), harness=f"{tmp_path / 'cases.py'}::cases", timeout=300)
+    literal = next(c for c in report.candidates if c.title.startswith("config "))
+    assert literal.accepted, literal.reason
