@@ -95,8 +95,11 @@ export async function runSelfTest(server: ServerController, status: StatusBar): 
         const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, d.range, undefined, 50)) ?? [];
         for (const a of actions) {
           all.push({ title: a.title, kind: a.kind?.value ?? '', hasEdit: !!a.edit, diagnostic: codeOf(d).value });
-          // A rule's own fix, not "Ignore TLxxx on this line" nor a preview.
-          if (!chosen && a.edit && /^tritonlens \(TL\d{3}\)/.test(a.title)) chosen = a;
+          // A rule's own fix, not "Ignore TLxxx on this line" nor a preview; the rule named by
+          // TRITONLENS_SELFTEST_FIX_RULE when set, so that a finding is left for the settings step.
+          const wanted = process.env.TRITONLENS_SELFTEST_FIX_RULE;
+          const isFix = a.edit && /^tritonlens \(TL\d{3}\)/.test(a.title);
+          if (isFix && (!chosen || (wanted && codeOf(d).value === wanted && !chosen.title.includes(`(${wanted})`)))) chosen = a;
         }
       }
       res.codeActions = all;

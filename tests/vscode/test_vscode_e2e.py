@@ -22,6 +22,22 @@ pytestmark = pytest.mark.slow
 
 EXAMPLE = REPO / "examples" / "vector_add.py"
 KERNEL = "add_kernel"
+# A second kernel whose finding (TL003: max over lanes padded with 0.0) outlives the first kernel's fix.
+SECOND_KERNEL = """
+
+@triton.jit
+def row_max_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.max(x, axis=0))
+
+
+def row_max(x):
+    out = torch.empty(x.shape[0], device=x.device, dtype=x.dtype)
+    row_max_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return out
+"""
 
 
 @pytest.fixture
@@ -64,6 +80,7 @@ def test_extension_in_code_server(code_server_env, fake_install_python, tmp_path
     result, ui = tmp_path / "selftest.json", tmp_path / "ui.json"
     shot, shot_install = OUTPUT / "vscode-e2e.png", OUTPUT / "vscode-install-prompt.png"
     kernel_file = env_["workspace"] / EXAMPLE.name
+    kernel_file.write_text(kernel_file.read_text() + SECOND_KERNEL)
     original = kernel_file.read_text()
     api_key = f"tl-e2e-{os.getpid()}-{time.time_ns()}"
     fake_python, pip_args = fake_install_python
@@ -73,6 +90,9 @@ def test_extension_in_code_server(code_server_env, fake_install_python, tmp_path
             "TRITONLENS_SELFTEST_OUT": str(result),
             "TRITONLENS_SELFTEST_FILE": str(kernel_file),
             "TRITONLENS_SELFTEST_KERNEL": KERNEL,
+            # TL015's fix (a 1024 block) also ends TL009; the second kernel's TL003 stays for the
+            # settings and restart steps.
+            "TRITONLENS_SELFTEST_FIX_RULE": "TL015",
             "TRITONLENS_SELFTEST_BARE_PYTHON": str(fake_python),
             "TRITON_INTERPRET": "1",  # no GPU here: the profile runs the kernel in Triton's interpreter
         },
@@ -115,7 +135,7 @@ def test_extension_in_code_server(code_server_env, fake_install_python, tmp_path
     assert KERNEL in seen["hoverText"], seen
 
     # A rule's quick fix, previewed in a diff editor, then applied through the editor and saved.
-    assert re.match(r"tritonlens \(TL\d{3}\): ", res["appliedTitle"]), res["appliedTitle"]
+    assert res["appliedTitle"].startswith("tritonlens (TL015): "), res["appliedTitle"]
     assert res["preview"]["diffTabOpen"], res["preview"]
     assert res["preview"]["title"] == res["appliedTitle"], res["preview"]
     assert res["applied"], res
