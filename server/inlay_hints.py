@@ -31,6 +31,8 @@ def inlay_hints(snap, module, rng: types.Range, facts: CompileFacts) -> list[typ
         for stmt, target, name in assignment_targets(k):
             if stmt.type != "assignment":
                 continue  # augmented assignments and loop variables keep the type shown where it began
+            if stmt.child_by_field_name("type") is not None:
+                continue  # `K: tl.constexpr = 4` says it already, and a hint there splits name and annotation
             line = target.start_point[0]
             if not (first <= line <= last):
                 continue

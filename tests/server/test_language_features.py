@@ -110,6 +110,24 @@ async def test_inlay_hints_shapes_and_constexprs(client):
     assert at[_tuple(_at(doc, "BLOCK_N: tl.constexpr", len("BLOCK_N: tl.constexpr")))] == " = 64"
 
 
+
+async def test_no_inlay_hint_on_an_annotated_constexpr_local(client):
+    """`HALF: tl.constexpr = 0.5` states its value and type; a hint after the name would repeat them
+    and split the name from its annotation. The plain assignment beside it keeps its hint."""
+    doc = await _open(client, (
+        "import triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef halve_kernel(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    HALF: tl.constexpr = 0.5\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * HALF, mask=offs < n)\n\n\n"
+        "def halve(x):\n    halve_kernel[(1,)](x, x.numel(), BLOCK=128)\n"))
+    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+        text_document=_ident(doc), range=types.Range(start=types.Position(line=0, character=0),
+                                                     end=types.Position(line=14, character=0))))
+    lines = {h.position.line for h in hints}
+    assert _at(doc, "offs =").line in lines
+    assert _at(doc, "HALF:").line not in lines
+
 def _tuple(p):
     return p.line, p.character
 
