@@ -41,7 +41,7 @@ def register(subparsers) -> None:
     p.add_argument("--python", help="interpreter that runs the kernels (needs torch + triton)")
     p.add_argument("--harness", help="FILE.py::FUNC yielding (fn, args) cases (default: the file's tritonlens_cases)")
     p.add_argument("--seeds", type=int, default=3, help="random inputs per shape (at least 3)")
-    p.add_argument("--apply", action="store_true", help="write the best accepted rewrite to FILE")
+    p.add_argument("--apply", action="store_true", help="write the best rewrite to FILE, when one was proven faster on a GPU")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=run)
 
@@ -49,7 +49,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from tritonlens.profiling.cli import harness_path
 
-    from .api import OptimizeError, optimize_file
+    from .api import OptimizeError, optimize_file, proven
 
     proposers = [x.strip() for x in args.proposers.split(",") if x.strip()]
     llm = None
@@ -83,10 +83,12 @@ def run(args) -> int:
         usage = ("unknown proposer", "no kernel named", "needs settings", "bad llm settings")
         return 2 if any(u in str(exc) for u in usage) else 1
     applied = False
-    if args.apply and result.best is not None:
+    if args.apply and proven(result.best):
         with open(args.file, "w", encoding="utf-8") as fh:
             fh.write(result.best.source)
         applied = True
+    elif args.apply:  # only a rewrite proven faster is written; the summary line says why not
+        print(f"tritonlens optimize: {args.file} left as it is", file=sys.stderr)
     if args.format == "json":
         print(json.dumps({**result.to_json(), "applied": applied}, indent=2, default=str))
     else:

@@ -54,3 +54,21 @@ def test_the_cli_ends_with_the_same_summary():
     r = report("interpreter", cand("autotune 4 configs", True, f"{NOT_TIMED}; checked on 3 seeds × 4 shapes"))
     r.device = "cpu (triton interpreter)"
     assert render_text(r).splitlines()[-1] == f"result: {summary(r)}"
+
+
+def test_apply_writes_only_a_rewrite_proven_faster(tmp_path, capsys):
+    """`optimize --apply` on the CPU: the config rewrite is correct but untimed, so the file stays as
+    it is and the command says so (it used to write the first correct rewrite)."""
+    from pathlib import Path
+
+    from tritonlens.cli import main
+
+    path = tmp_path / "vector_add.py"
+    original = (Path(__file__).resolve().parents[2] / "examples" / "vector_add.py").read_text()
+    path.write_text(original)
+    status = main(["optimize", str(path), "--proposers", "config", "--apply"])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert f"result: {NOT_TIMED}" in out.out
+    assert "left as it is" in out.err
+    assert path.read_text() == original
