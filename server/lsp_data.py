@@ -78,7 +78,8 @@ class RuleIgnore(RuleFix):
 
 @attrs.frozen
 class Rewrite(_ForVersion):
-    """Apply the `index`-th accepted rewrite of `kernel`. `candidate` is the optimizer's verdict
+    """Apply the `index`-th rewrite offered for `kernel` (only the best proven one is offered, so 0
+    today; the index keeps older actions unambiguous). `candidate` is the optimizer's verdict
     and evidence for a client to preview before applying, without the rewritten source and its
     diff (the edit carries them): see `preview_of`."""
 

@@ -166,8 +166,9 @@ def llm_options(settings) -> dict | None:
 async def optimize(ls, uri: str, kernel: str | None) -> dict:
     """Propose, verify and rank rewrites (tritonlens.rewrite.api) of the editor's current text.
 
-    Accepted rewrites become quick fixes on the kernel while the document still holds the text they
-    were verified against; refusals show in the kernel's hover card.
+    The best rewrite proven faster (timed on a GPU) becomes the kernel's one quick fix while the
+    document still holds the text it was verified against; untimed and refused ones show in the
+    kernel's hover card and report only.
     """
     settings = ls.settings.for_uri(uri)
     _require_trusted(settings, "Optimization")
