@@ -78,6 +78,8 @@ def format_text(report: ProfileReport) -> str:
         for r in rows:
             lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
         for launch in k.launches:
+            if launch.more.get("tuning"):
+                lines.append(f"  {launch.more['tuning']}")
             if launch.error:
                 lines.append(f"  launch {launch.more.get('signature', '')}: {launch.error}")
             n = launch.ncu

@@ -1,10 +1,10 @@
 """Launch capture and replay for the kernels of one user file. Standalone (torch + triton only).
 
 A launch hook wraps `run` of JITFunction (compiled path) and of InterpretedFunction (the
-TRITON_INTERPRET=1 path). `kernel[grid](...)`, Autotuner.run and Heuristics.run all end in one
-of those, so plain, heuristic and autotuned kernels are seen alike; launches made by the
-autotuner while it benchmarks its configs are not recorded (Autotuner._bench is wrapped to
-mute the hook), only the launch with the chosen config.
+TRITON_INTERPRET=1 path): plain, heuristic and autotuned kernels end in one of those alike. The
+autotuner's benchmark launches are not recorded (Autotuner._bench mutes the hook), only the
+one with the chosen config; the interpreter cannot time configs, so there the first one runs
+untimed (tuner_choice.py) and the descriptor's "tuning" says so.
 
 Each distinct launch becomes a descriptor: messages.LaunchDescriptor describes its JSON. Replaying a
 recorded launch on fresh data: replay.py.
@@ -25,6 +25,7 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # must precede the user's `import triton` effects
 
+import tuner_choice
 from triton.runtime import autotuner as _autotuner
 from triton.runtime import jit as _jit
 
@@ -62,9 +63,7 @@ def _python_fn(kernel):
 
 
 def _arg_names(kernel) -> list[str]:
-    if hasattr(kernel, "arg_names"):
-        return list(kernel.arg_names)
-    return list(inspect.signature(_python_fn(kernel)).parameters)
+    return list(kernel.arg_names) if hasattr(kernel, "arg_names") else list(inspect.signature(_python_fn(kernel)).parameters)
 
 
 def _constexpr_names(kernel) -> set[str]:
@@ -207,6 +206,12 @@ class Capture:
         def autotuner_run(tuner, *args, **kwargs):
             capture._local.autotuned = getattr(capture._local, "autotuned", 0) + 1
             try:
+                if interpreter_mode() and len(tuner.configs) > 1:  # its timer needs a GPU driver
+                    capture._local.tuning = tuner_choice.untimed_note(tuner, 0)
+                    try:
+                        return tuner_choice.run_one(tuner_run, tuner, 0, args, kwargs)
+                    finally:
+                        capture._local.tuning = None
                 return tuner_run(tuner, *args, **kwargs)
             finally:
                 capture._local.autotuned -= 1
@@ -343,6 +348,8 @@ class Capture:
             "written": sorted(written_by), "written_by": written_by,
             "bytes": {"read": read_bytes, "written": written_bytes},
         }
+        if getattr(self._local, "tuning", None):
+            descriptor["tuning"] = self._local.tuning
         self.records[key] = LaunchRecord(kernel, descriptor, snapshots)
         self.order.append(key)
         return result

@@ -138,6 +138,8 @@ def handle(job) -> dict:
         d = record.descriptor
         entry = {k: d[k] for k in ("kernel", "key", "source_hash", "case", "count", "autotuned", "grid",
                                    "num_warps", "num_stages", "constexprs", "bytes")}
+        if d.get("tuning"):  # an autotuned kernel the interpreter ran with one config, untimed
+            entry["tuning"] = d["tuning"]
         if f"{d['source_hash']}:{d['key']}" in skip:
             entry["cached"] = True
             launches.append(entry)

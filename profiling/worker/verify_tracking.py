@@ -13,6 +13,7 @@ if not torch.cuda.is_available():
 
 from triton.runtime import autotuner as _autotuner
 from triton.runtime import jit as _jit
+from tuner_choice import run_one
 from verify_clock import CLOCK
 
 try:
@@ -110,12 +111,7 @@ class Tracker:
             # each check runs one config, chosen round-robin, so all of them get verified.
             if tracker.force_config is None or len(tuner.configs) <= 1:
                 return tuner_run(tuner, *args, **kwargs)
-            saved = tuner.configs
-            tuner.configs = [saved[tracker.force_config % len(saved)]]
-            try:
-                return tuner_run(tuner, *args, **kwargs)
-            finally:
-                tuner.configs = saved
+            return run_one(tuner_run, tuner, tracker.force_config, args, kwargs)
 
         self._saved.append((_autotuner.Autotuner, "run", tuner_run))
         _autotuner.Autotuner.run = autotuner_run
