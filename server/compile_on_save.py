@@ -54,7 +54,7 @@ class CompileOnSave(LanguageFeature):
         self.latest: dict[str, Compiled] = {}
         self.running: dict[str, _Run] = {}
         self.seq = 0
-        self.warm: asyncio.Task | None = None
+        self.warmed: set = set()  # the interpreters whose compile worker was started
         self.told: set = set()  # problems already shown to the user once
 
     def facts(self, uri: str) -> CompileFacts:
@@ -62,27 +62,30 @@ class CompileOnSave(LanguageFeature):
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
-    def initialized(self) -> None:
-        """Start the compile worker now (Triton's import costs seconds) so the first save pays only
-        for its compile."""
-        settings = self.ls.settings.global_settings
-        if not _publishes(settings):
+    def _warm_up(self, settings, uri: str) -> None:
+        """Start the compile worker (Triton's import costs seconds) as soon as a document with a
+        kernel is open, so that its first save pays only for its compile; a window with no Triton
+        file never starts one."""
+        key = settings.python or None
+        if key in self.warmed:
             return
         try:
             api = engines.compiling("Compiling")
         except EngineUnavailable as exc:
             log.info("%s", exc)
             return
+        self.warmed.add(key)
+        log.info("compile worker starting for %s", Path(uri).name)
 
         async def warm():
             t0 = time.perf_counter()
             try:
-                await asyncio.to_thread(api.warm_up, settings.python or None)
+                await asyncio.to_thread(api.warm_up, key)
                 log.info("compile worker ready in %.1f s", time.perf_counter() - t0)
             except Exception as exc:  # a broken interpreter shows up again, clearly, on the first save
                 log.warning("compile worker did not start: %s", exc)
 
-        self.warm = self.ls.spawn(warm())
+        self.ls.spawn(warm())
 
     def settings_changed(self) -> None:
         """Compile findings of a document whose compile settings changed no longer apply."""
@@ -177,14 +180,16 @@ class CompileOnSave(LanguageFeature):
             on_disk = Path(snap.path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
-        if on_disk != snap.text:
-            # The harness that finds the launches runs the file on disk: compiling other text with its
-            # launches would describe a kernel that does not exist yet.
-            log.info("compile of %s waits for a save: the editor's text differs from the file", uri)
-            return None
         settings = ls.settings.for_uri(uri)
         module = module_of(await ls.analysis.analyze(snap, settings))
         if module is None or not module.kernels:
+            return None
+        if on_disk != snap.text:
+            # The harness that finds the launches runs the file on disk: compiling other text with its
+            # launches would describe a kernel that does not exist yet. The worker starts meanwhile.
+            log.info("compile of %s waits for a save: the editor's text differs from the file", uri)
+            if _publishes(settings):
+                self._warm_up(settings, uri)
             return None
         key = (snap.text, settings.compile_target, settings.python)
         run = self.running.get(uri)
@@ -211,7 +216,7 @@ class CompileOnSave(LanguageFeature):
         except EngineUnavailable as exc:
             self._tell_once(("engine",), str(exc), quiet=True)
             return None
-        names = ", ".join(k.name for k in module.kernels)
+        names = ", ".join(await ls.analysis.run(_launchable, module))
         t0 = time.perf_counter()
         try:
             async with Progress(ls, f"tritonlens: compiling {names} for {settings.compile_target}") as p:
@@ -300,3 +305,10 @@ def _static_configs(module, path):
     except Exception:  # noqa: BLE001 - compile_file then falls back to analysing the text itself
         log.exception("static configurations of the analysed model failed")
         return None
+
+
+def _launchable(module) -> list[str]:
+    """The kernels a compile is about: device helpers are compiled only inside their callers."""
+    from tritonlens.analysis.kernel_roles import is_device_helper
+
+    return [k.name for k in module.kernels if not is_device_helper(module, k)] or [k.name for k in module.kernels]
