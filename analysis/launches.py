@@ -7,8 +7,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from .kernel_types import MAX_CONFIGS, Config, Kernel, Launch, Module
+from .autotune_builders import built_configs
 from .kernel_body import split_arguments
+from .kernel_types import MAX_CONFIGS, Config, Kernel, Launch, Module
 from .source import Source, captures
 from .values import UNKNOWN, Scope, Value, constants_scope, evaluate
 
@@ -136,6 +137,8 @@ def resolve_configs(module: Module, k: Kernel) -> list[Config]:
         bases.append(("defaults", {}, None))
     constexpr = [p for p in k.params if p.is_constexpr]
     tunes = k.autotune_configs or [None]
+    if len(tunes) == 1 and tunes[0] is not None and not tunes[0].values:
+        tunes = built_configs(module, k) or tunes  # `configs=make_configs()`: fold the code that builds them
     configs: list[Config] = []
     for label, vals, launch in bases:
         for tune in tunes:
