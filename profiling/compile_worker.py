@@ -55,8 +55,9 @@ def client_for(python: str | None):
 
 
 def warm_up(python: str | None = None) -> None:
-    """Start the compile worker and load Triton in it now (the server calls this at start-up), so
-    that the first save costs a compile, not an interpreter start."""
+    """Start the compile worker and load Triton in it now (the server calls this for the first
+    document with a kernel whose text waits for a save), so that the save costs a compile, not an
+    interpreter start."""
     run(client_for(python), CompileJob("compile", warmup=True), None, 120)
 
 
