@@ -4,7 +4,7 @@ import os
 import sys
 
 import pytest
-from tritonlens.profiling.client import WorkerClient
+from tritonlens.profiling.client import WORKER_DIR, WorkerClient
 from worker_modules import load_worker_module
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -15,9 +15,13 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 def wmods():
     saved = os.environ.get("TRITON_INTERPRET")
     os.environ["TRITON_INTERPRET"] = "1"  # kernels defined while set become InterpretedFunctions
+    # The worker imports its helper modules (tolerant_module, record_cases, …) by bare name from its
+    # own folder, as the worker process does; the folder leaves sys.path with these tests.
+    sys.path.insert(0, str(WORKER_DIR))
     try:
         yield load_worker_module("capture"), load_worker_module("harness")
     finally:
+        sys.path.remove(str(WORKER_DIR))
         if saved is None:
             os.environ.pop("TRITON_INTERPRET", None)
         else:
