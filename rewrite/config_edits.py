@@ -5,6 +5,7 @@ the tuned meta-parameters)."""
 from __future__ import annotations
 
 import ast
+import copy
 from typing import TYPE_CHECKING
 
 from .config_sites import (
@@ -53,6 +54,12 @@ def with_literals(text: str, plan: Plan, cfg: dict) -> str:
                 args = list(call.args) + [k.value for k in call.keywords]
                 end = max(lines.span(a)[1] for a in args)
                 edits.append(Edit(end, end, f", {name}={value}"))
+        for divisor in knob.grid:  # the grid's copy of the block size moves with it
+            for node, offset in divisor.parts:
+                span = lines.span(node)
+                if span not in done_spans:
+                    done_spans.add(span)
+                    edits.append(Edit(*span, str(value + offset)))
     return apply(text, edits)
 
 
@@ -117,11 +124,15 @@ def with_autotune(text: str, plan: Plan, configs: list[dict]) -> str:
              + f"{indent}    ],\n{indent}    key={key!r},\n{indent})\n").replace("'", '"')
     edits.append(Edit(lines.line_start(dec_line), lines.line_start(dec_line), block))
     # the launch no longer passes what the autotuner now picks; the grid reads it from META
+    # grid literals that copy a tuned block size read it from META too
+    literals = {(node.lineno, node.col_offset): (knob.param, offset)
+                for knob in plan.knobs.values() if knob.param in tuned
+                for d in knob.grid for node, offset in d.parts}
     for site in sites:
         locals_map = {kw.value.id: kw.arg for kw in site.call.keywords
                       if kw.arg in tuned and isinstance(kw.value, ast.Name)}
         edits.append(_strip_keywords(text, lines, site.call, set(tuned)))
-        edits += _grid_to_meta(text, lines, site, locals_map, tuned)
+        edits += _grid_to_meta(text, lines, site, locals_map, literals)
     return apply(text, edits)
 
 
@@ -164,19 +175,33 @@ def _strip_keywords(text: str, lines: Lines, call: ast.Call, names: set) -> Edit
 
 
 class _MetaRewriter(ast.NodeTransformer):
-    def __init__(self, mapping: dict):
+    """Names of tuned values, and grid literals copying them ({(line, col): (name, offset)}), become
+    META lookups; `meta` is the name the grid function calls its argument."""
+
+    def __init__(self, mapping: dict, literals: dict, meta: str = "META"):
         self.mapping = mapping
+        self.literals = literals
+        self.meta = meta
         self.changed = False
 
+    def _lookup(self, name):
+        self.changed = True
+        return ast.Subscript(value=ast.Name(self.meta, ast.Load()), slice=ast.Constant(name), ctx=ast.Load())
+
     def visit_Name(self, node):
-        if node.id in self.mapping:
-            self.changed = True
-            return ast.Subscript(value=ast.Name("META", ast.Load()), slice=ast.Constant(self.mapping[node.id]),
-                                 ctx=ast.Load())
-        return node
+        return self._lookup(self.mapping[node.id]) if node.id in self.mapping else node
+
+    def visit_Constant(self, node):
+        hit = self.literals.get((getattr(node, "lineno", None), getattr(node, "col_offset", None)))
+        if hit is None:
+            return node
+        name, offset = hit
+        lookup = self._lookup(name)
+        return lookup if not offset else ast.BinOp(lookup, ast.Sub() if offset < 0 else ast.Add(),
+                                                   ast.Constant(abs(offset)))
 
 
-def _grid_to_meta(text, lines, site, locals_map: dict, tuned) -> list[Edit]:
+def _grid_to_meta(text, lines, site, locals_map: dict, literals: dict) -> list[Edit]:
     grid = site.grid
     target = grid
     if isinstance(grid, ast.Name):
@@ -184,10 +209,18 @@ def _grid_to_meta(text, lines, site, locals_map: dict, tuned) -> list[Edit]:
         if assign is None:
             return []
         target = assign.value
-    if isinstance(target, ast.Lambda):
-        return []  # already reads the meta-parameters
-    rewriter = _MetaRewriter(locals_map)
-    new = rewriter.visit(ast.parse(ast.unparse(target), mode="eval").body)
+    if isinstance(target, ast.Lambda):  # already reads the meta-parameters: only copied literals change
+        if not target.args.args:
+            return []
+        rewriter = _MetaRewriter({}, literals, target.args.args[0].arg)
+        new = rewriter.visit(copy.deepcopy(target.body))
+        if not rewriter.changed:
+            return []
+        s, e = lines.span(target.body)
+        return [Edit(s, e, ast.unparse(new).replace("'", '"'))]
+    rewriter = _MetaRewriter(locals_map, literals)
+    # the copy keeps the literals' positions, which is how they are recognised
+    new = rewriter.visit(copy.deepcopy(target))
     if not rewriter.changed:
         return []
     s, e = lines.span(target)

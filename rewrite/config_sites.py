@@ -45,6 +45,8 @@ class Knob:
     current: int | None = None
     capped: bool = False  # the value is a cap on a computed size, not the size itself
     from_config: bool = False  # lives in a triton.Config object the launch unpacks
+    grid: list = field(default_factory=list)  # config_grid.Divisor: grid literals that move with it
+    pinned: bool = False  # a grid literal may be its size, and may be another knob's: left as it is
 
     @property
     def autotunable(self) -> bool:

@@ -30,6 +30,7 @@ from tritonlens.analysis import gpus
 
 from .candidate import Candidate
 from .config_edits import NotAutotunable, with_autotune, with_literals
+from .config_grid import pair
 from .config_sites import Knob, autotuned_params, find_knobs, role
 from .context import ProposalContext
 from .edits import (
@@ -84,9 +85,9 @@ def size_params(fn: ast.FunctionDef) -> list[str]:
             cands = list(n.args)
         for c in cands:
             for x in ast.walk(c):
-                if isinstance(x, ast.Name) and x.id in params and x.id not in consts and "stride" not in x.id:
-                    if x.id not in found and not x.id.endswith("ptr"):
-                        found.append(x.id)
+                if (isinstance(x, ast.Name) and x.id in params and x.id not in consts and "stride" not in x.id
+                        and x.id not in found and not x.id.endswith("ptr")):
+                    found.append(x.id)
     order = {p: i for i, p in enumerate(params)}
     return sorted(found, key=lambda p: order[p])
 
@@ -107,8 +108,15 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
                            and any(isinstance(a, ast.Name) and a.id in consts for a in n.iter.args[2:3])
                            for n in ast.walk(fn))
     knobs, computed = find_knobs(tree, fn, sites, consts, lines, loops_over_block)
+    pinned: set[str] = set()
     if autotuned:
         computed = []
+    else:
+        owned, pinned = pair(knobs, sites)
+        for name, found in owned.items():
+            knobs[name].grid = found
+        for name in pinned:
+            knobs[name].pinned = True
     uses_dot = bool(tl_calls(fn, "dot"))
     has_atomic = any(isinstance(n, ast.Call) and (dotted(n.func) or "").split(".")[-1].startswith("atomic_")
                      for n in ast.walk(fn))
@@ -143,7 +151,8 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
         return None
     if kind != "autotuned":
         # a value computed where no edit reaches (num_warps=warps) stays the wrapper's
-        space = [{k: v for k, v in cfg.items() if k in knobs and (k != "num_stages" or kind == "dot")}
+        space = [{k: v for k, v in cfg.items()
+                  if k in knobs and k not in pinned and (k != "num_stages" or kind == "dot")}
                  for cfg in space]
         space = [cfg for i, cfg in enumerate(space) if cfg and cfg not in space[:i]]
     current = {k.param: k.current for k in knobs.values() if k.current is not None}
@@ -153,6 +162,8 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
     plan = Plan(kernel, kind, knobs, space[:MAX_VARIANTS], size_params(fn))
     if computed:
         plan.notes.append("left alone (computed at the launch, a correctness requirement): " + ", ".join(computed))
+    if pinned:
+        plan.notes.append("left alone (a grid literal may be the size of any of them): " + ", ".join(sorted(pinned)))
     return plan
 
 

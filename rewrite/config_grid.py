@@ -1,0 +1,126 @@
+"""Grid literals that duplicate a block size: `grid = (triton.cdiv(M, 64) * triton.cdiv(N, 64),)`
+beside `BLOCK_M=64, BLOCK_N=64`. A config that changes the block must change those divisors with
+it, or a larger tile launches programs that only mask (a smaller one would skip work).
+
+A divisor is the `V` of `cdiv(X, V)`, `X // V` or `(X + V - 1) // V` in the launch's grid (inline
+or the grid variable assigned before the launch in the same function). It belongs to the block
+knob whose current value is `V` and whose name ends with X's size name (BLOCK_M ↔ M, BLOCK_ROWS ↔
+n_rows, BLOCK_M ↔ x.shape[0]); failing a name, to the only block knob of that value when the grid
+divides by that value once. Where the owner cannot be told apart, the knobs of that value are
+pinned: the search leaves them at their current value rather than guess.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .edits import dotted, local_assignment
+
+_SIZE_ROLES = ("M", "N", "K", "block")
+_PREFIXES = ("BLOCK_SIZE_", "BLOCK_", "TILE_SIZE_", "TILE_")
+
+
+@dataclass
+class Divisor:
+    value: int
+    parts: list  # (literal node, offset): the literals that move, each written as block + offset
+    key: str | int | None  # X's size name (upper case), a shape index, or None for an expression
+
+
+def grid_expr(site):
+    """The expression the launch's grid is written with: inline, or the grid variable's value."""
+    grid = site.grid
+    if isinstance(grid, ast.Name):
+        assign = local_assignment(site.function, grid.id, site.call.lineno)
+        return assign.value if assign is not None else None
+    return grid
+
+
+def _is_int(node) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
+
+
+def _size_key(x):
+    if isinstance(x, ast.Name):
+        return x.id.upper()
+    if isinstance(x, ast.Attribute):
+        return x.attr.upper()
+    # x.shape[0] / x.size(0): the dimension's index
+    if (isinstance(x, ast.Subscript) and isinstance(x.value, ast.Attribute) and x.value.attr == "shape"
+            and _is_int(x.slice)):
+        return x.slice.value
+    if (isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "size"
+            and len(x.args) == 1 and _is_int(x.args[0])):
+        return x.args[0].value
+    return None
+
+
+def divisors(expr) -> list[Divisor]:
+    out = []
+    if expr is None:
+        return out
+    for n in ast.walk(expr):
+        if (isinstance(n, ast.Call) and (dotted(n.func) or "").split(".")[-1] == "cdiv" and len(n.args) == 2
+                and _is_int(n.args[1])):
+            v = n.args[1]
+            out.append(Divisor(v.value, [(v, 0)], _size_key(n.args[0])))
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) and _is_int(n.right):
+            v, x = n.right, n.left
+            parts = [(v, 0)]
+            # the rounding up moves with the divisor: (X + V - 1) // V, (X + V-1) // V
+            if (isinstance(x, ast.BinOp) and isinstance(x.op, ast.Sub) and _is_int(x.right) and x.right.value == 1
+                    and isinstance(x.left, ast.BinOp) and isinstance(x.left.op, ast.Add)
+                    and _is_int(x.left.right) and x.left.right.value == v.value):
+                parts.append((x.left.right, 0))
+                x = x.left.left
+            elif (isinstance(x, ast.BinOp) and isinstance(x.op, ast.Add) and _is_int(x.right)
+                  and x.right.value == v.value - 1):
+                parts.append((x.right, -1))
+                x = x.left
+            out.append(Divisor(v.value, parts, _size_key(x)))
+    return out
+
+
+def _suffix(param: str) -> str:
+    up = param.upper()
+    for p in _PREFIXES:
+        if up.startswith(p):
+            return up[len(p):]
+    return ""
+
+
+def _names(knob, key) -> bool:
+    suffix = _suffix(knob.param)
+    if isinstance(key, int):
+        return (knob.role, key) in (("M", 0), ("N", 1))
+    if not suffix or key is None:
+        return False
+    return key == suffix or key.endswith("_" + suffix) or key == "N_" + suffix
+
+
+def pair(knobs: dict, sites: list) -> tuple[dict[str, list], set[str]]:
+    """({knob: [grid divisors it moves]}, {knobs pinned because their divisor's owner is unclear})."""
+    blocks = [k for k in knobs.values()
+              if k.role in _SIZE_ROLES and not k.capped and k.current is not None]
+    owned: dict[str, list] = {}
+    pinned: set[str] = set()
+    for site in sites:
+        found = divisors(grid_expr(site))
+        for d in found:
+            same = [k for k in blocks if k.current == d.value]
+            if not same:
+                continue
+            named = [k for k in same if _names(k, d.key)]
+            owner = None
+            if len(named) == 1:
+                owner = named[0]
+            elif (not named and len(same) == 1 and same[0].role != "K"
+                  and sum(o.value == d.value for o in found) == 1
+                  and not any(_names(k, d.key) for k in blocks)):
+                owner = same[0]
+            if owner is not None:
+                owned.setdefault(owner.param, []).append(d)
+            else:
+                pinned |= {k.param for k in (named or [k for k in same if k.role != "K"])}
+    return owned, pinned
