@@ -53,8 +53,8 @@ def affine(x: torch.Tensor) -> torch.Tensor:
 
 
 def tritonlens_cases():
+    yield affine, (torch.randn(REAL, device=DEVICE),)  # performance shape
     yield affine, (torch.randn(SMALL, device=DEVICE),)
-    yield affine, (torch.randn(REAL, device=DEVICE),)
 '''
 
 
@@ -95,7 +95,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def tritonlens_cases():
-    for n in (SMALL, REAL):
+    for n in (REAL, SMALL):  # performance shape first
         yield matmul, (torch.randn(n, n, device=DEVICE).half(), torch.randn(n, n, device=DEVICE).half())
 '''
 

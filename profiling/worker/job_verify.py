@@ -23,7 +23,7 @@ in a note. On the GPU the candidate runs twice per check and the two results mus
 error is a race). Ragged shapes: every dimension of the first case is scaled down to an odd size
 (1000 -> 609), so no power-of-two block divides it. A case of real size (verify_session.REAL_SIZE)
 is checked on the first seed only, the smaller cases on every seed; the A/B timing runs on the
-largest case, with more rounds until the ratio's interval is narrow (timing.rounds_enough).
+performance case (the first), with more rounds until the ratio's interval is narrow (timing.rounds_enough).
 Comparisons run on the device, a slice at a time (verify_inputs.compare). The result's `phases`
 say where the job's time went (verify_clock.py).
 

@@ -1,6 +1,7 @@
-"""The verify job's timing: interleaved A/B rounds of the original and a candidate on the largest
-case, as many as it takes for the ratio's interval to narrow (timing.rounds_enough), a tune's one
-timing, the original's baseline. GPU only; the timer itself is timing.py's."""
+"""The verify job's timing: interleaved A/B rounds of the original and a candidate on the
+performance case (the first), as many as it takes for the ratio's interval to narrow
+(timing.rounds_enough), a tune's one timing, the original's baseline. GPU only; the timer itself
+is timing.py's."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ SHORT_MS = 0.1  # a kernel this short is timed with more calls per sample: launc
 
 def time_ab(session: Session, side: Side, rounds: int, rep_ms: float, max_rounds: int = 41,
             budget_s: float = 12.0) -> dict:
-    """Interleaved A/B on the largest case: original, candidate, original, candidate, ... on the
+    """Interleaved A/B on the performance case: original, candidate, original, candidate, ... on the
     same inputs, `rounds` at least, then more until the ratio's interval is narrow
     (timing.rounds_enough), `max_rounds` or `budget_s` is reached."""
     import timing  # the worker's folder is on sys.path

@@ -33,7 +33,7 @@ def test_the_real_size_case_is_checked_on_one_seed_and_the_smaller_ones_on_all()
     assert ran == [(0, 0), (0, "ragged"), (0, 1), (1, 0), (1, "ragged"), (2, 0), (2, "ragged")], ran
     assert good.accepted and good.evidence["planned"] == 7, good.reason
     assert "checked on 3 seeds × 3 shapes (the largest, 3000, on one seed)" in good.reason, good.reason
-    assert good.evidence["out_bytes"] == 3000 * 4  # the timed case is the largest, not case 0
+    assert good.evidence["out_bytes"] == 200 * 4  # the timed case is the first, the harness's performance shape
     assert not wrong.accepted and wrong.reason.startswith("wrong result on case 0 (200, seed 0)"), wrong.reason
     # where the time went, over the three jobs: every phase named, and they add up to the total
     assert line.startswith("time: ") and "original runs" in line and "candidate runs" in line, line
