@@ -15,8 +15,9 @@ triton.Config object, a capped computation) and which constexprs are knobs at al
 
 Emits (1) the best config as edited literals at the launch site and (2) an `@triton.autotune`
 decorator with the best few configs, `key` = the size parameters, the grid turned into
-`lambda META: …` where it used a tuned value. An already autotuned kernel gets its config list
-replaced. Without a GPU nothing is measured: the candidates are the structure's heuristic picks,
+`lambda META: …` where it used a tuned value. A grid that repeats a block size as a literal
+(`triton.cdiv(M, 64)` beside `BLOCK_M=64`) has that literal moved with the block (config_grid.py).
+An already autotuned kernel gets its config list replaced. Without a GPU nothing is measured: the candidates are the structure's heuristic picks,
 and the verifier can only check their correctness.
 """
 
