@@ -96,7 +96,7 @@ def _names(knob, key) -> bool:
         return (knob.role, key) in (("M", 0), ("N", 1))
     if not suffix or key is None:
         return False
-    return key == suffix or key.endswith("_" + suffix) or key == "N_" + suffix
+    return key == suffix or key.endswith("_" + suffix)
 
 
 def pair(knobs: dict, sites: list) -> tuple[dict[str, list], set[str]]:
