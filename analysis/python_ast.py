@@ -15,6 +15,6 @@ import threading
 _LOCK = threading.Lock()
 
 
-def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
+def parse(source: str | bytes, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
     with _LOCK:
-        return ast.parse(source, filename)
+        return ast.parse(source, filename, mode)

@@ -10,10 +10,10 @@ proposes and decides. The result is a reports.OptimizeReport.
 
 from __future__ import annotations
 
-import ast
 import os
 import threading
 
+from tritonlens.analysis.python_ast import parse as parse_python
 from tritonlens.profiling.worker.reports import (
     CandidateReport,
     OptimizeReport,
@@ -138,7 +138,7 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
     if unknown:
         raise OptimizeError(f"unknown proposer(s) {', '.join(unknown)}: choose from {', '.join(ALL_PROPOSERS)}")
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except SyntaxError as exc:
         raise OptimizeError(f"{os.path.basename(path)} does not parse: line {exc.lineno}: {exc.msg}") from exc
     from .edits import kernels as kernel_defs

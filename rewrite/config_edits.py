@@ -8,6 +8,8 @@ import ast
 import copy
 from typing import TYPE_CHECKING
 
+from tritonlens.analysis.python_ast import parse as parse_python
+
 from .config_sites import (
     CONFIG_OPTIONS,
     autotune_decorator,
@@ -34,7 +36,7 @@ class NotAutotunable(ValueError):
 def with_literals(text: str, plan: Plan, cfg: dict) -> str:
     """The file with `cfg` written where each value lives (adding num_warps/num_stages to a launch
     that passes none, capping a computed block size)."""
-    tree = ast.parse(text)
+    tree = parse_python(text)
     lines = Lines(text)
     edits: list[Edit] = []
     done_spans = set()
@@ -82,7 +84,7 @@ def with_autotune(text: str, plan: Plan, configs: list[dict]) -> str:
     sets num_warps, num_stages, num_ctas and maxnreg whether it names them or not, so a launch
     loses those keywords (their literal values move into every config), and no config sets what the
     launch still passes or a @triton.heuristics computes."""
-    tree = ast.parse(text)
+    tree = parse_python(text)
     fn = kernel_named(tree, plan.kernel)
     lines = Lines(text)
     edits: list[Edit] = []

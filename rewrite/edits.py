@@ -8,6 +8,7 @@ import ast
 from dataclasses import dataclass
 
 from tritonlens.analysis.kernel_discovery import discover, dotted  # noqa: F401  (dotted: re-exported)
+from tritonlens.analysis.python_ast import parse as parse_python
 
 
 @dataclass
@@ -153,8 +154,8 @@ def merge_functions(original: str, block: str) -> str:
     are inserted before the first function that uses them (or before the first replaced one).
     Other top-level statements of the block (imports, constants) are added after the original's
     imports when the original does not have them already."""
-    orig_tree = ast.parse(original)
-    block_tree = ast.parse(block)
+    orig_tree = parse_python(original)
+    block_tree = parse_python(block)
     lines = Lines(original)
     blines = Lines(block)
     odefs = top_level_defs(orig_tree)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 
+from tritonlens.analysis.python_ast import parse as parse_python
 from tritonlens.profiling.worker.reports import ProfileReport
 
 from .candidate import Verdict
@@ -47,7 +47,7 @@ def _profile_lines(profile: ProfileReport | None, kernel: str | None) -> list[st
 
 
 def build_messages(ctx: ProposalContext, kernel: str | None) -> list[dict]:
-    tree = ast.parse(ctx.text)
+    tree = parse_python(ctx.text)
     names = [k.name for k in kernels(tree)]
     target = kernel or (names[0] if names else None)
     wrappers = sorted({s.function.name for s in launch_sites(tree, target) if s.function is not None}) if target else []

@@ -13,6 +13,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from tritonlens.analysis.python_ast import parse as parse_python
+
 from .edits import merge_functions, top_level_defs
 
 PYTHON_LANGS = ("python", "py", "python3", "")
@@ -94,7 +96,7 @@ DIFF_NOTE = ("the reply is a diff, which is not applied: ask for whole functions
 def _defined(body: str) -> tuple[ast.Module | None, list[str]]:
     """(tree or None when it does not parse, names of the top-level defs)."""
     try:
-        tree = ast.parse(body)
+        tree = parse_python(body)
     except SyntaxError:
         return None, _DEF_TEXT.findall(body)
     return tree, list(top_level_defs(tree))
@@ -124,7 +126,7 @@ def extract_source(reply: str, base: str, finish_reason: str | None = None,
         if not answer.strip() and _THINK_OPEN.search(reply or "") and not _THINK_CLOSE.search(reply or ""):
             return None, cut_note(max_tokens, finish_reason, "the reply is all reasoning (<think> never closed)")
         return None, "the reply holds no fenced ```python code block"
-    wanted = {n for n in top_level_defs(ast.parse(base)) if not _HARNESS.match(n)}
+    wanted = {n for n in top_level_defs(parse_python(base)) if not _HARNESS.match(n)}
     parsed = [(b.body, *_defined(b.body)) for b in code]
     answers = [(body, tree, names) for body, tree, names in parsed if wanted & set(names)]
     if not answers:
@@ -157,12 +159,12 @@ def extract_source(reply: str, base: str, finish_reason: str | None = None,
 
 def _is_file(tree: ast.Module, base: str) -> bool:
     has_imports = any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in tree.body)
-    return has_imports and set(top_level_defs(ast.parse(base))) <= set(top_level_defs(tree))
+    return has_imports and set(top_level_defs(parse_python(base))) <= set(top_level_defs(tree))
 
 
 def _syntax_note(body: str) -> str:
     try:
-        ast.parse(body)
+        parse_python(body)
     except SyntaxError as exc:
         return f"syntax error in the reply: line {exc.lineno}: {exc.msg}"
     return "syntax error in the reply"

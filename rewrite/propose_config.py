@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from tritonlens.analysis import gpus
+from tritonlens.analysis.python_ast import parse as parse_python
 
 from .candidate import Candidate
 from .config_edits import NotAutotunable, with_autotune, with_literals
@@ -94,7 +95,7 @@ def size_params(fn: ast.FunctionDef) -> list[str]:
 
 
 def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int = 2) -> Plan | None:
-    tree = ast.parse(text)
+    tree = parse_python(text)
     fn = kernel_named(tree, kernel)
     if fn is None:
         return None
@@ -215,7 +216,7 @@ def propose(ctx: ProposalContext, tuner=None, base: str | None = None, base_titl
     A candidate that cannot be written comes back as a FailedCandidate saying why.
     """
     text = base or ctx.text
-    tree = ast.parse(text)
+    tree = parse_python(text)
     names = [k.name for k in kernels(tree)] if ctx.kernel is None else [ctx.kernel]
     out: list[Candidate] = []
     suffix = f" + {base_title}" if base_title else ""

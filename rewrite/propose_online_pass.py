@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 
+from tritonlens.analysis.python_ast import parse as parse_python
+
 from .candidate import Candidate
 from .edits import Edit, Lines, apply, dotted, kernel_named
 
@@ -95,7 +97,7 @@ def _fresh(fn: ast.FunctionDef, base: str) -> str:
 
 
 def online_max_sum(text: str, kernel: str, codes: set | None = None) -> Candidate | None:
-    tree = ast.parse(text)
+    tree = parse_python(text)
     fn = kernel_named(tree, kernel)
     if fn is None:
         return None
@@ -179,7 +181,7 @@ def _rewrite(text, fn, kernel, loop1, loop2, init_s, row_max_st, m, x, s, row_ma
     ]
     try:
         source = apply(text, edits)
-        ast.parse(source)
+        parse_python(source)
     except (ValueError, SyntaxError):
         return None
     return Candidate("rules", "one online pass for the max and the sum of exponentials", source,

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import ast
 
+from tritonlens.analysis.python_ast import parse as parse_python
+
 from .candidate import Candidate
 from .edits import (
     Edit,
@@ -136,7 +138,7 @@ def _arange_block(fn: ast.FunctionDef, consts: set[str]) -> str | None:
 
 
 def rows_per_program(text: str, kernel: str, codes: set | None = None) -> Candidate | None:
-    tree = ast.parse(text)
+    tree = parse_python(text)
     fn = kernel_named(tree, kernel)
     if fn is None or any("autotune" in (dotted(d.func if isinstance(d, ast.Call) else d) or "")
                          for d in fn.decorator_list):
@@ -168,7 +170,7 @@ def rows_per_program(text: str, kernel: str, codes: set | None = None) -> Candid
         edits += more
     try:
         source = apply(text, edits)
-        ast.parse(source)
+        parse_python(source)
     except (ValueError, SyntaxError):
         return None
     return Candidate("rules", "more rows per program", source,

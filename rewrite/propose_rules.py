@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 import re
 
+from tritonlens.analysis.python_ast import parse as parse_python
+
 from .candidate import Candidate
 from .context import ProposalContext
 from .edits import (
@@ -54,7 +56,7 @@ def propose(ctx: ProposalContext) -> list[Candidate]:
 
         try:
             source = apply_edits(ctx.text, finding.fix.edits)
-            ast.parse(source)
+            parse_python(source)
         except (SyntaxError, ValueError):
             continue
         except Exception as exc:  # noqa: BLE001 - refused with its reason; the other fixes still run
@@ -63,7 +65,7 @@ def propose(ctx: ProposalContext) -> list[Candidate]:
         add(Candidate("rules", f"{finding.fix.title} ({finding.code})", source,
                       f"the deterministic fix of {finding.code}: {finding.message}", kernel=finding.kernel,
                       meta={"codes": [finding.code]}))
-    tree = ast.parse(ctx.text)
+    tree = parse_python(ctx.text)
     names = [k.name for k in kernels(tree)] if ctx.kernel is None else [ctx.kernel]
     for name in names:
         for make in (grouped_ordering, hoist_invariant_loads, int64_program_ids, persistent_atomic_reduction,
@@ -79,7 +81,7 @@ def propose(ctx: ProposalContext) -> list[Candidate]:
 
 # -- TL010 ----------------------------------------------------------------------------------
 def grouped_ordering(text: str, kernel: str, codes: set | None = None) -> Candidate | None:
-    tree = ast.parse(text)
+    tree = parse_python(text)
     fn = kernel_named(tree, kernel)
     if fn is None or not tl_calls(fn, "dot"):
         return None
@@ -160,7 +162,7 @@ def grouped_ordering(text: str, kernel: str, codes: set | None = None) -> Candid
             return None
         edits.append(Edit(end, end, f", {group}={GROUP_DEFAULT}"))
     source = apply(text, edits)
-    ast.parse(source)
+    parse_python(source)
     return Candidate("rules", "grouped L2 ordering (TL010)", source,
                      f"map program ids in groups of {GROUP_DEFAULT} tile rows (the tutorial's {group} swizzle) so "
                      "neighbouring programs share A and B tiles in L2", kernel=kernel, meta={"codes": ["TL010"]})
@@ -183,7 +185,7 @@ def _assigned(node) -> set[str]:
 
 
 def hoist_invariant_loads(text: str, kernel: str, codes: set | None = None) -> Candidate | None:
-    tree = ast.parse(text)
+    tree = parse_python(text)
     fn = kernel_named(tree, kernel)
     if fn is None:
         return None
@@ -232,7 +234,7 @@ def hoist_invariant_loads(text: str, kernel: str, codes: set | None = None) -> C
         return None
     try:
         source = apply(text, edits)
-        ast.parse(source)
+        parse_python(source)
     except (ValueError, SyntaxError):
         return None
     return Candidate("rules", f"hoist loop-invariant load{'s' if len(moved) > 1 else ''} of {', '.join(moved)} (TL011)",
@@ -242,7 +244,7 @@ def hoist_invariant_loads(text: str, kernel: str, codes: set | None = None) -> C
 
 # -- TL006 ----------------------------------------------------------------------------------
 def int64_program_ids(text: str, kernel: str, codes: set | None = None) -> Candidate | None:
-    tree = ast.parse(text)
+    tree = parse_python(text)
     fn = kernel_named(tree, kernel)
     if fn is None:
         return None

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 
+from tritonlens.analysis.python_ast import parse as parse_python
+
 from .candidate import Candidate
 from .edits import (
     Edit,
@@ -179,7 +181,7 @@ def _grid_axis0(site):
 
 
 def persistent_atomic_reduction(text: str, kernel: str, codes: set | None = None) -> Candidate | None:
-    tree = ast.parse(text)
+    tree = parse_python(text)
     fn = kernel_named(tree, kernel)
     if fn is None:
         return None
@@ -228,7 +230,7 @@ def persistent_atomic_reduction(text: str, kernel: str, codes: set | None = None
     axis0, meta = found
     by_text = {ast.unparse(v): k for k, v in args.items()}
     to_kernel = _ToKernel(by_text, meta, set(constexpr_params(fn)))
-    bound = to_kernel.visit(ast.parse(ast.unparse(axis0), mode="eval").body)
+    bound = to_kernel.visit(parse_python(ast.unparse(axis0), mode="eval").body)
     if not to_kernel.ok:
         return None
     acc = _fresh(fn, "acc")
@@ -261,7 +263,7 @@ def persistent_atomic_reduction(text: str, kernel: str, codes: set | None = None
                       f" if {out_arg}.is_cuda else {PROGRAMS_WITHOUT_GPU}\n"))
     try:
         source = apply(text, edits)
-        ast.parse(source)
+        parse_python(source)
     except (ValueError, SyntaxError):
         return None
     if "import torch" not in source:
@@ -301,7 +303,7 @@ def _row_loop(st, runtime: set[str], consts: set[str]):
 
 
 def row_in_one_block(text: str, kernel: str, codes: set | None = None) -> Candidate | None:
-    tree = ast.parse(text)
+    tree = parse_python(text)
     fn = kernel_named(tree, kernel)
     if fn is None or any(_last(d) == "autotune" or (dotted(d) or "").endswith("autotune") for d in fn.decorator_list):
         return None  # an autotuner's BLOCK choice could not honour BLOCK >= N
@@ -364,7 +366,7 @@ def row_in_one_block(text: str, kernel: str, codes: set | None = None) -> Candid
         edits.append(Edit(lines.line_start(st.lineno), lines.line_end(st.end_lineno), new))
     try:
         source = apply(text, edits)
-        ast.parse(source)
+        parse_python(source)
     except (ValueError, SyntaxError):
         return None
     return Candidate("rules", f"one pass when the row fits in a block ({len(loops)} row loops)", source,

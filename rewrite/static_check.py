@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from tritonlens.analysis.kernel_discovery import aliases_of, discover, is_jit_function
+from tritonlens.analysis.python_ast import parse as parse_python
 
 from .edits import dotted as _dotted
 
@@ -121,11 +122,11 @@ def _scan(node: ast.AST, where: str) -> list[str]:
 def screen(original: str, candidate: str) -> list[str]:
     """Problems that refuse the candidate before it runs (empty list: it may run in the worker)."""
     try:
-        cand_tree = ast.parse(candidate)
+        cand_tree = parse_python(candidate)
     except SyntaxError as exc:
         return [f"syntax error: line {exc.lineno}: {exc.msg}"]
     try:
-        orig_tree = ast.parse(original)
+        orig_tree = parse_python(original)
     except SyntaxError:
         orig_tree = ast.Module(body=[], type_ignores=[])
     trusted = {ast.dump(stmt) for stmt in orig_tree.body}
@@ -229,8 +230,8 @@ def shared_stores(fn: ast.FunctionDef) -> list[str]:
 
 def race_problems(original: str, candidate: str) -> list[str]:
     try:
-        orig = {k.name: k.node for k in discover(ast.parse(original))}
-        cand = [k.node for k in discover(ast.parse(candidate))]
+        orig = {k.name: k.node for k in discover(parse_python(original))}
+        cand = [k.node for k in discover(parse_python(candidate))]
     except SyntaxError:
         return []
     problems = []
