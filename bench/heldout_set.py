@@ -1,0 +1,47 @@
+"""The optimize benchmark's two sets, fixed before any tuning on code nobody here wrote.
+
+- Held out: a seeded sample of the TritonBench-G kernel files that geak-eval ships
+  (`geak_eval/data/TritonBench/data/TritonBench_G_v1/*.py`), each with its benchmark-size input
+  script (`performance_metrics/perf_G/golden_metrics/<stem>_perf.py`). The sample is drawn from the
+  sorted file names alone, so choosing it reads no kernel. Nobody tunes on these files: they are
+  looked at only when the held-out figures are reported.
+- Development: liger-kernel's source distribution (kernels under `src/`, sizes from its
+  `benchmark/` scripts), and the eight kernels of our own under bench/realworld_style_kernels/.
+
+The corpus lives in a cache outside the repository (TRITONLENS_CORPUS, default
+~/.cache/tritonlens-corpus), fetched with `pip download --no-deps --no-binary :all: geak-eval
+liger-kernel` and unpacked under `sdist/`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+SEED = 27
+HELD_OUT_SIZE = 24
+CACHE = Path(os.environ.get("TRITONLENS_CORPUS", Path.home() / ".cache" / "tritonlens-corpus"))
+TRITONBENCH = "geak_eval/data/TritonBench"
+
+
+def tritonbench_root(cache: Path = CACHE) -> Path:
+    found = sorted((cache / "sdist").glob(f"geak_eval-*/{TRITONBENCH}"))
+    if not found:
+        raise SystemExit(f"geak-eval is not unpacked under {cache / 'sdist'}: "
+                         "pip download --no-deps --no-binary :all: geak-eval, then untar it there")
+    return found[-1]
+
+
+def paired_stems(root: Path) -> list[str]:
+    """Kernel files that have a benchmark-size input script, by stem, sorted."""
+    kernels = {p.stem for p in (root / "data" / "TritonBench_G_v1").glob("*.py")}
+    perf = {p.name[: -len("_perf.py")] for p in (root / "performance_metrics" / "perf_G" / "golden_metrics")
+            .glob("*_perf.py")}
+    return sorted(kernels & perf)
+
+
+def held_out(root: Path | None = None) -> list[str]:
+    """The held-out stems: a seeded sample of the paired files, drawn from their names only."""
+    stems = paired_stems(root or tritonbench_root())
+    return sorted(random.Random(SEED).sample(stems, min(HELD_OUT_SIZE, len(stems))))
