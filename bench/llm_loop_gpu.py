@@ -149,7 +149,7 @@ class Server:
 
 
 def run_one(example: str, script_of, candidates: int, rounds: int, work: str) -> dict:
-    from tritonlens.rewrite.api import optimize_file
+    from tritonlens.rewrite.api import OptimizeOptions, optimize_file
 
     path = os.path.join(work, f"{example}.py")
     shutil.copy(os.path.join(ROOT, "examples", f"{example}.py"), path)
@@ -158,9 +158,10 @@ def run_one(example: str, script_of, candidates: int, rounds: int, work: str) ->
     server = Server(script_of(original))
     t0 = time.perf_counter()
     try:
-        report = optimize_file(path, proposers=("llm",), rounds=rounds,
-                               llm={"baseUrl": server.url, "model": "scripted", "candidates": candidates,
-                                    "maxTokens": 4096, "apiKeyEnv": "TRITONLENS_BENCH_NO_KEY", "timeout": 60})
+        report = optimize_file(path, OptimizeOptions(
+            proposers=("llm",), rounds=rounds,
+            llm={"baseUrl": server.url, "model": "scripted", "candidates": candidates, "maxTokens": 4096,
+                 "apiKeyEnv": "TRITONLENS_BENCH_NO_KEY", "timeout": 60}))
     finally:
         server.close()
     seconds = time.perf_counter() - t0

@@ -197,6 +197,7 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--only", default="")
     ap.add_argument("--budget-s", type=float, default=420.0)
+    ap.add_argument("--optimize-budget-s", type=float, default=120.0, help="one optimize's own budget (0: none)")
     ap.add_argument("--run", default="", help="label of this run, kept in each row (merged tables mix runs)")
     ap.add_argument("--merge", nargs=2, metavar=("NEW_JSON", "INTO_JSON"),
                     help="no GPU needed: replace INTO_JSON's rows by NEW_JSON's rows of the same example, "
@@ -208,7 +209,7 @@ def main() -> int:
     import torch
     import triton
     from tritonlens.profiling.worker.reports import ProfileReport
-    from tritonlens.rewrite.api import optimize_file
+    from tritonlens.rewrite.api import OptimizeOptions, optimize_file
 
     if not torch.cuda.is_available():
         print("no GPU: this benchmark measures speed, it has nothing to say on a CPU", file=sys.stderr)
@@ -233,8 +234,9 @@ def main() -> int:
             entry.update(bytes=nbytes, bytes_read=read, bytes_written=written, flops=flops, cublas_ms=cublas_ms)
             if bound == "memory":
                 entry["same_size"] = same_size_ceiling(read, written)
-            result = optimize_file(os.path.join(ROOT, "examples", f"{name}.py"), proposers=("rules", "config"),
-                                   timing={"rounds": 5, "rep_ms": 25}, timeout=400,
+            options = OptimizeOptions(proposers=("rules", "config"), timing={"rounds": 5, "rep_ms": 25},
+                                      job_timeout_s=400, budget_s=opts.optimize_budget_s)
+            result = optimize_file(os.path.join(ROOT, "examples", f"{name}.py"), options,
                                    profile=ProfileReport(file=name),  # an empty profile: none is taken
                                    progress=lambda m, f: print(f"  [{name}] {m}", flush=True)).to_json()
         except Exception as exc:  # one example's failure must not lose the others' figures

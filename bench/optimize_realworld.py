@@ -39,13 +39,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SLOW_START_PCT = 40.0
 
 
-def run_optimize(name: str, timeout: float) -> dict:
+def run_optimize(name: str, timeout: float, budget_s: float = 120.0) -> dict:
     """optimize_file on the kernel's file, timed; an exception is a crash, kept with its text."""
-    from tritonlens.rewrite.api import optimize_file
+    from tritonlens.rewrite.api import OptimizeOptions, optimize_file
 
     t0 = time.monotonic()
     try:
-        result = optimize_file(rw.original_path(name), proposers=("config", "rules"), timeout=timeout,
+        options = OptimizeOptions(proposers=("config", "rules"), job_timeout_s=timeout, budget_s=budget_s)
+        result = optimize_file(rw.original_path(name), options,
                                progress=lambda m, f: print(f"  [{name}] {m}", flush=True)).to_json()
     except Exception as exc:  # noqa: BLE001 - a crash is a result here, not the end of the run
         return {"seconds": round(time.monotonic() - t0, 1), "crash": f"{type(exc).__name__}: {exc}"}
@@ -129,7 +130,7 @@ def gpu(opts) -> int:
         if time.monotonic() - start > opts.budget_s:
             report["kernels"].append({"kernel": name, "skipped": "time budget spent"})
             continue
-        entry = {"kernel": name, "optimize": run_optimize(name, opts.timeout)}
+        entry = {"kernel": name, "optimize": run_optimize(name, opts.timeout, opts.optimize_budget_s)}
         source = entry["optimize"].pop("best_source", None)
         try:
             orig = rw.load(name)
@@ -205,7 +206,7 @@ def cpu_smoke(opts) -> int:
     only = [x for x in opts.only.split(",") if x] or rw.KERNELS
     bad = 0
     for name in only:
-        o = run_optimize(name, opts.timeout)
+        o = run_optimize(name, opts.timeout, opts.optimize_budget_s)
         source = o.pop("best_source", None)
         orig = rw.load(name)
         best_mod = rw.load_source(source, f"rw_best_{name}") if source else None
@@ -229,6 +230,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=420.0, help="start no new kernel after this many seconds")
     ap.add_argument("--timeout", type=float, default=300.0, help="the verifier's worker timeout")
+    ap.add_argument("--optimize-budget-s", type=float, default=120.0, help="one optimize's own budget (0: none)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--cpu-smoke", action="store_true", help="interpreter, small cases, correctness only")
     opts = ap.parse_args()

@@ -175,10 +175,10 @@ def main() -> int:
 def _optimize(args, path: str, real: int) -> int:
     """`tritonlens optimize` as a user runs it on the file: every proposer's candidates verified and
     timed at the real size; the wall time against the same budget, and where the worker's time went."""
-    from tritonlens.rewrite.api import optimize_file, summary
+    from tritonlens.rewrite.api import OptimizeOptions, optimize_file, summary
 
     started = time.perf_counter()
-    report = optimize_file(path, proposers=("config", "rules"), timeout=600)
+    report = optimize_file(path, OptimizeOptions(proposers=("config", "rules"), job_timeout_s=600))
     wall = time.perf_counter() - started
     best = report.best
     result = {

@@ -1,8 +1,8 @@
 """`optimize_file`: the one entry point the CLI and the language server share.
 
-    result = optimize_file("kern.py", proposers=("config", "rules", "llm"),
-                           llm={"baseUrl": "http://127.0.0.1:8000/v1", "model": "m"},
-                           progress=lambda message, fraction: ..., cancel=threading.Event())
+    options = OptimizeOptions(proposers=("config", "rules", "llm"), budget_s=600,
+                              llm={"baseUrl": "http://127.0.0.1:8000/v1", "model": "m"})
+    result = optimize_file("kern.py", options, progress=lambda message, fraction: ..., cancel=threading.Event())
 
 Everything that runs a kernel runs in a worker process (the backend's); this process only parses,
 proposes and decides. The result is a reports.OptimizeReport.
@@ -20,13 +20,16 @@ from tritonlens.profiling.worker.reports import (
     ProfileReport,
 )
 
-from .candidate import NOT_TIMED, Verdict, short_device, unified_diff
+from .candidate import NOT_TIMED, Verdict, unified_diff
 from .context import ProposalContext
 from .llm_loop import MIN_GAIN
+from .options import ALL_PROPOSERS, Budget, OptimizeOptions, OptionsError
 from .proposal_guard import propose_and_verify, verified_by_proposer
+from .report_notes import budget_notes, small_cases_note
 from .verify import Verifier, VerifyError
 
-ALL_PROPOSERS = ("config", "rules", "llm")
+__all__ = ["ALL_PROPOSERS", "OptimizeError", "OptimizeOptions", "OptionsError", "best_of", "optimize_file",
+           "proven", "summary"]
 
 
 class OptimizeError(Exception):
@@ -61,7 +64,7 @@ def proven(c: CandidateReport | None) -> bool:
 
 
 # Why a candidate was refused, in a word or two, from the verdict's own wording (rewrite/verify.py).
-_REFUSAL_KINDS = (("slower", "slower"), ("not faster", "not faster"), ("noise", "within noise"),
+_REFUSAL_KINDS = (("not run:", "not run"), ("slower", "slower"), ("not faster", "not faster"), ("noise", "within noise"),
                   ("torch fallback", "torch fallback"), ("race:", "racy"), ("wrong result", "wrong result"),
                   ("fails", "wrong result"), ("invalid output", "wrong result"), ("syntax error", "did not compile"),
                   ("compile error", "did not compile"), ("import failed", "did not compile"),
@@ -115,17 +118,16 @@ def _candidate_report(v: Verdict, original: str, path: str) -> CandidateReport:
                            source=v.candidate.source if v.accepted else None, more=more)
 
 
-def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
-                  proposers=("config", "rules"), llm=None, rounds: int = 3,
-                  backend: str = "local", python: str | None = None, progress=None,
-                  cancel: threading.Event | None = None, harness: str | None = None, seeds: int = 3,
-                  timing: dict | None = None, parallel: int = 1, profile: ProfileReport | None = None,
-                  timeout: float = 600) -> OptimizeReport:
-    """Propose, verify and rank rewrites of `path` (its current `text`, if the editor has one).
+def optimize_file(path: str, options: OptimizeOptions | None = None, *, text: str | None = None,
+                  progress=None, cancel: threading.Event | None = None,
+                  profile: ProfileReport | None = None) -> OptimizeReport:
+    """Propose, verify and rank rewrites of `path` (its current `text`, if the editor has one),
+    as `options` says, within its one time budget.
 
     progress(message: str, fraction: float | None) is called as work advances; setting `cancel`
     stops at the next candidate boundary (the worker job in flight is killed).
     """
+    options = options or OptimizeOptions()
     path = os.path.abspath(path)
     if text is None:
         try:
@@ -133,10 +135,7 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
                 text = fh.read()
         except OSError as exc:
             raise OptimizeError(f"cannot read {path}: {exc}") from exc
-    wanted = tuple(p.strip() for p in (proposers if not isinstance(proposers, str) else proposers.split(",")) if p.strip())
-    unknown = [p for p in wanted if p not in ALL_PROPOSERS]
-    if unknown:
-        raise OptimizeError(f"unknown proposer(s) {', '.join(unknown)}: choose from {', '.join(ALL_PROPOSERS)}")
+    wanted, kernel = options.proposers, options.kernel
     try:
         tree = parse_python(text)
     except SyntaxError as exc:
@@ -148,10 +147,13 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
         raise OptimizeError(f"{os.path.basename(path)} defines no @triton.jit kernel")
     if kernel is not None and kernel not in names:
         raise OptimizeError(f"no kernel named {kernel!r} in {os.path.basename(path)} (kernels: {', '.join(names)})")
-    if "llm" in wanted and not llm:
-        raise OptimizeError("the llm proposer needs settings: --llm-base-url / --llm-model (or the llm setting)")
+    llm = None
     if "llm" in wanted:
-        llm = _llm_settings(llm)  # bad settings fail here, before any work
+        if not options.llm:
+            raise OptimizeError("the llm proposer needs settings: --llm-base-url / --llm-model (or the llm setting)")
+        llm = _llm_settings(options.llm)  # bad settings fail here, before any work
+        options = options.with_(llm=llm)
+    budget = Budget(options.effective_budget_s())
 
     def say(message: str, fraction: float | None = None):
         if progress is not None:
@@ -167,18 +169,19 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
 
     analysis = Analyzer().analyze(text, path)
     notes: list[str] = []
-    verifier = Verifier(path, text, harness=harness, python=python, backend=backend, timeout=timeout,
-                        seeds=seeds, timing=timing, parallel=parallel)
+    verifier = Verifier(path, text, harness=options.harness, python=options.python, backend=options.backend,
+                        timeout=options.job_timeout_s, seeds=options.seeds, timing=options.timing,
+                        parallel=options.parallel, budget=budget)
     verdicts: list[Verdict] = []
     try:
         say("checking the original in the worker", 0.02)
         try:
-            verifier._run(verifier.job("check", []), fresh=False, cancel=cancel)
+            verifier._run(verifier.job("check", []), fresh=False, cancel=cancel, required=True)
         except VerifyError as exc:
             raise OptimizeError(f"the original cannot be verified: {exc}") from exc
         device = {"name": verifier.device, "mode": verifier.mode}
-        if profile is None and verifier.mode == "gpu":
-            profile = _try_profile(path, kernel, backend, python, notes)
+        if profile is None and verifier.mode == "gpu" and not budget.spent():
+            profile = _try_profile(path, options, budget, notes)
         ctx = ProposalContext(path, text, kernel=kernel, analysis=analysis, profile=profile, device=device)
 
         def verify_batch(what: str, fraction: float):
@@ -205,36 +208,37 @@ def optimize_file(path: str, text: str | None = None, kernel: str | None = None,
                 base_text, base_title = top.candidate.source, top.candidate.title
         if "config" in wanted and not cancelled():
             from . import propose_config
+            from .config_timing import budgeted_tuner
 
-            tuner = None
-            if verifier.mode == "gpu":
-                def tuner(sources):
-                    say(f"timing {len(sources)} configs on {short_device(verifier.device)}", None)
-                    return verifier.tune(sources, cancel=cancel)
+            tuner = budgeted_tuner(verifier, budget, say, cancel) if verifier.mode == "gpu" else None
 
             def configs():
                 cands = propose_config.propose(ctx, tuner=tuner)
-                if base_text is not None:
+                if base_text is not None and not budget.spent():
                     cands += propose_config.propose(ctx, tuner=tuner, base=base_text, base_title=base_title)
                 return cands
 
             cv = propose_and_verify("config", configs, verify_batch("config candidate", 0.4), text)
             verdicts += cv
             ctx.history += cv
-        if "llm" in wanted and not cancelled():
+        if "llm" in wanted and not cancelled() and not budget.spent():
             verdicts += verified_by_proposer(
-                "llm", lambda: _llm_rounds(ctx, verifier, llm, rounds, kernel, backend, python, notes, say, cancel),
-                text)
+                "llm", lambda: _llm_rounds(ctx, verifier, llm, options, budget, notes, say, cancel), text)
     finally:
         verifier.close()
     say("done", 1.0)
+    notes += budget_notes(budget, verdicts)
+    size_note = small_cases_note(verifier)
+    if size_note:
+        notes.append(size_note)
     candidates = [_candidate_report(v, text, path) for v in verdicts]
     accepted = [c for c in candidates if c.accepted]
     best = best_of(accepted)
     return OptimizeReport(path=path, kernel=kernel or (names[0] if len(names) == 1 else ",".join(names)),
                           device=verifier.device, mode=verifier.mode, baseline_ms=verifier.baseline_ms,
                           cancelled=cancelled(), candidates=candidates, best=best,
-                          refusals=_summarise_refusals(verdicts), notes=notes, time_line=verifier.time_line())
+                          refusals=_summarise_refusals(verdicts), notes=notes, time_line=verifier.time_line(),
+                          budget_s=budget.seconds, seconds=round(budget.elapsed(), 1))
 
 
 def _llm_settings(llm):
@@ -248,16 +252,24 @@ def _llm_settings(llm):
         raise OptimizeError(f"bad llm settings: {exc}") from exc
 
 
-def _llm_rounds(ctx, verifier, settings, rounds, kernel, backend, python, notes, say, cancel) -> list[Verdict]:
+def _llm_rounds(ctx, verifier, settings, options: OptimizeOptions, budget: Budget, notes, say,
+                cancel) -> list[Verdict]:
     """The LLM loop on the verified original; its transcript and best rewrite go beside the file."""
+    from dataclasses import replace
+
     from .llm_figures import BestFigures
     from .llm_loop import LLMProposer
     from .llm_transcript import Transcript
 
+    left = budget.left()
+    if left is not None and (settings.time_budget_s is None or settings.time_budget_s > left):
+        settings = replace(settings, time_budget_s=left)  # the loop's own limit never outlasts the optimize's
+    rounds, kernel = options.rounds, options.kernel
     say(f"asking {settings.model} for rewrites ({settings.candidates} per round, up to {rounds} rounds)", 0.7)
     transcript = Transcript(ctx.path, settings)
     figures = BestFigures(transcript.sibling(".best.py"), kernel=kernel, gpu=verifier.mode == "gpu",
-                          backend=backend, python=python, cancel=cancel, timeout=verifier.timeout)
+                          backend=options.backend, python=options.python, cancel=cancel,
+                          timeout=budget.job_timeout(verifier.timeout))
     run = LLMProposer(settings).run(
         ctx, lambda cs: verifier.verify(cs, isolate=True, cancel=cancel), rounds=rounds, kernel=kernel,
         progress=lambda m: say(m), cancel=cancel, figures=figures, transcript=transcript)
@@ -265,11 +277,13 @@ def _llm_rounds(ctx, verifier, settings, rounds, kernel, backend, python, notes,
     return run.verdicts
 
 
-def _try_profile(path, kernel, backend, python, notes) -> ProfileReport | None:
+def _try_profile(path, options: OptimizeOptions, budget: Budget, notes) -> ProfileReport | None:
     from tritonlens.profiling import api as profiling_api
 
     try:
-        return profiling_api.profile_file(path, kernel=kernel, backend=backend, python=python)
+        return profiling_api.profile_file(path, kernel=options.kernel, backend=options.backend,
+                                          python=options.python, harness=options.harness,
+                                          timeout=budget.job_timeout(min(120.0, options.job_timeout_s)))
     except Exception as exc:  # the profile only enriches prompts and config choices
         notes.append(f"profile unavailable: {type(exc).__name__}: {exc}")
         return None

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 def register(subparsers) -> None:
     from .llm_client import SYSTEM_ROLES, LLMSettings
+    from .options import DEFAULT_BUDGET_S
 
     p = subparsers.add_parser("optimize", help="propose and verify faster rewrites of a kernel file",
                               description=__doc__)
@@ -41,6 +42,9 @@ def register(subparsers) -> None:
     p.add_argument("--python", help="interpreter that runs the kernels (needs torch + triton)")
     p.add_argument("--harness", help="FILE.py::FUNC yielding (fn, args) cases (default: the file's tritonlens_cases)")
     p.add_argument("--seeds", type=int, default=3, help="random inputs per shape (at least 3)")
+    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="S",
+                   help=f"seconds the whole optimize may take, the best rewrite proven by then is kept; the llm "
+                        f"proposer's --llm-time-budget is added (default {DEFAULT_BUDGET_S:g}; 0: no limit)")
     p.add_argument("--apply", action="store_true", help="write the best rewrite to FILE, when one was proven faster on a GPU")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=run)
@@ -50,6 +54,7 @@ def run(args) -> int:
     from tritonlens.profiling.cli import harness_path
 
     from .api import OptimizeError, optimize_file, proven
+    from .options import OptimizeOptions, OptionsError
 
     proposers = [x.strip() for x in args.proposers.split(",") if x.strip()]
     llm = None
@@ -75,9 +80,14 @@ def run(args) -> int:
             print(f"  … {message}", file=sys.stderr)
 
     try:
-        result = optimize_file(args.file, kernel=args.kernel, proposers=proposers, llm=llm, rounds=args.rounds,
-                               backend=args.backend, python=args.python, progress=progress,
-                               harness=harness_path(args.harness), seeds=args.seeds)
+        options = OptimizeOptions(proposers=tuple(proposers), kernel=args.kernel, llm=llm, rounds=args.rounds,
+                                  backend=args.backend, python=args.python, harness=harness_path(args.harness),
+                                  seeds=args.seeds, budget_s=args.budget)
+    except OptionsError as exc:
+        print(f"tritonlens optimize: {exc}", file=sys.stderr)
+        return 2
+    try:
+        result = optimize_file(args.file, options, progress=progress)
     except OptimizeError as exc:
         print(f"tritonlens optimize: {exc}", file=sys.stderr)
         usage = ("unknown proposer", "no kernel named", "needs settings", "bad llm settings")
@@ -121,7 +131,10 @@ def render_text(result: OptimizeReport, applied: bool = False) -> str:
         out.append("no rewrite accepted")
     if result.time_line:
         out.append(result.time_line)
-    out.append(f"result: {summary(result)}")
+    if result.seconds is not None:
+        limit = f" of a {result.budget_s:g} s budget" if result.budget_s else ""
+        out.append(f"took {result.seconds:g} s{limit}")
     for note in result.notes:
         out.append(f"note: {note}")
+    out.append(f"result: {summary(result)}")  # last: the line a reader or a script looks for
     return "\n".join(out)

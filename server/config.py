@@ -146,6 +146,10 @@ class Settings:
     timeout_s: int = setting(
         120, "Seconds one profiling or verification job may run before its worker is stopped.", key="timeoutS",
         schema={"type": "integer", "minimum": 1, "maximum": 3600})
+    optimize_budget_s: int = setting(
+        120, "Seconds one optimize may take in all (every verification and config timing in it); the best "
+        "rewrite proven by then is offered. 0: no limit. With an LLM endpoint, its timeBudgetS is added.",
+        key="optimizeBudgetS", schema={"type": "integer", "minimum": 0, "maximum": 86400})
     llm: LlmSettings = setting(attrs.Factory(LlmSettings), "The optimizer's LLM.",  # noqa: RUF009 (an attrs field)
                                schema={"type": "object"})
     # False only when the client says the workspace is untrusted: nothing then runs its code.

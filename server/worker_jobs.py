@@ -188,12 +188,12 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
             loop.call_soon_threadsafe(p.report, message, pct)
 
         try:
-            report = await p.run(call_engine(
-                api.optimize_file, path, text=text, kernel=kernel, proposers=proposers, llm=llm,
-                rounds=settings.llm.rounds,
-                backend=settings.backend, python=settings.python or None, progress=progress, cancel=cancel,
-                timeout=settings.timeout_s,
-            ))
+            options = api.OptimizeOptions(
+                proposers=proposers, kernel=kernel, llm=llm, rounds=settings.llm.rounds, backend=settings.backend,
+                python=settings.python or None, job_timeout_s=settings.timeout_s,
+                budget_s=float(settings.optimize_budget_s))
+            report = await p.run(call_engine(api.optimize_file, path, options, text=text, progress=progress,
+                                             cancel=cancel))
         except api.OptimizeError as exc:  # bad input: a clear answer, not an internal error
             raise EngineUnavailable(f"cannot optimize: {exc}") from exc
         finally:

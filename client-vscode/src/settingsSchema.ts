@@ -53,6 +53,8 @@ export interface ServerConfig {
   inlayHints: boolean;
   /** Seconds one profiling or verification job may run before its worker is stopped. */
   timeoutS: number;
+  /** Seconds one optimize may take in all (every verification and config timing in it); the best rewrite proven by then is offered. 0: no limit. With an LLM endpoint, its timeBudgetS is added. */
+  optimizeBudgetS: number;
   /** The optimizer's LLM. */
   llm: LlmConfig;
   /** False in an untrusted workspace: the server runs none of the workspace's code. */
@@ -73,6 +75,7 @@ export const DEFAULTS: ServerConfig = {
   ncu: false,
   inlayHints: true,
   timeoutS: 120,
+  optimizeBudgetS: 120,
   llm: {
     baseUrl: '',
     model: '',
@@ -114,6 +117,7 @@ export const SETTINGS: Readonly<Record<string, SettingSpec>> = {
   ncu: { type: 'boolean', hint: 'must be true or false' },
   inlayHints: { type: 'boolean', hint: 'must be true or false' },
   timeoutS: { type: 'integer', minimum: 1, maximum: 3600, hint: 'must be an integer from 1 to 3600' },
+  optimizeBudgetS: { type: 'integer', minimum: 0, maximum: 86400, hint: 'must be an integer from 0 to 86400' },
   'llm.baseUrl': { type: 'string', hint: 'must be a URL or ""' },
   'llm.model': { type: 'string', hint: 'must be a string' },
   'llm.apiKeyEnv': { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', hint: 'must be an environment variable name' },

@@ -286,6 +286,15 @@ def ghost_replay(session: Session, side: Side) -> tuple[bool, str | None]:
 
 
 # -- entry -------------------------------------------------------------------------------------
+def unrun(cand, deadline_s: float) -> dict:
+    """The evidence of a candidate the job's time ran out before."""
+    return {"id": cand.id, "checks": [], "launches": 0, "calls": 0, "ops_added": [], "stability": "not run",
+            "ragged_sizes": None, "ragged_note": None, "timing": None, "extra": {}, "notes": [],
+            "ranges_skipped": [], "ghost_ran": False, "ghost_failure": None, "out_bytes": None, "seconds": 0.0,
+            "error": {"stage": "budget", "type": "budget", "traceback": "",
+                      "message": f"not run: the optimize's time budget left this job {deadline_s:.0f} s"}}
+
+
 def _device_name() -> str:
     if GPU:
         return torch.cuda.get_device_name(0)
@@ -317,8 +326,12 @@ def handle(job) -> dict:
                   "cases": len(session.cases), "seeds": len(session.seeds), "candidates": [],
                   "source": session.source}
         timing = job.timing if GPU else None
+        started = time.perf_counter()
         for cand in job.candidates:
             t0 = time.perf_counter()
+            if job.deadline_s is not None and t0 - started >= job.deadline_s:
+                result["candidates"].append(unrun(cand, job.deadline_s))
+                continue
             ev = check_candidate(session, cand, quick=(action == "tune"))
             side = ev.pop("_side", None)
             passed = ev["error"] is None and ev["checks"] and all(c["ok"] for c in ev["checks"])

@@ -197,6 +197,9 @@ class VerifyJob(Job):
     # no harness and no tritonlens_cases(): the file's recorded launches, replayed as the cases
     records: list | None = json_field(of=LaunchDescriptor, many=True, default=None)
     sys_path: list | None = json_field((list, NONE), None)  # the project's import folders, for its package
+    # seconds this job may spend on its candidates (the optimize's budget): those it cannot start in
+    # time come back unrun, named, so the host keeps what was measured before the budget ran out
+    deadline_s: float | None = json_field((int, float, NONE), None)
 
 
 @dataclass

@@ -83,3 +83,5 @@ class OptimizeReport(Message):
     refusals: str | None = json_field(OPT_STR, None)
     notes: list = json_field(list, factory=list)
     time_line: str | None = json_field(OPT_STR, None)  # "time: 84 s in the worker: compile 12 s, inputs 3 s, …"
+    budget_s: float | None = json_field((int, float, NONE), None)  # the whole optimize's limit; null: none
+    seconds: float | None = json_field((int, float, NONE), None)  # what it took

@@ -170,11 +170,11 @@ def tritonlens_cases():
 def test_a_smaller_tile_under_a_literal_grid_is_proposed_with_its_grid_and_verifies(tmp_path):
     """The tile-2-D search tries 64x64 first: a grid left at cdiv(M, 128) would cover a quarter
     of the output and the verifier would refuse it; moved with the blocks it is correct."""
-    from tritonlens.rewrite.api import optimize_file
+    from tritonlens.rewrite.api import OptimizeOptions, optimize_file
 
     path = tmp_path / "shift.py"
     path.write_text(TILE_FILE, encoding="utf-8")
-    report = optimize_file(str(path), proposers=("config",), timeout=300)
+    report = optimize_file(str(path), OptimizeOptions(proposers=("config",), job_timeout_s=300, budget_s=0))
     literal = next(c for c in report.candidates if c.title.startswith("config "))
     assert "BLOCK_M=64" in literal.title and "BLOCK_N=64" in literal.title
     assert _grid_of(literal.source, "shift") == "(triton.cdiv(M, 64), triton.cdiv(N, 64))"

@@ -12,7 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tritonlens.rewrite.api import optimize_file
+from tritonlens.rewrite.api import OptimizeOptions, optimize_file
 
 from tritonlens.cli import main
 
@@ -111,7 +111,7 @@ def tritonlens_cases():
 '''
     path = tmp_path / "triple_script.py"
     path.write_text(text, encoding="utf-8")
-    report = optimize_file(str(path), proposers=("config",), timeout=300)
+    report = optimize_file(str(path), OptimizeOptions(proposers=("config",), job_timeout_s=300, budget_s=0))
     literal = next(c for c in report.candidates if c.title.startswith("config "))
     assert literal.accepted, literal.reason
 
@@ -229,6 +229,7 @@ def test_optimize_verifies_through_a_harness_of_its_own_wrapper(tmp_path):
     (tmp_path / "cases.py").write_text(textwrap.dedent(HARNESSES["own_wrapper"]).replace(
         "(X,)", "(torch.randn(100),)").replace("def cases():", "def cases():\n    yield checked, (torch.randn(7),)"),
         encoding="utf-8")
-    report = optimize_file(str(user), proposers=("config",), harness=f"{tmp_path / 'cases.py'}::cases", timeout=300)
+    report = optimize_file(str(user), OptimizeOptions(proposers=("config",), harness=f"{tmp_path / 'cases.py'}::cases",
+                                                 job_timeout_s=300, budget_s=0))
     literal = next(c for c in report.candidates if c.title.startswith("config "))
     assert literal.accepted, literal.reason

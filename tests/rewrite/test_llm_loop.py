@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from rewrite_support import FIXTURES, fenced
-from tritonlens.rewrite.api import optimize_file
+from tritonlens.rewrite.api import OptimizeOptions, optimize_file
 from tritonlens.rewrite.candidate import NOT_TIMED
 from tritonlens.rewrite.context import ProposalContext
 from tritonlens.rewrite.llm_figures import BestFigures
@@ -41,8 +41,9 @@ def test_n_candidates_are_asked_concurrently_all_verified_and_the_correct_one_ke
     replies = {"wrong": fenced(wrong), "syntax": fenced("def add(x, y)\n    return x\n"), "good": fenced(_wrapper(256)),
                "again": fenced(_wrapper(256), "The same block, said differently.")}
     llm_server.script = [{"content": text, "sleep": 0.5} for text in replies.values()]
-    result = optimize_file(str(path), proposers=("llm",), rounds=3,
-                           llm={"base_url": llm_server.base_url, "model": "m", "timeout": 30, "candidates": 4})
+    result = optimize_file(str(path), OptimizeOptions(
+        proposers=("llm",), rounds=3,
+        llm={"base_url": llm_server.base_url, "model": "m", "timeout": 30, "candidates": 4}))
     # four requests, all in flight at once: each was answered only after the last one arrived
     assert len(llm_server.requests) == 4
     assert max(r["arrived"] for r in llm_server.requests) < min(r["answered"] for r in llm_server.requests)

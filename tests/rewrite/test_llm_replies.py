@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 from rewrite_support import FIXTURES, WRAPPER_256, fenced
-from tritonlens.rewrite.api import optimize_file
+from tritonlens.rewrite.api import OptimizeOptions, optimize_file
 from tritonlens.rewrite.candidate import NOT_TIMED
 from tritonlens.rewrite.context import ProposalContext
 from tritonlens.rewrite.llm_reply import extract_source, strip_reasoning
@@ -25,9 +25,9 @@ def _wrong_file(original: str) -> str:
 def _optimize(llm_server, tmp_path, **llm):
     path = tmp_path / "vadd.py"
     shutil.copy(FIXTURES / "vadd.py", path)
-    result = optimize_file(str(path), proposers=("llm",), rounds=1,
-                           llm={"base_url": llm_server.base_url, "model": "reasoner", "timeout": 30,
-                                "candidates": 1, **llm})
+    result = optimize_file(str(path), OptimizeOptions(
+        proposers=("llm",), rounds=1,
+        llm={"base_url": llm_server.base_url, "model": "reasoner", "timeout": 30, "candidates": 1, **llm}))
     return result, path
 
 

@@ -115,10 +115,14 @@ def test_optimize_config_on_records_is_correctness_only(biaspkg):
     assert not literal["accepted"] and literal["reason"].startswith(
         "not checked: recorded launches replay the kernels, not the wrapper this candidate changes")
     assert all(c["speedup"] is None for c in report["candidates"])
+    # the tests' launches are a few KiB: a GPU timing of them would compare launch overheads
+    (small,) = [n for n in report["notes"] if "too little to time" in n]
+    assert small.startswith("the largest recorded launch moves ") and "tritonlens capture -- python bench.py" in small
 
     text = tritonlens("optimize", str(biaspkg), "--proposers", "config", cwd=root)
     assert text.returncode == 0, text.stderr
     assert "no GPU: candidates were checked for correctness only, not timed" in text.stdout
+    assert "note: the largest recorded launch moves " in text.stdout
     assert "correct, not timed: run on a GPU to prove it faster; checked on 3 seeds × 2 recorded launches" in text.stdout
     assert ("best: autotune 4 configs — correct, not timed: run on a GPU to prove it faster; "
             "checked on 3 seeds × 2 recorded launches") in text.stdout

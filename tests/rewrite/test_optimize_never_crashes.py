@@ -6,7 +6,7 @@ becomes a verdict, and the configuration that used to crash is proposed right an
 from __future__ import annotations
 
 import pytest
-from tritonlens.rewrite.api import optimize_file
+from tritonlens.rewrite.api import OptimizeOptions, optimize_file
 
 HEADER = '''import os
 
@@ -40,7 +40,7 @@ def tritonlens_cases():
 def _optimize(tmp_path, name: str, text: str, proposers=("config",)):
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
-    return optimize_file(str(path), proposers=proposers, timeout=300)
+    return optimize_file(str(path), OptimizeOptions(proposers=proposers, job_timeout_s=300, budget_s=0))
 
 
 def _by_title(report):

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 from rewrite_support import FIXTURES, WRAPPER_256, fenced
-from tritonlens.rewrite.api import optimize_file
+from tritonlens.rewrite.api import OptimizeOptions, optimize_file
 from tritonlens.rewrite.candidate import NOT_TIMED
 from tritonlens.rewrite.context import ProposalContext
 from tritonlens.rewrite.propose_llm import LLMProposer, LLMSettings, extract_source
@@ -44,10 +44,10 @@ def test_llm_rounds_refuse_each_bad_reply_for_its_reason_then_accept_good(llm_se
     shutil.copy(FIXTURES / "vadd.py", path)
     original = path.read_text()
     llm_server.script = _replies(original)
-    result = optimize_file(str(path), proposers=("llm",), rounds=8,
-                           llm={"base_url": llm_server.base_url, "model": "scripted-coder",
-                                "api_key_env": "TRITONLENS_TEST_NO_SUCH_KEY", "timeout": 30,
-                                "candidates": 1})
+    result = optimize_file(str(path), OptimizeOptions(
+        proposers=("llm",), rounds=8,
+        llm={"base_url": llm_server.base_url, "model": "scripted-coder", "api_key_env": "TRITONLENS_TEST_NO_SUCH_KEY",
+             "timeout": 30, "candidates": 1}))
     reasons = [c.reason for c in result.candidates]
     accepted = [c.accepted for c in result.candidates]
     assert accepted == [False] * 7 + [True], reasons
@@ -91,8 +91,9 @@ def test_llm_slower_but_correct_is_accepted_on_cpu_without_any_speed_claim(llm_s
     path = tmp_path / "vadd.py"
     shutil.copy(FIXTURES / "vadd.py", path)
     llm_server.script = [fenced(GOOD_WRAPPER.replace("BLOCK_SIZE = 256", "BLOCK_SIZE = 16"))]
-    result = optimize_file(str(path), proposers=("llm",), rounds=1,
-                           llm={"base_url": llm_server.base_url, "model": "m", "timeout": 30, "candidates": 1})
+    result = optimize_file(str(path), OptimizeOptions(
+        proposers=("llm",), rounds=1,
+        llm={"base_url": llm_server.base_url, "model": "m", "timeout": 30, "candidates": 1}))
     (cand,) = result.candidates
     assert cand.accepted and cand.speedup is None and cand.reason.startswith(NOT_TIMED)
     assert "x faster" not in cand.quick_fix_title

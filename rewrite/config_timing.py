@@ -1,0 +1,59 @@
+"""Timing the config search's variants on the GPU within the optimize's budget.
+
+The variants go to the worker a few at a time, each batch with a limit of its own: a variant that
+runs long (a huge tile that spills, a compile that takes minutes) is cut with its batch, named in
+the report, and the search goes on with what was timed. Once the budget is spent the rest are not
+timed, and the search ranks what it has: the best so far is returned, never nothing.
+"""
+
+from __future__ import annotations
+
+from .verify import VerifyError
+
+BATCH = 2  # variants a job: small enough that one slow variant costs little, large enough to amortise a job
+PER_VARIANT_S = 20.0  # compile + a quick check + one timing of a variant at real size, with room
+SETUP_S = 40.0  # a fresh worker builds the inputs and runs the original first
+
+
+def budgeted_tuner(verifier, budget, say=None, cancel=None):
+    """A `tuner(sources) -> [{"id", "ok", "ms", "reason"}]` for propose_config, one result per source."""
+
+    def tune(sources: list[str]) -> list[dict]:
+        out: list[dict] = []
+        fresh = True
+        timed_any = False
+        for start in range(0, len(sources), BATCH):
+            batch = sources[start:start + BATCH]
+            ids = range(start, start + len(batch))
+            if (cancel is not None and cancel.is_set()) or (budget is not None and budget.spent()):
+                out += [_untimed(i, "not timed: the time budget is spent") for i in ids]
+                continue
+            limit = PER_VARIANT_S * len(batch) + (SETUP_S if fresh else 0.0)
+            which = f"{start + 1}" if len(batch) == 1 else f"{start + 1}-{start + len(batch)}"
+            if say is not None:
+                say(f"timing config{'s' if len(batch) > 1 else ''} {which} of {len(sources)} "
+                    f"on {verifier.device or 'the GPU'}")
+            try:
+                results = verifier.tune(batch, cancel=cancel, limit=limit)
+            except VerifyError as exc:
+                text = str(exc)
+                why = (f"cut after {limit:.0f} s" if text.startswith("timeout") or "exceeded" in text
+                       else f"not timed: {text.splitlines()[0][:160]}")
+                if budget is not None:
+                    budget.note_cut(f"config timing {which} of {len(sources)} {why}")
+                out += [_untimed(i, why) for i in ids]
+                fresh = True  # a killed worker starts over: its next job builds the inputs again
+                continue
+            fresh = False
+            for r in results:
+                out.append({**r, "id": start + int(r["id"])})
+                timed_any = timed_any or bool(r.get("ms"))
+        if not timed_any and sources and budget is not None and verifier.mode == "gpu":
+            budget.note_cut(f"none of {len(sources)} configs was timed: heuristic picks verified instead")
+        return out
+
+    return tune
+
+
+def _untimed(i: int, reason: str) -> dict:
+    return {"id": i, "ok": False, "ms": None, "reason": reason}
