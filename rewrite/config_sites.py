@@ -146,6 +146,10 @@ def locate(expr, fn, tree: ast.Module, lines: Lines, before: int, free: bool, de
         assign = local_assignment(fn, expr.id, before)
         if assign is not None:
             return _computed(assign.value, fn, tree, lines, assign.lineno, free, depth)
+        if fn is not None and any(isinstance(t, ast.Tuple) and any(isinstance(e, ast.Name) and e.id == expr.id
+                                                                   for e in t.elts)
+                                  for n in ast.walk(fn) if isinstance(n, ast.Assign) for t in n.targets):
+            return Found(why="unpacked from a value the wrapper computes")  # BLOCK, warps = settings(n)
         if fn is not None:
             args = fn.args.args + fn.args.kwonlyargs
             defaults = dict(zip([a.arg for a in fn.args.args[len(fn.args.args) - len(fn.args.defaults):]],
