@@ -57,9 +57,25 @@ def grid_locals(site, expr=None, depth: int = 0) -> dict[str, ast.AST]:
 
 
 def grid_sources(site) -> list[ast.AST]:
-    """The grid expression and the values of the locals it reads: where its divisors are written."""
+    """The grid expression and the values of the locals it reads: where its divisors are written.
+    A grid function defined in the wrapper (`def grid(meta): return (cdiv(n, meta["BLOCK"]),)`)
+    is read like a lambda: its return values."""
     expr = grid_expr(site)
-    return ([expr] if expr is not None else []) + list(grid_locals(site).values())
+    returns = [n.value for n in ast.walk(_grid_function(site) or ast.Pass()) if isinstance(n, ast.Return) and n.value]
+    return ([expr] if expr is not None else []) + returns + list(grid_locals(site).values())
+
+
+def _grid_function(site) -> ast.FunctionDef | None:
+    """The function the wrapper defines as the grid, when it reads its meta argument."""
+    if not isinstance(site.grid, ast.Name) or site.function is None:
+        return None
+    for n in ast.walk(site.function):
+        if isinstance(n, ast.FunctionDef) and n.name == site.grid.id and n.args.args:
+            meta = n.args.args[0].arg
+            if any(isinstance(x, ast.Subscript) and isinstance(x.value, ast.Name) and x.value.id == meta
+                   for x in ast.walk(n)):
+                return n
+    return None
 
 
 # what a grid may call and still be read here: anything else computes it where this cannot look
@@ -71,7 +87,8 @@ def opaque_grid(site, tree: ast.Module) -> str | None:
     with it), or None: it is passed in by the wrapper's caller, or built by another function."""
     grid = site.grid
     fn = site.function
-    if isinstance(grid, ast.Name) and local_assignment(fn, grid.id, site.call.lineno) is None:
+    if (isinstance(grid, ast.Name) and local_assignment(fn, grid.id, site.call.lineno) is None
+            and _grid_function(site) is None):
         params = [a.arg for a in (fn.args.args + fn.args.kwonlyargs)] if fn is not None else []
         if grid.id in params:
             return "grid passed in as a parameter"

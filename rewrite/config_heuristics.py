@@ -44,5 +44,8 @@ def heuristic_body(fn: ast.FunctionDef, name: str) -> ast.AST | None:
                     return None
                 if isinstance(body, ast.Call) and (dotted(body.func) or "") == "bool":
                     return None
+                if isinstance(body, ast.IfExp) and all(isinstance(b, ast.Constant) and isinstance(b.value, bool)
+                                                       for b in (body.body, body.orelse)):
+                    return None  # `True if args["softcap"] != 0 else False`
                 return body
     return None

@@ -87,6 +87,34 @@ def tile_like(fn: ast.FunctionDef, name: str) -> bool:
     return default is None or is_int(default)
 
 
+# calls whose arguments size a tile or step a loop: a constexpr used nowhere like this (a head
+# count, a row length the kernel only compares against) is no knob
+_TILE_CALLS = {"arange", "zeros", "full", "range", "static_range", "reshape", "view", "broadcast_to",
+               "make_block_ptr", "make_tensor_descriptor", "multiple_of", "max_contiguous"}
+
+
+def sizes_tile(fn: ast.FunctionDef, name: str) -> bool:
+    """Whether constexpr `name` sizes a tile or steps a loop in the kernel, or is handed to a
+    function of the kernel's own (a @jit helper may size its tiles with it)."""
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        callee = dotted(n.func) or ""
+        last = callee.split(".")[-1]
+        args = list(n.args) + [k.value for k in n.keywords]
+        if last in ("range", "static_range"):
+            args = n.args[2:3]
+        elif last not in _TILE_CALLS:
+            # a helper of the kernel's own given the name itself; tl.where(x < BLOCK, ...),
+            # tanh(x / SOFTCAP): a use, not a size
+            if "." not in callee and any(isinstance(a, ast.Name) and a.id == name for a in args):
+                return True
+            continue
+        if any(isinstance(x, ast.Name) and x.id == name for a in args for x in ast.walk(a)):
+            return True
+    return False
+
+
 def _config_call(node, fn, tree, before: int) -> ast.Call | None:
     """`cfg` → its `triton.Config({...}, ...)` call (assigned in `fn` before `before`, or at module level)."""
     if isinstance(node, ast.Name):
@@ -248,7 +276,8 @@ def find_knobs(tree: ast.Module, fn: ast.FunctionDef, launches: list, consts: li
     by_heuristic = heuristics_keys(fn)
     opaque = next((why for why in (opaque_grid(site, tree) for site in launches) if why), None)
     divided = [named_divisors(site) for site in launches]
-    for name in [c for c in consts if tile_like(fn, c)] + list(LAUNCH_OPTIONS):
+    sizes = [c for c in consts if tile_like(fn, c) and (role(c) == "group" or sizes_tile(fn, c))]
+    for name in sizes + list(LAUNCH_OPTIONS):
         option = name in LAUNCH_OPTIONS
         free = loops or name in looped
         sites, current, capped, from_config, override, why = [], None, False, False, False, ""

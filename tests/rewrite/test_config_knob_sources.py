@@ -204,3 +204,27 @@ def test_a_bool_and_a_float_passed_by_position_are_never_tile_sizes():
     keyword = text.replace("(x, out, n, elementwise_affine, 0.0, BLOCK)",
                            "(x, out, n, AFFINE=elementwise_affine, SMOOTHING=0.0, BLOCK=BLOCK)")
     assert not {"AFFINE", "SMOOTHING"} & set(analyse(keyword, "smooth_kernel").knobs)
+
+
+def test_a_grid_function_the_wrapper_defines_is_read_like_a_meta_lambda():
+    text = _read("knob_keyword.py").replace(
+        "    shift_kernel[(triton.cdiv(n, 64),)](x, out, n, BLOCK=64)\n",
+        '    def grid(meta):\n        return (triton.cdiv(n, meta["BLOCK"]),)\n\n'
+        "    shift_kernel[grid](x, out, n, BLOCK=64)\n")
+    plan = analyse(text, "shift_kernel")
+    assert "BLOCK" in plan.knobs and plan.unmovable == []
+    out = with_literals(text, plan, _other_value(plan, "BLOCK"))
+    assert 'return (triton.cdiv(n, meta["BLOCK"]),)' in out
+
+
+def test_a_constexpr_that_sizes_no_tile_and_a_flag_heuristic_are_never_knobs():
+    text = _read("knob_keyword.py").replace(
+        "def shift_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):",
+        "def shift_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, CAP: tl.constexpr):").replace(
+        "* 2.0 + 1.0, mask=mask)", "/ CAP, mask=mask)").replace("BLOCK=64)", "BLOCK=64, CAP=64)")
+    plan = analyse(text, "shift_kernel")
+    assert "BLOCK" in plan.knobs and "CAP" not in plan.knobs  # divides values, sizes nothing
+    flag = _read("knob_heuristic.py").replace('lambda args: args["n"] % 32 == 0',
+                                              'lambda args: True if args["n"] % 32 == 0 else False')
+    plan = analyse(flag, "shift_kernel")
+    assert "WHOLE" not in plan.knobs and not any(u.startswith("WHOLE") for u in plan.unmovable)
