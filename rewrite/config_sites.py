@@ -15,8 +15,9 @@ A value reaches the launch, by keyword or by position, as
 - num_warps / num_stages the wrapper computes (`4 if BLOCK < 2048 else 8`, `calculate_settings`):
   the candidate pins its value at the call.
 
-Only integer tile-like constexprs are knobs: bools, floats, dtypes, flags by name (HAS_*, IS_*,
-USE_*, *_PASS) and flags a heuristic computes never are. A knob that cannot move says why.
+Only integer constexprs that size a tile or step a loop are knobs (sizes_tile): bools, floats,
+dtypes, flags by name (HAS_*, IS_*, USE_*, *_PASS) and flags a heuristic computes never are. A
+knob that cannot move says why.
 """
 
 from __future__ import annotations

@@ -8,8 +8,12 @@ Structure decides the search space:
 - a 1-D block kernel (element-wise, per-block reductions) tunes BLOCK and warps;
 - 2-D tiles without a dot (transpose-like) tune both tile sides and warps;
 - a constexpr whose launch value is computed (softmax's next_power_of_2(n_cols)) is a correctness
-  requirement, not a knob: only num_warps is tuned then, unless the kernel loops over the block
-  (then its cap is tuned).
+  requirement, not a knob: only num_warps is tuned then, unless any block is correct (the kernel
+  loops over it, or the grid divides by it: then its cap is tuned).
+A knob that stays where it is (computed, passed in by the caller, under a grid passed in or built
+by another function, pinned by an ambiguous grid literal) is named with its reason in
+`Plan.unmovable` ("BLOCK_M: grid passed in as a parameter"), which candidates carry as
+`meta["unmovable"]`, and in the plan's notes.
 Where each value lives (a literal, a local, the wrapper's default, a module constant, a
 triton.Config object, a capped computation) and which constexprs are knobs at all: config_sites.py.
 
