@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING
 
 from tritonlens.analysis.python_ast import parse as parse_python
 
-from .config_sites import (
-    CONFIG_OPTIONS,
-    autotune_decorator,
-    existing_configs,
-    heuristics_keys,
-)
+from .config_autotune import autotune_decorator, existing_configs
+from .config_grid import grid_locals
+from .config_heuristics import heuristics_keys
+from .config_sites import CONFIG_OPTIONS
 from .edits import (
     Edit,
     Lines,
@@ -130,24 +128,28 @@ def with_autotune(text: str, plan: Plan, configs: list[dict]) -> str:
     literals = {(node.lineno, node.col_offset): (knob.param, offset)
                 for knob in plan.knobs.values() if knob.param in tuned
                 for d in knob.grid for node, offset in d.parts}
+    params = [a.arg for a in fn.args.args]
     for site in sites:
-        locals_map = {kw.value.id: kw.arg for kw in site.call.keywords
-                      if kw.arg in tuned and isinstance(kw.value, ast.Name)}
-        edits.append(_strip_keywords(text, lines, site.call, set(tuned)))
+        passed = {kw.arg: kw for kw in site.call.keywords if kw.arg in tuned}
+        positional = {params[i]: arg for i, arg in enumerate(site.call.args) if i < len(params) and params[i] in tuned}
+        if positional and min(params.index(p) for p in positional) + len(positional) != len(site.call.args):
+            raise NotAutotunable(f"{', '.join(positional)} passed by position before arguments that stay")
+        locals_map = {kw.value.id: kw.arg for kw in passed.values() if isinstance(kw.value, ast.Name)}
+        locals_map.update({arg.id: p for p, arg in positional.items() if isinstance(arg, ast.Name)})
+        edits.append(_strip_args(text, lines, site.call, list(passed.values()) + list(positional.values())))
         edits += _grid_to_meta(text, lines, site, locals_map, literals)
     return apply(text, edits)
 
 
-def _strip_keywords(text: str, lines: Lines, call: ast.Call, names: set) -> Edit:
-    """One edit over the call's argument list dropping keywords in `names`; lines left empty go."""
+def _strip_args(text: str, lines: Lines, call: ast.Call, drop: list) -> Edit:
+    """One edit over the call's argument list dropping the `drop` arguments (keywords, trailing
+    positionals); lines left empty go."""
+    if not drop:
+        return Edit(0, 0, "")
     args = list(call.args) + list(call.keywords)
-    keep = [a for a in args if not (isinstance(a, ast.keyword) and a.arg in names)]
-    drop = [a for a in args if a not in keep]
-    start = lines.span(args[0])[0] if not isinstance(args[0], ast.keyword) else lines.offset(args[0].lineno, args[0].col_offset)
+    start = lines.offset(args[0].lineno, args[0].col_offset)
     end = lines.offset(call.end_lineno, call.end_col_offset) - 1  # before ")"
     region = text[start:end]
-    if not drop:
-        return Edit(start, start, "")
     cuts = []
     for kw in drop:
         s = lines.offset(kw.lineno, kw.col_offset) - start
@@ -180,10 +182,11 @@ class _MetaRewriter(ast.NodeTransformer):
     """Names of tuned values, and grid literals copying them ({(line, col): (name, offset)}), become
     META lookups; `meta` is the name the grid function calls its argument."""
 
-    def __init__(self, mapping: dict, literals: dict, meta: str = "META"):
+    def __init__(self, mapping: dict, literals: dict, meta: str = "META", inline: dict | None = None):
         self.mapping = mapping
         self.literals = literals
         self.meta = meta
+        self.inline = inline or {}  # {local: its value}: a local the grid reads, written out when it reads a tuned value
         self.changed = False
 
     def _lookup(self, name):
@@ -191,7 +194,16 @@ class _MetaRewriter(ast.NodeTransformer):
         return ast.Subscript(value=ast.Name(self.meta, ast.Load()), slice=ast.Constant(name), ctx=ast.Load())
 
     def visit_Name(self, node):
-        return self._lookup(self.mapping[node.id]) if node.id in self.mapping else node
+        if node.id in self.mapping:
+            return self._lookup(self.mapping[node.id])
+        if node.id in self.inline:
+            inner = _MetaRewriter(self.mapping, self.literals, self.meta,
+                                  {k: v for k, v in self.inline.items() if k != node.id})
+            value = inner.visit(copy.deepcopy(self.inline[node.id]))
+            if inner.changed:
+                self.changed = True
+                return value
+        return node
 
     def visit_Constant(self, node):
         hit = self.literals.get((getattr(node, "lineno", None), getattr(node, "col_offset", None)))
@@ -220,7 +232,7 @@ def _grid_to_meta(text, lines, site, locals_map: dict, literals: dict) -> list[E
             return []
         s, e = lines.span(target.body)
         return [Edit(s, e, ast.unparse(new).replace("'", '"'))]
-    rewriter = _MetaRewriter(locals_map, literals)
+    rewriter = _MetaRewriter(locals_map, literals, inline=grid_locals(site))
     # the copy keeps the literals' positions, which is how they are recognised
     new = rewriter.visit(copy.deepcopy(target))
     if not rewriter.changed:

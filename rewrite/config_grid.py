@@ -2,8 +2,10 @@
 beside `BLOCK_M=64, BLOCK_N=64`. A config that changes the block must change those divisors with
 it, or a larger tile launches programs that only mask (a smaller one would skip work).
 
-A divisor is the `V` of `cdiv(X, V)`, `X // V` or `(X + V - 1) // V` in the launch's grid (inline
-or the grid variable assigned before the launch in the same function). It belongs to the block
+A divisor is the `V` of `cdiv(X, V)`, `X // V`, `(X + V - 1) // V` or `-(-X // V)` in the launch's
+grid: inline, the grid variable assigned before the launch in the same function, or a local the
+grid reads (`num_blocks = (n + 1023) // 1024; kernel[(num_blocks,)]`). A grid dividing by the
+block's own name (`cdiv(n, BLOCK)`, `meta["BLOCK"]`) needs no edit: the name moves with the value. It belongs to the block
 knob whose current value is `V` and whose name ends with X's size name (BLOCK_M ↔ M, BLOCK_ROWS ↔
 n_rows, BLOCK_M ↔ x.shape[0]); failing a name, to the only block knob of that value when the grid
 divides by that value once. Where the owner cannot be told apart, the knobs of that value are
@@ -35,6 +37,92 @@ def grid_expr(site):
         assign = local_assignment(site.function, grid.id, site.call.lineno)
         return assign.value if assign is not None else None
     return grid
+
+
+def grid_locals(site, expr=None, depth: int = 0) -> dict[str, ast.AST]:
+    """{name: value} of the wrapper's locals the grid expression reads (`num_blocks` in
+    `(num_blocks,)`), followed through locals they read in turn."""
+    expr = grid_expr(site) if expr is None else expr
+    found: dict[str, ast.AST] = {}
+    if expr is None or depth > 3:
+        return found
+    line = site.call.lineno
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name) and n.id not in found:
+            assign = local_assignment(site.function, n.id, line)
+            if assign is not None and assign.value is not expr:
+                found[n.id] = assign.value
+                found.update({k: v for k, v in grid_locals(site, assign.value, depth + 1).items() if k not in found})
+    return found
+
+
+def grid_sources(site) -> list[ast.AST]:
+    """The grid expression and the values of the locals it reads: where its divisors are written.
+    A grid function defined in the wrapper (`def grid(meta): return (cdiv(n, meta["BLOCK"]),)`)
+    is read like a lambda: its return values."""
+    expr = grid_expr(site)
+    returns = [n.value for n in ast.walk(_grid_function(site) or ast.Pass()) if isinstance(n, ast.Return) and n.value]
+    return ([expr] if expr is not None else []) + returns + list(grid_locals(site).values())
+
+
+def _grid_function(site) -> ast.FunctionDef | None:
+    """The function the wrapper defines as the grid, when it reads its meta argument."""
+    if not isinstance(site.grid, ast.Name) or site.function is None:
+        return None
+    for n in ast.walk(site.function):
+        if isinstance(n, ast.FunctionDef) and n.name == site.grid.id and n.args.args:
+            meta = n.args.args[0].arg
+            if any(isinstance(x, ast.Subscript) and isinstance(x.value, ast.Name) and x.value.id == meta
+                   for x in ast.walk(n)):
+                return n
+    return None
+
+
+# what a grid may call and still be read here: anything else computes it where this cannot look
+_GRID_CALLS = {"cdiv", "next_power_of_2", "min", "max", "int", "len", "numel", "size", "ceil", "prod", "float"}
+
+
+def opaque_grid(site, tree: ast.Module) -> str | None:
+    """Why the launch's grid cannot be seen from here (it may divide by a block this cannot move
+    with it), or None: it is passed in by the wrapper's caller, or built by another function."""
+    grid = site.grid
+    fn = site.function
+    if (isinstance(grid, ast.Name) and local_assignment(fn, grid.id, site.call.lineno) is None
+            and _grid_function(site) is None):
+        params = [a.arg for a in (fn.args.args + fn.args.kwonlyargs)] if fn is not None else []
+        if grid.id in params:
+            return "grid passed in as a parameter"
+        if any(isinstance(n, ast.FunctionDef) and n.name == grid.id for n in ast.walk(tree)):
+            return "grid built in another function"
+    expr = grid_expr(site)
+    if expr is None:
+        return None
+    tops = list(expr.elts) if isinstance(expr, ast.Tuple) else [expr]
+    for top in tops:  # an element that is a local: its value
+        if isinstance(top, ast.Name):
+            assign = local_assignment(fn, top.id, site.call.lineno)
+            top = assign.value if assign is not None else top
+        if isinstance(top, ast.Call) and (dotted(top.func) or "").split(".")[-1] not in _GRID_CALLS:
+            return "grid built in another function"
+    return None
+
+
+def named_divisors(site) -> set[str]:
+    """Names and meta keys the grid divides by (`cdiv(n, BLOCK)`, `n // BLOCK`, `meta["BLOCK"]`):
+    a block of that name moves its grid with it whatever its value."""
+    out = set()
+    for expr in grid_sources(site):
+        for n in ast.walk(expr):
+            v = None
+            if isinstance(n, ast.Call) and (dotted(n.func) or "").split(".")[-1] == "cdiv" and len(n.args) == 2:
+                v = n.args[1]
+            elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv):
+                v = n.right
+            if isinstance(v, ast.Name):
+                out.add(v.id)
+            elif isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Constant) and isinstance(v.slice.value, str):
+                out.add(v.slice.value)
+    return out
 
 
 def _is_int(node) -> bool:
@@ -78,6 +166,8 @@ def divisors(expr) -> list[Divisor]:
                   and x.right.value == v.value - 1):
                 parts.append((x.right, -1))
                 x = x.left
+            elif isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.USub):  # -(-X // V)
+                x = x.operand
             out.append(Divisor(v.value, parts, _size_key(x)))
     return out
 
@@ -106,7 +196,7 @@ def pair(knobs: dict, sites: list) -> tuple[dict[str, list], set[str]]:
     owned: dict[str, list] = {}
     pinned: set[str] = set()
     for site in sites:
-        found = divisors(grid_expr(site))
+        found = [d for expr in grid_sources(site) for d in divisors(expr)]
         for d in found:
             same = [k for k in blocks if k.current == d.value]
             if not same:

@@ -1,18 +1,23 @@
 """Where a kernel's configuration lives, seen from its launch sites: the text an edit must change to
 launch it with another block size, num_warps or num_stages.
 
-A value reaches the launch keyword as
+A value reaches the launch, by keyword or by position, as
 - a literal (`BLOCK=64`), a local (`BLOCK = 64` above the launch), the wrapper's default parameter
   (`def fwd(x, BLOCK=1024)`), or a module constant: the literal itself is edited;
 - a `triton.Config` object (`**cfg.kwargs`, `num_warps=cfg.num_warps`): the Config's own entry;
 - nothing, the kernel's default (`BLOCK: tl.constexpr = 128`) or Triton's (num_warps): the launch
   gets the keyword;
-- a computation (`BLOCK = min(triton.next_power_of_2(n), 4096)`) in a kernel that loops over the
-  block: its literal cap is edited, an uncapped computation gets one (`min(..., 1024)`). In a
-  kernel that takes the row in one block the computation is a correctness requirement, left alone.
+- a computation (`BLOCK = min(triton.next_power_of_2(n), 4096)`) where any block is correct (the
+  kernel loops over it, or the grid divides by it): its literal cap is edited, an uncapped
+  computation gets one (`min(..., 1024)`). In a kernel that takes the row in one block the
+  computation is a correctness requirement, left alone;
+- a `@triton.heuristics` lambda: the same, on the lambda's body (config_heuristics.py);
+- num_warps / num_stages the wrapper computes (`4 if BLOCK < 2048 else 8`, `calculate_settings`):
+  the candidate pins its value at the call.
 
-Only integer tile-like constexprs are knobs: bools, dtypes, flags by name (HAS_*, IS_*, USE_*,
-*_PASS) and what a `@triton.heuristics` computes never are.
+Only integer constexprs that size a tile or step a loop are knobs (sizes_tile): bools, floats,
+dtypes, flags by name (HAS_*, IS_*, USE_*, *_PASS) and flags a heuristic computes never are. A
+knob that cannot move says why.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .edits import Lines, constexpr_params, dotted, local_assignment, local_literal
+from .config_grid import named_divisors, opaque_grid
+from .config_heuristics import heuristic_body, heuristics_keys
+from .edits import Lines, dotted, local_assignment, local_literal
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
 # what every triton.Config sets whether it names it or not: a launch passing one of these under
@@ -47,6 +54,7 @@ class Knob:
     from_config: bool = False  # lives in a triton.Config object the launch unpacks
     grid: list = field(default_factory=list)  # config_grid.Divisor: grid literals that move with it
     pinned: bool = False  # a grid literal may be its size, and may be another knob's: left as it is
+    override: bool = False  # the wrapper computes it (num_warps=warps): a candidate pins its own at the call
 
     @property
     def autotunable(self) -> bool:
@@ -64,30 +72,48 @@ def role(name: str) -> str:
     return "block"
 
 
-def _is_int(node) -> bool:
+def is_int(node) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
-
-
-def heuristics_keys(fn: ast.FunctionDef) -> set[str]:
-    """The constexprs a @triton.heuristics({...}) decorator computes."""
-    keys = set()
-    for d in fn.decorator_list:
-        if isinstance(d, ast.Call) and (dotted(d.func) or "").split(".")[-1] == "heuristics":
-            for arg in list(d.args) + [k.value for k in d.keywords if k.arg == "values"]:
-                if isinstance(arg, ast.Dict):
-                    keys |= {k.value for k in arg.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-    return keys
 
 
 def tile_like(fn: ast.FunctionDef, name: str) -> bool:
     """A constexpr a config search may set: not a flag by name, not bool-defaulted, not a dtype
-    annotation, not computed by @triton.heuristics. Its launch value is checked apart (an int)."""
-    if _FLAG_NAME.search(name.upper()) or name in heuristics_keys(fn):
+    annotation. Its launch value is checked apart (an int); what a @triton.heuristics computes,
+    apart too (config_heuristics.py)."""
+    if _FLAG_NAME.search(name.upper()):
         return False
     args = fn.args.args
     defaults = dict(zip([a.arg for a in args[len(args) - len(fn.args.defaults):]], fn.args.defaults))
     default = defaults.get(name)
-    return default is None or _is_int(default)
+    return default is None or is_int(default)
+
+
+# calls whose arguments size a tile or step a loop: a constexpr used nowhere like this (a head
+# count, a row length the kernel only compares against) is no knob
+_TILE_CALLS = {"arange", "zeros", "full", "range", "static_range", "reshape", "view", "broadcast_to",
+               "make_block_ptr", "make_tensor_descriptor", "multiple_of", "max_contiguous"}
+
+
+def sizes_tile(fn: ast.FunctionDef, name: str) -> bool:
+    """Whether constexpr `name` sizes a tile or steps a loop in the kernel, or is handed to a
+    function of the kernel's own (a @jit helper may size its tiles with it)."""
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        callee = dotted(n.func) or ""
+        last = callee.split(".")[-1]
+        args = list(n.args) + [k.value for k in n.keywords]
+        if last in ("range", "static_range"):
+            args = n.args[2:3]
+        elif last not in _TILE_CALLS:
+            # a helper of the kernel's own given the name itself; tl.where(x < BLOCK, ...),
+            # tanh(x / SOFTCAP): a use, not a size
+            if "." not in callee and any(isinstance(a, ast.Name) and a.id == name for a in args):
+                return True
+            continue
+        if any(isinstance(x, ast.Name) and x.id == name for a in args for x in ast.walk(a)):
+            return True
+    return False
 
 
 def _config_call(node, fn, tree, before: int) -> ast.Call | None:
@@ -126,42 +152,51 @@ class Found:
     current: int | None = None
     capped: bool = False
     from_config: bool = False
-    computed: bool = False  # a value computed in the wrapper that no edit can reach
+    why: str = ""  # no site: why the value cannot be moved ("" for a value that is no size at all)
 
 
-def locate(expr, fn, tree: ast.Module, lines: Lines, before: int, loops: bool, depth: int = 0) -> Found:
-    """Where the value of `expr` (a launch keyword's value) can be edited."""
-    if _is_int(expr):
+COMPUTED = "computed from the sizes, a correctness requirement"
+
+
+def locate(expr, fn, tree: ast.Module, lines: Lines, before: int, free: bool, depth: int = 0) -> Found:
+    """Where the value of `expr` (a launch argument's value) can be edited. `free`: any block is
+    correct (the kernel loops over it, or the grid divides by it), so a computed size can be capped."""
+    if is_int(expr):
         return Found(Site("lit", lines.span(expr)), expr.value)
     if depth > 3:
-        return Found(computed=True)
+        return Found(why=COMPUTED)
     if isinstance(expr, ast.Constant):
-        return Found()  # a bool, a string: not a size
+        return Found()  # a bool, a float, a string: not a size
     if isinstance(expr, ast.Name):
         lit = local_literal(fn, expr.id, before)
         if lit is not None:
-            return Found(Site("lit", lines.span(lit)), lit.value)
+            # `affine = False` is an int to Python and never a size
+            return Found(Site("lit", lines.span(lit)), lit.value) if is_int(lit) else Found()
         assign = local_assignment(fn, expr.id, before)
         if assign is not None:
-            return _computed(assign.value, fn, tree, lines, assign.lineno, loops, depth)
+            return _computed(assign.value, fn, tree, lines, assign.lineno, free, depth)
+        if fn is not None and any(isinstance(t, ast.Tuple) and any(isinstance(e, ast.Name) and e.id == expr.id
+                                                                   for e in t.elts)
+                                  for n in ast.walk(fn) if isinstance(n, ast.Assign) for t in n.targets):
+            return Found(why="unpacked from a value the wrapper computes")  # BLOCK, warps = settings(n)
         if fn is not None:
             args = fn.args.args + fn.args.kwonlyargs
             defaults = dict(zip([a.arg for a in fn.args.args[len(fn.args.args) - len(fn.args.defaults):]],
                                 fn.args.defaults))
             defaults.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None})
             if expr.id in defaults:
-                return locate(defaults[expr.id], fn, tree, lines, before, loops, depth + 1)
+                return locate(defaults[expr.id], fn, tree, lines, before, free, depth + 1)
             if any(a.arg == expr.id for a in args):
-                return Found(computed=True)  # the caller decides it
+                return Found(why="passed in by the wrapper's caller")
         assign = _module_assignment(tree, expr.id)
         if assign is not None:
-            return locate(assign.value, None, tree, lines, assign.lineno, loops, depth + 1)
+            return locate(assign.value, None, tree, lines, assign.lineno, free, depth + 1)
         return Found()
     if isinstance(expr, ast.Attribute) and expr.attr in CONFIG_OPTIONS:
         call = _config_call(expr.value, fn, tree, before)
         value = _config_entry(call, expr.attr) if call is not None else None
         if value is not None:
-            got = locate(value, fn, tree, lines, before, loops, depth + 1)
+            got = locate(value, fn, tree, lines, before, free, depth + 1)
             got.from_config = True
             return got
     if (isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "kwargs"
@@ -169,38 +204,44 @@ def locate(expr, fn, tree: ast.Module, lines: Lines, before: int, loops: bool, d
         call = _config_call(expr.value.value, fn, tree, before)
         value = _config_entry(call, expr.slice.value) if call is not None else None
         if value is not None:
-            got = locate(value, fn, tree, lines, before, loops, depth + 1)
+            got = locate(value, fn, tree, lines, before, free, depth + 1)
             got.from_config = True
             return got
     if isinstance(expr, ast.Attribute) and (dotted(expr) or "").split(".")[0] in ("tl", "torch", "triton"):
         return Found()  # tl.float16: a dtype, not a size
-    return Found(computed=True)
+    if isinstance(expr, ast.Call):
+        return _computed(expr, fn, tree, lines, before, free, depth)
+    return Found(why=COMPUTED)
 
 
-def _computed(value, fn, tree, lines, line, loops, depth) -> Found:
+def _computed(value, fn, tree, lines, line, free, depth) -> Found:
     if not isinstance(value, ast.Call):
-        return locate(value, fn, tree, lines, line, loops, depth + 1)
-    if not loops:
+        return locate(value, fn, tree, lines, line, free, depth + 1)
+    if not free:
         # the kernel takes the row in one block: the size is what makes it correct, and harness
         # shapes smaller than a lowered cap would not show the rows it no longer covers
-        return Found(computed=True)
+        return Found(why=COMPUTED)
     name = (dotted(value.func) or "").split(".")[-1]
     if name == "min" and len(value.args) == 2 and not value.keywords:
-        cap = next((a for a in value.args if _is_int(a)), None)
+        cap = next((a for a in value.args if is_int(a)), None)
         if cap is not None:  # a literal cap on a computed size: the cap is the knob
             return Found(Site("lit", lines.span(cap)), cap.value, capped=True)
     if name in ("next_power_of_2", "cdiv", "max"):
-        # the kernel walks the row in BLOCK chunks: any power of two is correct, so a cap is an edit
+        # any block is correct here, so a cap is an edit
         return Found(Site("cap", lines.span(value)), None, capped=True)
-    return Found(computed=True)
+    return Found(why=COMPUTED)
 
 
-def keyword_value(call: ast.Call, name: str, fn, tree: ast.Module):
-    """The expression a launch gives `name`: its keyword, or an entry of a `**cfg.kwargs` /
-    `**{...}` it unpacks. None when it gives none."""
+def launch_value(call: ast.Call, name: str, kernel: ast.FunctionDef, fn, tree: ast.Module):
+    """The expression a launch gives `name`: its keyword, its position among the kernel's
+    parameters, or an entry of a `**cfg.kwargs` / `**{...}` it unpacks. None when it gives none."""
     kw = next((k for k in call.keywords if k.arg == name), None)
     if kw is not None:
         return kw.value
+    params = [a.arg for a in kernel.args.args]
+    at = params.index(name) if name in params else -1
+    if 0 <= at < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:at + 1]):
+        return call.args[at]
     for k in call.keywords:
         if k.arg is not None:
             continue
@@ -218,42 +259,71 @@ def keyword_value(call: ast.Call, name: str, fn, tree: ast.Module):
     return None
 
 
+def looped_params(fn: ast.FunctionDef) -> set[str]:
+    """Constexprs the kernel loops over (a range's step): any value of them covers the work."""
+    return {a.id for n in ast.walk(fn) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
+            for a in n.iter.args[2:3] if isinstance(a, ast.Name)}
+
+
 def find_knobs(tree: ast.Module, fn: ast.FunctionDef, launches: list, consts: list[str], lines: Lines,
-               loops: bool) -> tuple[dict[str, Knob], list[str]]:
-    """({param: Knob} reachable at every launch, [tile-like constexprs computed where no edit reaches])."""
+               loops: bool) -> tuple[dict[str, Knob], dict[str, str]]:
+    """({param: Knob} reachable at every launch, {tile-like constexpr: why it stays where it is}).
+
+    A block the grid may divide by where this cannot see (a grid passed in, or built by another
+    function) is left as it is: moving it alone would launch too few programs."""
     knobs: dict[str, Knob] = {}
-    computed: list[str] = []
-    for name in [c for c in consts if tile_like(fn, c)] + list(LAUNCH_OPTIONS):
+    unmovable: dict[str, str] = {}
+    looped = looped_params(fn)
+    by_heuristic = heuristics_keys(fn)
+    opaque = next((why for why in (opaque_grid(site, tree) for site in launches) if why), None)
+    divided = [named_divisors(site) for site in launches]
+    sizes = [c for c in consts if tile_like(fn, c) and (role(c) == "group" or sizes_tile(fn, c))]
+    for name in sizes + list(LAUNCH_OPTIONS):
         option = name in LAUNCH_OPTIONS
-        sites, current, capped, from_config, reachable = [], None, False, False, True
-        for launch in launches:
-            expr = keyword_value(launch.call, name, launch.function, tree)
-            if expr is None:
-                if option:
-                    sites.append(Site("add", call=launch.call))
-                    continue
-                default = _kernel_default(fn, name, launch.call)
-                if default is not None:  # the kernel's default: the launch can name another
-                    sites.append(Site("add", call=launch.call))
-                    current = default
-                    continue
-                reachable = False
-                break
-            got = locate(expr, launch.function, tree, lines, launch.call.lineno, loops)
+        free = loops or name in looped
+        sites, current, capped, from_config, override, why = [], None, False, False, False, ""
+        if name in by_heuristic:
+            body = heuristic_body(fn, name)
+            if body is None:
+                continue  # a flag: never a knob
+            got = locate(body, None, tree, lines, body.lineno, free or all(name in d for d in divided))
             if got.site is None:
-                reachable = False
-                if got.computed and not option:
-                    computed.append(name)
+                unmovable[name] = f"{got.why or 'not a size'} (@triton.heuristics)"
+                continue
+            sites, current, capped = [got.site], got.current, got.capped
+        for launch, div in zip(launches, divided):
+            if name in by_heuristic:
+                break
+            expr = launch_value(launch.call, name, fn, launch.function, tree)
+            if expr is None:
+                default = None if option else _kernel_default(fn, name, launch.call)
+                if option or default is not None:  # Triton's or the kernel's default: the launch can name another
+                    sites.append(Site("add", call=launch.call))
+                    current = default if default is not None else current
+                    continue
+                sites = []
+                break
+            got = locate(expr, launch.function, tree, lines, launch.call.lineno,
+                         free or (isinstance(expr, ast.Name) and expr.id in div))
+            if got.site is None and option and any(k.value is expr for k in launch.call.keywords):
+                # num_warps the wrapper computes: the candidate pins its own at the call
+                got, override = Found(Site("lit", lines.span(expr))), True
+            if got.site is None:
+                sites, why = [], got.why
                 break
             if got.site.span not in [s.span for s in sites if s.span is not None]:
                 sites.append(got.site)
             current = got.current if got.current is not None else current
             capped |= got.capped
             from_config |= got.from_config
-        if reachable and sites:
-            knobs[name] = Knob(name, {"num_warps": "warps", "num_stages": "stages"}.get(name, role(name)),
-                               sites, current, capped, from_config)
-    return knobs, list(dict.fromkeys(computed))
+        knob_role = {"num_warps": "warps", "num_stages": "stages"}.get(name, role(name))
+        if sites and opaque and knob_role in ("M", "N", "K", "block") and name not in looped:
+            unmovable[name] = opaque
+        elif sites:
+            knobs[name] = Knob(name, knob_role, sites, current, capped, from_config, override=override)
+        elif why and not option:
+            unmovable[name] = why
+    return knobs, unmovable
 
 
 def _kernel_default(fn: ast.FunctionDef, name: str, call: ast.Call) -> int | None:
@@ -264,45 +334,4 @@ def _kernel_default(fn: ast.FunctionDef, name: str, call: ast.Call) -> int | Non
     if at < first_default or len(call.args) > at:
         return None
     default = fn.args.defaults[at - first_default]
-    return default.value if _is_int(default) else None
-
-
-def autotune_decorator(fn: ast.FunctionDef) -> ast.Call | None:
-    return next((d for d in fn.decorator_list if isinstance(d, ast.Call)
-                 and (dotted(d.func) or "").split(".")[-1] == "autotune"), None)
-
-
-def existing_configs(fn: ast.FunctionDef) -> list[dict] | None:
-    """The literal entries of the kernel's @triton.autotune configs ({name: int}, options included),
-    None when the list is not written out (`configs=get_configs()`)."""
-    dec = autotune_decorator(fn)
-    if dec is None:
-        return None
-    kw = next((k for k in dec.keywords if k.arg == "configs"), None)
-    node = kw.value if kw is not None else (dec.args[0] if dec.args else None)
-    if not isinstance(node, ast.List | ast.Tuple):
-        return None
-    out = []
-    for el in node.elts:
-        if not (isinstance(el, ast.Call) and (dotted(el.func) or "").split(".")[-1] == "Config"):
-            return None
-        entry = {}
-        table = el.args[0] if el.args else next((k.value for k in el.keywords if k.arg == "kwargs"), None)
-        if isinstance(table, ast.Dict):
-            entry.update({k.value: v.value for k, v in zip(table.keys, table.values)
-                          if isinstance(k, ast.Constant) and _is_int(v)})
-        entry.update({k.arg: k.value.value for k in el.keywords if k.arg in CONFIG_OPTIONS and _is_int(k.value)})
-        if len(el.args) > 1 and _is_int(el.args[1]):
-            entry["num_warps"] = el.args[1].value
-        out.append(entry)
-    return out
-
-
-def autotuned_params(tree: ast.Module, fn: ast.FunctionDef, launches: list) -> list[str]:
-    """The tile-like constexprs an existing @triton.autotune owns: those its configs set (else those
-    no launch passes), never a group size (kept from the configs) nor what a heuristic computes."""
-    given = {k.arg for launch in launches for k in launch.call.keywords if k.arg}
-    owned = existing_configs(fn)
-    names = set().union(*owned) if owned else None
-    return [p for p in constexpr_params(fn)
-            if tile_like(fn, p) and role(p) != "group" and p not in given and (names is None or p in names)]
+    return default.value if is_int(default) else None

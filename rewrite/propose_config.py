@@ -8,8 +8,12 @@ Structure decides the search space:
 - a 1-D block kernel (element-wise, per-block reductions) tunes BLOCK and warps;
 - 2-D tiles without a dot (transpose-like) tune both tile sides and warps;
 - a constexpr whose launch value is computed (softmax's next_power_of_2(n_cols)) is a correctness
-  requirement, not a knob: only num_warps is tuned then, unless the kernel loops over the block
-  (then its cap is tuned).
+  requirement, not a knob: only num_warps is tuned then, unless any block is correct (the kernel
+  loops over it, or the grid divides by it: then its cap is tuned).
+A knob that stays where it is (computed, passed in by the caller, under a grid passed in or built
+by another function, pinned by an ambiguous grid literal) is named with its reason in
+`Plan.unmovable` ("BLOCK_M: grid passed in as a parameter"), which candidates carry as
+`meta["unmovable"]`, and in the plan's notes.
 Where each value lives (a literal, a local, the wrapper's default, a module constant, a
 triton.Config object, a capped computation) and which constexprs are knobs at all: config_sites.py.
 
@@ -31,9 +35,10 @@ from tritonlens.analysis import gpus
 from tritonlens.analysis.python_ast import parse as parse_python
 
 from .candidate import Candidate
+from .config_autotune import autotuned_params
 from .config_edits import NotAutotunable, with_autotune, with_literals
 from .config_grid import pair
-from .config_sites import Knob, autotuned_params, find_knobs, role
+from .config_sites import Knob, find_knobs, role
 from .context import ProposalContext
 from .edits import (
     Lines,
@@ -60,6 +65,7 @@ class Plan:
     space: list  # list of dicts {param: value}
     size_params: list
     notes: list = field(default_factory=list)
+    unmovable: list = field(default_factory=list)  # "BLOCK_M: why it stays", one per knob left alone
 
 
 def _smem_budget(device: dict) -> int:
@@ -109,10 +115,10 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
     loops_over_block = any(isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
                            and any(isinstance(a, ast.Name) and a.id in consts for a in n.iter.args[2:3])
                            for n in ast.walk(fn))
-    knobs, computed = find_knobs(tree, fn, sites, consts, lines, loops_over_block)
+    knobs, unmovable = find_knobs(tree, fn, sites, consts, lines, loops_over_block)
     pinned: set[str] = set()
     if autotuned:
-        computed = []
+        unmovable = {}  # the autotuner owns the tile sizes
     else:
         owned, pinned = pair(knobs, sites)
         for name, found in owned.items():
@@ -158,14 +164,15 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
                  for cfg in space]
         space = [cfg for i, cfg in enumerate(space) if cfg and cfg not in space[:i]]
     current = {k.param: k.current for k in knobs.values() if k.current is not None}
-    current.setdefault("num_warps", 4)
+    if not (knobs.get("num_warps") and knobs["num_warps"].override):  # computed: any pin is a change
+        current.setdefault("num_warps", 4)
     if kind != "autotuned":
         space = [c for c in space if any(current.get(k, None if k != "num_stages" else 3) != v for k, v in c.items())]
     plan = Plan(kernel, kind, knobs, space[:MAX_VARIANTS], size_params(fn))
-    if computed:
-        plan.notes.append("left alone (computed at the launch, a correctness requirement): " + ", ".join(computed))
-    if pinned:
-        plan.notes.append("left alone (a grid literal may be the size of any of them): " + ", ".join(sorted(pinned)))
+    unmovable.update({p: "a grid literal may be the size of another knob" for p in sorted(pinned)})
+    plan.unmovable = [f"{p}: {why}" for p, why in unmovable.items()]
+    for why in dict.fromkeys(unmovable.values()):
+        plan.notes.append(f"left alone ({why}): " + ", ".join(p for p, w in unmovable.items() if w == why))
     return plan
 
 
@@ -231,7 +238,8 @@ def propose(ctx: ProposalContext, tuner=None, base: str | None = None, base_titl
             continue
         ranked, measured = _rank(text, plan, tuner)
         how = "measured on the GPU" if measured else "heuristic pick for the kernel's structure (not measured here)"
-        meta = {"plan": plan.kind, "space": len(plan.space), "measured_ms": measured, "notes": plan.notes}
+        meta = {"plan": plan.kind, "space": len(plan.space), "measured_ms": measured, "notes": plan.notes,
+                "unmovable": plan.unmovable}
         best = ranked[0]
         if plan.kind != "autotuned":
             title = f"config {describe(best, plan)}{suffix}"

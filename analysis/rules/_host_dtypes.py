@@ -33,7 +33,7 @@ def _dtype(src, launch, node, depth):
     if node is None or depth > _DEPTH:
         return None
     if node.type == "identifier":
-        right = _last_assignment(src, launch, src.text_of(node))
+        right = last_assignment(src, launch, src.text_of(node))
         return _dtype(src, launch, right, depth + 1) if right is not None else None
     if node.type == "subscript":  # `x[1:]` keeps x's dtype
         return _dtype(src, launch, node.child_by_field_name("value"), depth + 1)
@@ -75,7 +75,7 @@ def _dtype_keyword(src, call) -> str | None:
     return None
 
 
-def _last_assignment(src, launch, name: str):
+def last_assignment(src, launch, name: str):
     """The right side of the last plain `name = …` before the launch in its function's own body."""
     body = launch.wrapper.child_by_field_name("body") if launch.wrapper is not None else None
     found = None

@@ -5,7 +5,8 @@ A 1-D element-wise kernel — `tl.load`/`tl.store` over one `tl.arange` axis, no
 reduction, no atomics, no loop — whose `tl.arange` extent (the elements each program handles) is
 below 256 in some configuration: a literal, a launch value, a wrapper variable, an autotune
 config. The arange must be the programs' block of a flat index (`pid * BLOCK + tl.arange(0,
-BLOCK)`) with a grid that divides the work by it (`cdiv(n, BLOCK)`, a `meta[...]` lambda).
+BLOCK)`) with a grid that divides the work by it (`cdiv(n, BLOCK)`, `(n + BLOCK - 1) // BLOCK`,
+`-(-n // BLOCK)`, a `meta[...]` lambda), inline or in a local the grid reads (`(num_blocks,)`).
 
 Silent for unknown extents, for a row a program handles whole (one program per token over
 `tl.arange(0, HEAD_DIM)`, a grid of `(n_tokens,)`), for a sub-block beside a large block of the
@@ -44,6 +45,7 @@ from ..model import ATOMICS, REDUCTIONS
 from ..shapes import infer_kernel
 from ..shapes.kernel import jit_functions
 from . import _offsets as off
+from ._host_dtypes import last_assignment
 from ._literals import is_wrapper_assignment, literal_edit
 from .base import KernelContext, RuleInfo
 
@@ -148,15 +150,17 @@ def _blocks_the_grid(ctx, arange) -> bool:
 
 def _grid_follows(ctx, end, config) -> bool:
     """Whether the launch's grid divides the work by the block: it names the value the launch
-    passes for the extent (`cdiv(n, BLOCK_SIZE)`, `n // 32`) or is a `meta[...]` lambda. A grid
-    that is a name (`grid`) or no visible launch cannot say otherwise."""
+    passes for the extent (`cdiv(n, BLOCK_SIZE)`, `(n + BLOCK - 1) // BLOCK`, `-(-n // BLOCK)`,
+    `n // 32`), itself or in the wrapper's locals it reads (`num_blocks = (n + BLOCK - 1) //
+    BLOCK; kernel[(num_blocks,)]`), or is a `meta[...]` lambda. A grid that is a name (`grid`) or
+    no visible launch cannot say otherwise."""
     launch = config.launch
     if launch is None or launch.grid is None or launch.grid.type == "identifier":
         return True
     grid = ctx.src.text_of(launch.grid)
     if "meta" in grid or launch.grid.type == "lambda":
         return True
-    words = set(re.findall(r"\w+", grid))
+    words = _grid_words(ctx, launch, grid)
     if end.type == "integer":
         return ctx.src.text_of(end) in words
     for name in ctx.names_in(end):
@@ -164,6 +168,21 @@ def _grid_follows(ctx, end, config) -> bool:
             if lch is launch and node.type in ("integer", "identifier") and ctx.src.text_of(node) in words:
                 return True
     return False
+
+
+def _grid_words(ctx, launch, grid: str) -> set[str]:
+    """The words of the grid and of the wrapper's locals it reads, followed two levels deep."""
+    words = set(re.findall(r"\w+", grid))
+    todo = list(words)
+    for _ in range(2):
+        found = []
+        for word in todo:
+            right = last_assignment(ctx.src, launch, word) if word.isidentifier() else None
+            if right is not None:
+                found += [w for w in re.findall(r"\w+", ctx.src.text_of(right)) if w not in words]
+        words |= set(found)
+        todo = found
+    return words
 
 
 def _derived(origin: str) -> bool:
