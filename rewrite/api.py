@@ -221,6 +221,9 @@ def optimize_file(path: str, options: OptimizeOptions | None = None, *, text: st
             cv = propose_and_verify("config", configs, verify_batch("config candidate", 0.4), text)
             verdicts += cv
             ctx.history += cv
+            # a knob the search could not move is said, never a crash: "BLOCK_M: grid passed in as a parameter"
+            notes += list(dict.fromkeys(f"config search of {v.candidate.kernel} left {u}"
+                                        for v in cv for u in v.candidate.meta.get("unmovable", ())))
         if "llm" in wanted and not cancelled() and not budget.spent():
             verdicts += verified_by_proposer(
                 "llm", lambda: _llm_rounds(ctx, verifier, llm, options, budget, notes, say, cancel), text)

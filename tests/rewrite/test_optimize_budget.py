@@ -119,3 +119,13 @@ def test_candidate_reasons_of_an_unrun_batch_are_not_called_failures():
                            kernel="add_kernel", quick_fix_title="", speedup=None, max_rel_error=None, diff="")
     report = OptimizeReport(path="x.py", mode="gpu", candidates=[cand])
     assert summary(report) == "no faster rewrite (1 tried: 1 not run)"
+
+
+@pytest.mark.slow
+def test_a_knob_that_cannot_move_is_named_in_the_report(tmp_path):
+    path = tmp_path / "rowsum.py"
+    path.write_text((FIXTURES / "knob_unmovable.py").read_text())
+    report = optimize_file(str(path), OptimizeOptions(proposers=("config",), budget_s=0))
+    assert "config search of rowsum_kernel left BLOCK_M: grid passed in as a parameter" in report.notes
+    assert report.candidates and all("BLOCK_M=16" in (c.diff or "") or "BLOCK_M" not in (c.diff or "")
+                                     for c in report.candidates)
