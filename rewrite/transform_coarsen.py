@@ -21,7 +21,7 @@ prologue's loads of scalars) once per R ids: the win for short rows, tokens and 
 
 When it applies: along an axis whose programs are independent (rewrite/coarsen_check.py: no
 atomics, no `tl.num_programs(a)`, no barrier or volatile protocol, no inline assembly, helpers
-included), on a module-level kernel without parameter defaults, in a file that imports `triton`
+included), on a module-level kernel that no other kernel calls as a device function, in a file that imports `triton`
 and `triton.language as tl`, when every launch's grid can be read. R is a knob like any other:
 `coarsenings` offers R in FACTORS for each axis whose extent is not the literal 1, at most
 MAX_CANDIDATES in all, and the verifier measures each.
@@ -43,7 +43,7 @@ from tritonlens.analysis.python_ast import parse as parse_python
 from .candidate import Candidate
 from .coarsen_check import Refusal, independent, program_id_calls
 from .coarsen_grid import GridRead, launch_edits, read_grid
-from .edits import Edit, Lines, apply, kernel_named, launch_sites
+from .edits import Edit, Lines, apply, kernel_named, kernels, launch_sites
 from .transform_coarsen_lift import rows_per_program
 
 FACTORS = (2, 4, 8)
@@ -70,6 +70,8 @@ def _bound_names(tree: ast.Module) -> set[str]:
             out.add((n.asname or n.name).split(".")[0])
         elif isinstance(n, ast.keyword) and n.arg:
             out.add(n.arg)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
+            out.add(n.value)  # a key of an autotune config or of meta["..."] names a parameter too
     return out
 
 
@@ -109,8 +111,13 @@ def _prepare(text: str, kernel: str) -> _Plan | Refusal:
     if not _imports_triton(tree):
         return Refusal("the file does not `import triton` and `import triton.language as tl`")
     a = fn.args
-    if a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg or a.defaults or not a.args:
-        return Refusal(f"{kernel}'s parameters are not plain positional ones without defaults")
+    if a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg or not a.args:
+        return Refusal(f"{kernel}'s parameters are not plain positional ones")
+    callers = [f.name for f in kernels(tree) if f is not fn and any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == kernel for n in ast.walk(f))]
+    if callers:
+        return Refusal(f"{kernel} is also called as a device function by {', '.join(callers)}: "
+                       "its new parameters would break those calls")
     if fn.body[0].lineno == fn.lineno:
         return Refusal(f"{kernel}'s body starts on its `def` line")
     sites = launch_sites(tree, kernel)
@@ -200,8 +207,12 @@ def _kernel_edit(text, lines, fn, axis, helper, pid, n_prog, coarsen_c, loop_i, 
     params = [text[slice(*lines.span(a))] for a in fn.args.args]
     helper_def = (f"@triton.jit\ndef {helper}({', '.join(params)}, {pid}):\n"
                   f"{apply(body, ids)}".rstrip("\n") + "\n\n\n")
-    last = lines.span(fn.args.args[-1])[1]
-    header = text[start:last] + f", {n_prog}, {coarsen_c}: tl.constexpr" + text[last:body_start]
+    last = lines.span(fn.args.defaults[-1] if fn.args.defaults else fn.args.args[-1])[1]
+    # after parameters with defaults the new ones need defaults too: None makes a launch that
+    # forgets them fail to compile instead of skipping every id
+    added = (f", {n_prog}=None, {coarsen_c}: tl.constexpr = 1" if fn.args.defaults
+             else f", {n_prog}, {coarsen_c}: tl.constexpr")
+    header = text[start:last] + added + text[last:body_start]
     ind = lines.indent_of(fn.body[0].lineno) or "    "
     step = ind
     names = ", ".join(a.arg for a in fn.args.args)

@@ -14,7 +14,12 @@ from tritonlens.rewrite import propose_rules
 from tritonlens.rewrite.candidate import Candidate
 from tritonlens.rewrite.coarsen_check import Refusal
 from tritonlens.rewrite.context import ProposalContext
-from tritonlens.rewrite.transform_coarsen import MAX_CANDIDATES, coarsen, coarsenings, plan_axes
+from tritonlens.rewrite.transform_coarsen import (
+    MAX_CANDIDATES,
+    coarsen,
+    coarsenings,
+    plan_axes,
+)
 from tritonlens.rewrite.verify import Verifier
 
 ROWS = (FIXTURES / "coarsen_rows.py").read_text()
@@ -55,10 +60,10 @@ def test_one_dimensional_grid_moves_the_body_into_a_helper_and_loops_over_its_id
     assert _params(helper) == original + ["pid_0"]
     assert [ast.unparse(d) for d in helper.decorator_list] == ["triton.jit"]
     assert [ast.unparse(st) for st in kernel.body] == [
-        "for _i in tl.static_range(COARSEN_0):\n"
-        "    _pid = tl.program_id(0) * COARSEN_0 + _i\n"
-        "    if _pid < n_programs_0:\n"
-        "        scale_rows_kernel_one(x_ptr, w_ptr, out_ptr, stride, N, n_valid, BLOCK, _pid)"]
+        ("for _i in tl.static_range(COARSEN_0):\n"
+         "    _pid = tl.program_id(0) * COARSEN_0 + _i\n"
+         "    if _pid < n_programs_0:\n"
+         "        scale_rows_kernel_one(x_ptr, w_ptr, out_ptr, stride, N, n_valid, BLOCK, _pid)")]
     # the body is the original one, its program id now the parameter, its early return kept
     assert ast.unparse(helper.body[0]) == "row = pid_0"
     assert "return" in ast.unparse(helper.body[1]) and "program_id" not in ast.unparse(helper)
@@ -258,3 +263,22 @@ def test_triton_compiles_the_coarsened_kernel_with_an_early_return_for_sm90(tmp_
                               target=GPUTarget("cuda", 90, 32))
     ptx = compiled.asm["ptx"]
     assert ".entry scale_rows_kernel" in ptx and ptx.count("ctaid.x") >= 1
+
+
+def test_parameters_with_defaults_get_defaulted_new_parameters_and_the_helper_gets_them_all():
+    text = ROWS.replace("n_valid, BLOCK: tl.constexpr):", "n_valid, BLOCK: tl.constexpr = 64):")
+    assert text != ROWS
+    cand = coarsen(text, "scale_rows_kernel", axis=0, factor=2)
+    assert isinstance(cand, Candidate), cand
+    assert ("def scale_rows_kernel(x_ptr, w_ptr, out_ptr, stride, N, n_valid, BLOCK: tl.constexpr = 64, "
+            "n_programs_0=None, COARSEN_0: tl.constexpr = 1):") in cand.source
+    assert ("def scale_rows_kernel_one(x_ptr, w_ptr, out_ptr, stride, N, n_valid, BLOCK: tl.constexpr, "
+            "pid_0):") in cand.source
+
+
+def test_a_kernel_also_called_as_a_device_function_is_refused():
+    text = ROWS.replace("def scale_rows(", (
+        "@triton.jit\ndef twice_kernel(x_ptr, w_ptr, out_ptr, stride, N, n_valid, BLOCK: tl.constexpr):\n"
+        "    scale_rows_kernel(x_ptr, w_ptr, out_ptr, stride, N, n_valid, BLOCK)\n\n\ndef scale_rows("))
+    refusal = coarsen(text, "scale_rows_kernel", axis=0, factor=2)
+    assert isinstance(refusal, Refusal) and "called as a device function by twice_kernel" in refusal.reason
