@@ -14,6 +14,7 @@ from tritonlens.rewrite import propose_rules
 from tritonlens.rewrite.candidate import Candidate
 from tritonlens.rewrite.coarsen_check import Refusal
 from tritonlens.rewrite.context import ProposalContext
+from tritonlens.rewrite.static_check import race_problems
 from tritonlens.rewrite.transform_coarsen import (
     MAX_CANDIDATES,
     coarsen,
@@ -282,3 +283,33 @@ def test_a_kernel_also_called_as_a_device_function_is_refused():
         "    scale_rows_kernel(x_ptr, w_ptr, out_ptr, stride, N, n_valid, BLOCK)\n\n\ndef scale_rows("))
     refusal = coarsen(text, "scale_rows_kernel", axis=0, factor=2)
     assert isinstance(refusal, Refusal) and "called as a device function by twice_kernel" in refusal.reason
+
+
+def test_the_race_screen_follows_the_program_id_into_the_helper():
+    cand = coarsen(ROWS, "scale_rows_kernel", axis=0, factor=4)
+    assert race_problems(ROWS, cand.source) == []
+    every_program_row_0 = cand.source.replace("BLOCK, _pid)", "BLOCK, 0)")
+    assert every_program_row_0 != cand.source
+    problems = race_problems(ROWS, every_program_row_0)
+    assert problems and all("in scale_rows_kernel_one every program stores" in p for p in problems), problems
+
+
+THREE_AXES = HEADER + '''@triton.jit
+def fill_kernel(out_ptr, s0, s1, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * s0 + tl.program_id(1) * s1 + tl.program_id(2) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, 1.0)
+
+
+def fill(out, a, b, c):
+    fill_kernel[(a, b, c)](out, b * c * 32, c * 32, BLOCK=32)
+'''
+
+
+def test_the_search_stays_small_and_skips_axes_of_extent_one():
+    cands = coarsenings(THREE_AXES, "fill_kernel")
+    assert [(c.meta["axis"], c.meta["factor"]) for c in cands] == [(0, 2), (0, 4), (1, 2), (1, 4), (2, 2), (2, 4)]
+    assert len(cands) <= MAX_CANDIDATES
+    one_wide = THREE_AXES.replace("[(a, b, c)]", "[(a, 1, c)]")
+    assert one_wide != THREE_AXES
+    axes, why = plan_axes(one_wide, "fill_kernel")
+    assert axes == [0, 2] and "extent 1" in why[1].reason
