@@ -2,13 +2,15 @@
 one of its axes by the factor wherever the grid is written.
 
 A grid is read when it is a tuple written inline (`kernel[(M, triton.cdiv(N, B))]`), a local of
-the launching function assigned once and used by this launch only (`grid = (M,)`), or a one-argument
-lambda returning a tuple (`grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)`). Any expression
+the launching function assigned once (`grid = (M,)`), or a one-argument lambda returning a tuple
+(`grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)`). Any expression
 may stand on an axis (`n_rows`, `x.shape[0]`, `(n + B - 1) // B`, `-(-n // B)`): it is kept as
 written and wrapped, `triton.cdiv(<axis>, R)`, and the launch passes the original expression as the
-kernel's program count. A lambda's `meta["X"]` is read from the launch's own keyword `X=`; a grid
-passed in as a parameter, built in another function or shared with another launch is refused
-with its reason (the edit would reach code this launch does not own).
+kernel's program count. A tuple local that other code reads too (one grid for several kernels) is
+left as it is: this launch indexes it, `kernel[(triton.cdiv(grid[0], R), grid[1])]`. A lambda's
+`meta["X"]` is read from the launch's own keyword `X=`; a grid passed in as a parameter, built in
+another function, or a lambda shared with other launches is refused with its reason (the edit would
+reach code this launch does not own).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class GridRead:
     site: LaunchSite
     elts: list  # the grid tuple's axis expressions
     meta: str | None  # the lambda's parameter, when the grid is a lambda
+    shared: str | None = None  # a tuple local other code reads too: indexed at the launch, not edited
 
 
 def _params(fn: ast.FunctionDef) -> set[str]:
@@ -47,9 +50,11 @@ def read_grid(site: LaunchSite) -> GridRead | Refusal:
         holder = local_assignment(fn, name, site.call.lineno)
         if len(stores) != 1 or holder is None or len(holder.targets) != 1 or not isinstance(holder.targets[0], ast.Name):
             return Refusal(f"the grid {name} is not one plain assignment in {fn.name} before the launch")
-        if len(loads) != 1:
-            return Refusal(f"the grid {name} is used by more than this launch: dividing it would change the others")
         grid = holder.value
+        if len(loads) != 1:
+            if isinstance(grid, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in grid.elts):
+                return GridRead(site, list(grid.elts), None, shared=name)
+            return Refusal(f"the grid {name} is used by more than this launch and is not a tuple it can index")
     meta = None
     if isinstance(grid, ast.Lambda):
         a = grid.args
@@ -88,12 +93,19 @@ def launch_edits(text: str, lines: Lines, read: GridRead, axis: int, factor: int
     """Divide the grid's `axis` by `factor` and pass the original program count and the factor."""
     if axis >= len(read.elts):
         return Refusal(f"a launch's grid has no axis {axis}: `{ast.unparse(read.site.grid)}`")
-    expr = read.elts[axis]
-    value = _launch_value(text, lines, read, expr)
-    if isinstance(value, Refusal):
-        return value
-    s, e = lines.span(expr)
-    edits = [Edit(s, e, f"triton.cdiv({text[s:e]}, {factor})")]
+    if read.shared is not None:
+        # other launches read this local as it is: this one indexes it and divides its own copy
+        g = read.shared
+        axes = [f"triton.cdiv({g}[{i}], {factor})" if i == axis else f"{g}[{i}]" for i in range(len(read.elts))]
+        value = f"{g}[{axis}]"
+        edits = [Edit(*lines.span(read.site.grid), f"({', '.join(axes)}{',' if len(axes) == 1 else ''})")]
+    else:
+        expr = read.elts[axis]
+        value = _launch_value(text, lines, read, expr)
+        if isinstance(value, Refusal):
+            return value
+        s, e = lines.span(expr)
+        edits = [Edit(s, e, f"triton.cdiv({text[s:e]}, {factor})")]
     call = read.site.call
     args = list(call.args) + list(call.keywords)
     added = f"{n_prog}={value}, {coarsen_c}={factor}"

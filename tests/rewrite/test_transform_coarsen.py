@@ -174,6 +174,7 @@ AUTOTUNED_BLOCK = VADD.replace("@triton.jit\ndef add_kernel", (
     "@triton.jit\ndef add_kernel")).replace(GRID_LINE, "    grid = lambda meta: (triton.cdiv(n, meta['BLOCK_SIZE']),)\n") \
     .replace(", BLOCK_SIZE=BLOCK_SIZE)", ")")
 SHARED_GRID = VADD.replace("    return out\n", "    add_kernel[grid](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)\n    return out\n", 1)
+SHARED_LAMBDA = SHARED_GRID.replace(GRID_LINE, "    grid = lambda meta: (triton.cdiv(n, meta['BLOCK_SIZE']),)\n")
 
 
 @pytest.mark.parametrize("text,kernel,reason", [
@@ -183,7 +184,7 @@ SHARED_GRID = VADD.replace("    return out\n", "    add_kernel[grid](x, y, out, 
     (GRID_STRIDE, "copy_kernel", "tl.num_programs(0)"),
     (GRID_PARAM, "add_kernel", "the grid grid is passed in as a parameter of add"),
     (AUTOTUNED_BLOCK, "add_kernel", "reads meta['BLOCK_SIZE'], which the launch does not pass"),
-    (SHARED_GRID, "add_kernel", "used by more than this launch"),
+    (SHARED_LAMBDA, "add_kernel", "used by more than this launch and is not a tuple it can index"),
 ])
 def test_refuses_with_its_reason(text, kernel, reason):
     assert text not in (VADD, ROWS), "the variant was built"
@@ -236,8 +237,11 @@ def test_verifier_accepts_coarsenings_and_refuses_a_broken_one(fixture, kernel, 
 
 
 @pytest.mark.slow
-def test_verifier_accepts_the_lambda_grid_coarsening():
-    text = VADD.replace(GRID_LINE, "    grid = lambda meta: (triton.cdiv(n, meta['BLOCK_SIZE']),)\n")
+@pytest.mark.parametrize("form", ["lambda", "shared local"])
+def test_verifier_accepts_the_lambda_and_shared_grid_coarsenings(form):
+    text = {"lambda": VADD.replace(GRID_LINE, "    grid = lambda meta: (triton.cdiv(n, meta['BLOCK_SIZE']),)\n"),
+            "shared local": SHARED_GRID}[form]
+    assert text != VADD
     cand = coarsen(text, "add_kernel", 0, 8)  # 512 / 64 = 8 programs, 300 / 64 = 5: a tail, 3 / 64 = 1
     (verdict,) = _verify("vadd.py", text, [cand])
     assert verdict.accepted and verdict.max_rel_error == 0, verdict.reason
@@ -313,3 +317,11 @@ def test_the_search_stays_small_and_skips_axes_of_extent_one():
     assert one_wide != THREE_AXES
     axes, why = plan_axes(one_wide, "fill_kernel")
     assert axes == [0, 2] and "extent 1" in why[1].reason
+
+
+def test_a_grid_local_shared_by_two_launches_is_indexed_at_each_launch_and_left_as_written():
+    cand = coarsen(SHARED_GRID, "add_kernel", axis=0, factor=4)
+    assert isinstance(cand, Candidate), cand
+    assert GRID_LINE in cand.source  # the other launch's grid is untouched
+    assert cand.source.count("add_kernel[(triton.cdiv(grid[0], 4),)](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE, "
+                             "n_programs_0=grid[0], COARSEN_0=4)") == 2
