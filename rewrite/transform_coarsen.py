@@ -37,6 +37,7 @@ of other kernels. When it does not apply it answers a `Refusal` with the reason,
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from tritonlens.analysis.python_ast import parse as parse_python
 
@@ -91,11 +92,13 @@ def _imports_triton(tree: ast.Module) -> bool:
     return found == {"triton", "tl"}
 
 
+@dataclass
 class _Plan:
-    """A kernel, its launches' grids, and the fresh names, once checked for what every axis needs."""
+    """A kernel and its launches' grids, checked for what coarsening along any axis needs."""
 
-    def __init__(self, text: str, tree: ast.Module, fn: ast.FunctionDef, reads: list[GridRead]):
-        self.text, self.tree, self.fn, self.reads = text, tree, fn, reads
+    tree: ast.Module
+    fn: ast.FunctionDef
+    reads: list[GridRead]
 
 
 def _prepare(text: str, kernel: str) -> _Plan | Refusal:
@@ -129,7 +132,7 @@ def _prepare(text: str, kernel: str) -> _Plan | Refusal:
         if isinstance(read, Refusal):
             return read
         reads.append(read)
-    return _Plan(text, tree, fn, reads)
+    return _Plan(tree, fn, reads)
 
 
 def _extent_one(expr: ast.AST) -> bool:
