@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tritonlens.analysis.kernel_discovery import discover, dotted  # noqa: F401  (dotted: re-exported)
+# dotted is used here and re-exported to the proposers
+from tritonlens.analysis.kernel_discovery import discover, dotted
 from tritonlens.analysis.python_ast import parse as parse_python
 
 
@@ -133,9 +134,9 @@ def local_assignment(fn: ast.FunctionDef | None, name: str, before_line: int) ->
         return None
     found = None
     for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and node.lineno < before_line:
-            if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-                found = node
+        if (isinstance(node, ast.Assign) and node.lineno < before_line
+                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)):
+            found = node
     return found
 
 

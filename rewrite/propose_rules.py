@@ -9,8 +9,10 @@ the verifier (they change indexing, so only a run proves them):
   `pid * stride` cannot overflow int32;
 - TL012 persistent grid for a one-address atomic reduction, and one pass over a row that fits in
   a block (rewrite/propose_structural.py: they change the launch too);
-- one online pass for a row's max and sum of exponentials (rewrite/propose_online_pass.py), and more
-  rows per program for one-program-per-row kernels (rewrite/propose_rows.py).
+- one online pass for a row's max and sum of exponentials (rewrite/propose_online_pass.py);
+- program coarsening: R programs' work per program along an independent grid axis, R searched in
+  (2, 4, 8), with the [ROWS, BLOCK] lift for one-program-per-row kernels where it applies
+  (rewrite/transform_coarsen.py).
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ from .edits import (
 )
 from .proposal_guard import failed
 from .propose_online_pass import online_max_sum
-from .propose_rows import rows_per_program
 from .propose_structural import persistent_atomic_reduction, row_in_one_block
+from .transform_coarsen import coarsenings
 
 GROUP_DEFAULT = 8
 
@@ -69,13 +71,16 @@ def propose(ctx: ProposalContext) -> list[Candidate]:
     names = [k.name for k in kernels(tree)] if ctx.kernel is None else [ctx.kernel]
     for name in names:
         for make in (grouped_ordering, hoist_invariant_loads, int64_program_ids, persistent_atomic_reduction,
-                     row_in_one_block, online_max_sum, rows_per_program):
+                     row_in_one_block, online_max_sum, coarsenings):
             try:
-                add(make(ctx.text, name, ctx.codes_for(name)))
+                made = make(ctx.text, name, ctx.codes_for(name))
             except (SyntaxError, ValueError):
                 continue  # the rewrite does not fit this kernel
             except Exception as exc:  # noqa: BLE001
                 out.append(failed("rules", make.__name__.replace("_", " "), ctx.text, exc, kernel=name))
+                continue
+            for cand in made if isinstance(made, list) else [made]:
+                add(cand)
     return out
 
 
@@ -260,7 +265,7 @@ def int64_program_ids(text: str, kernel: str, codes: set | None = None) -> Candi
             src = ast.get_source_segment(text, fn) or ""
             if not re.search(rf"\b{re.escape(pid)}\s*\*|\*\s*{re.escape(pid)}\b", src):
                 continue
-            s, e = lines.span(st.value)
+            _, e = lines.span(st.value)
             edits.append(Edit(e, e, ".to(tl.int64)"))
     if not edits:
         return None

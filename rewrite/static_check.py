@@ -179,10 +179,11 @@ def screen(original: str, candidate: str) -> list[str]:
     return unique
 
 
-def _pid_dependent(fn: ast.FunctionDef) -> set[str]:
-    """Names in a kernel whose value depends (transitively) on tl.program_id."""
+def _pid_dependent(fn: ast.FunctionDef, params: set[str] | frozenset = frozenset()) -> set[str]:
+    """Names in a kernel whose value depends (transitively) on tl.program_id, or on `params` (a
+    helper's parameters that its callers pass a program-dependent value)."""
     deps: dict[str, set[str]] = {}
-    seeds: set[str] = set()
+    seeds: set[str] = set(params)
     for node in ast.walk(fn):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -212,10 +213,10 @@ def _pid_dependent(fn: ast.FunctionDef) -> set[str]:
     return dependent
 
 
-def shared_stores(fn: ast.FunctionDef) -> list[str]:
+def shared_stores(fn: ast.FunctionDef, params: set[str] | frozenset = frozenset()) -> list[str]:
     """Plain tl.store calls whose address and mask do not depend on the program id: every
     program writes the same place, so with more than one program the result is a race."""
-    dependent = _pid_dependent(fn)
+    dependent = _pid_dependent(fn, params)
     out = []
     for node in ast.walk(fn):
         if isinstance(node, ast.Call) and (_dotted(node.func) or "").split(".")[-1] == "store" and node.args:
@@ -228,16 +229,44 @@ def shared_stores(fn: ast.FunctionDef) -> list[str]:
     return out
 
 
+def _helper_params(fns: list[ast.FunctionDef]) -> dict[str, set[str]]:
+    """Per @triton.jit helper, the parameters some caller passes a program-dependent value: a
+    helper that receives the program id as an argument (a coarsened kernel's moved body) indexes
+    by it as much as a kernel that calls tl.program_id itself."""
+    by_name = {fn.name: fn for fn in fns}
+    found: dict[str, set[str]] = {}
+    changed = True
+    while changed:  # helpers calling helpers: until no parameter is added
+        changed = False
+        for fn in fns:
+            dependent = _pid_dependent(fn, found.get(fn.name, set()))
+            for call in ast.walk(fn):
+                callee = by_name.get(call.func.id) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+                if callee is None:
+                    continue
+                names = [a.arg for a in callee.args.args]
+                for name, arg in zip(names, call.args):
+                    used = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+                    direct = any(isinstance(n, ast.Call) and (_dotted(n.func) or "").endswith("program_id")
+                                 for n in ast.walk(arg))
+                    if (direct or used & dependent) and name not in found.setdefault(callee.name, set()):
+                        found[callee.name].add(name)
+                        changed = True
+    return found
+
+
 def race_problems(original: str, candidate: str) -> list[str]:
     try:
-        orig = {k.name: k.node for k in discover(parse_python(original))}
+        orig_fns = [k.node for k in discover(parse_python(original))]
         cand = [k.node for k in discover(parse_python(candidate))]
     except SyntaxError:
         return []
+    orig = {fn.name: fn for fn in orig_fns}
+    orig_params, cand_params = _helper_params(orig_fns), _helper_params(cand)
     problems = []
     for fn in cand:
-        before = set(shared_stores(orig[fn.name])) if fn.name in orig else set()
-        for target in shared_stores(fn):
+        before = set(shared_stores(orig[fn.name], orig_params.get(fn.name, set()))) if fn.name in orig else set()
+        for target in shared_stores(fn, cand_params.get(fn.name, set())):
             if target not in before:
                 problems.append(f"race: in {fn.name} every program stores to `{target}` (the address does "
                                 "not depend on the program id) without an atomic")

@@ -9,7 +9,6 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
 from rewrite_support import FIXTURES, fenced  # noqa: F401  (names shared with the test modules)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tritonlens.profiling.worker.messages import Evidence
 from tritonlens.rewrite.static_check import screen
 from tritonlens.rewrite.verify import decide as decide_evidence
@@ -73,7 +75,7 @@ def test_decide_names_the_failing_check():
     assert decide(ev, "gpu", 3, 3)["reason"].startswith("race: unstable")
 
 
-ORIGINAL = open(__file__.replace("test_rewrite_verdicts.py", "fixtures/vadd.py")).read()
+ORIGINAL = (Path(__file__).resolve().parent / "fixtures" / "vadd.py").read_text()
 
 
 def test_static_screen_refuses_what_a_rewrite_has_no_business_doing():

@@ -1,6 +1,10 @@
-"""More rows per program: a row-wise kernel launched with one program per row (`row =
-tl.program_id(0)`, a grid of (M,)) gets ROWS rows per program, so short rows stop paying a
-program's fixed costs (index math, a cross-warp reduction's barrier, a half-idle warp) once each.
+"""Coarsening's "lift" lowering (rewrite/transform_coarsen.py): more rows per program, as one tile.
+
+A row-wise kernel launched with one program per row (`row = tl.program_id(0)`, a grid of (M,))
+gets ROWS rows per program, so short rows stop paying a program's fixed costs (index math, a
+cross-warp reduction's barrier, a half-idle warp) once each. Where the loop lowering runs the R
+rows one after another, this one runs them side by side in a [ROWS, BLOCK] tile; its legality
+check is much stricter, so the coarsen transform offers it only where that check passes.
 
 The kernel text barely changes, because Triton broadcasts like NumPy: the row id becomes a column
 of ROWS ids, `rows[:, None]`, so every per-row scalar becomes a [ROWS, 1] column and every [BLOCK]
