@@ -325,3 +325,16 @@ def test_a_grid_local_shared_by_two_launches_is_indexed_at_each_launch_and_left_
     assert GRID_LINE in cand.source  # the other launch's grid is untouched
     assert cand.source.count("add_kernel[(triton.cdiv(grid[0], 4),)](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE, "
                              "n_programs_0=grid[0], COARSEN_0=4)") == 2
+
+
+def test_the_config_search_tunes_a_coarsened_kernel_without_unrolling_its_factor():
+    from tritonlens.rewrite.propose_config import analyse
+
+    text = (FIXTURES / "coarsen_rows.py").read_text()
+    kernel = next(n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)
+                  and any("jit" in ast.unparse(d) for d in n.decorator_list) and not n.name.endswith("_one"))
+    cands = [c for c in coarsenings(text, kernel) if c.meta.get("lowering") == "loop"]
+    assert cands
+    plan = analyse(cands[0].source, kernel)
+    assert plan is not None and plan.space
+    assert all(not k.startswith("COARSEN_") for cfg in plan.space for k in cfg)
