@@ -8,8 +8,8 @@ the verifier (they change indexing, so only a run proves them):
 - TL006 int64 offsets: `pid = tl.program_id(0)` becomes `tl.program_id(0).to(tl.int64)`, so
   `pid * stride` cannot overflow int32;
 - TL012 persistent grid for a one-address atomic reduction, and one pass over a row that fits in
-  a block (rewrite/propose_structural.py: they change the launch too);
-- one online pass for a row's max and sum of exponentials (rewrite/propose_online_pass.py);
+  a block (rewrite/transform_persistent.py, rewrite/transform_row_in_block.py: they change the launch too);
+- one online pass for a row's max and sum of exponentials (rewrite/transform_fuse_passes.py);
 - program coarsening: R programs' work per program along an independent grid axis, R searched in
   (2, 4, 8), with the [ROWS, BLOCK] lift for one-program-per-row kernels where it applies
   (rewrite/transform_coarsen.py).
@@ -35,8 +35,9 @@ from .edits import (
     tl_calls,
 )
 from .proposal_guard import failed
-from .propose_online_pass import online_max_sum
-from .propose_structural import persistent_atomic_reduction, row_in_one_block
+from .transform_fuse_passes import online_max_sum
+from .transform_persistent import persistent_atomic_reduction
+from .transform_row_in_block import row_in_one_block
 from .transform_coarsen import coarsenings
 
 GROUP_DEFAULT = 8

@@ -1,4 +1,4 @@
-"""Structural rewrites for row-wise kernels (rewrite/transform_coarsen_lift.py, rewrite/propose_online_pass.py):
+"""Structural rewrites for row-wise kernels (rewrite/transform_coarsen_lift.py, rewrite/transform_fuse_passes.py):
 what they emit, that the rules proposer offers them, that the verifier accepts them in the
 interpreter and refuses broken variants of them, and that they stay silent where they would be wrong."""
 
@@ -11,7 +11,7 @@ from rewrite_support import FIXTURES
 from tritonlens.rewrite import propose_rules
 from tritonlens.rewrite.candidate import Candidate
 from tritonlens.rewrite.context import ProposalContext
-from tritonlens.rewrite.propose_online_pass import online_max_sum
+from tritonlens.rewrite.transform_fuse_passes import online_max_sum
 from tritonlens.rewrite.transform_coarsen_lift import rows_per_program
 from tritonlens.rewrite.verify import Verifier
 

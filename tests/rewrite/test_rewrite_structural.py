@@ -1,4 +1,4 @@
-"""Structural rewrites (rewrite/propose_structural.py): what they emit, that the verifier accepts
+"""Structural rewrites (rewrite/transform_persistent.py, rewrite/transform_row_in_block.py): what they emit, that the verifier accepts
 them in the interpreter, that broken variants of them are refused, and that they stay silent on
 kernels where they would be wrong."""
 
@@ -11,10 +11,8 @@ from rewrite_support import FIXTURES
 from tritonlens.rewrite import propose_rules
 from tritonlens.rewrite.candidate import Candidate
 from tritonlens.rewrite.context import ProposalContext
-from tritonlens.rewrite.propose_structural import (
-    persistent_atomic_reduction,
-    row_in_one_block,
-)
+from tritonlens.rewrite.transform_persistent import persistent_atomic_reduction
+from tritonlens.rewrite.transform_row_in_block import row_in_one_block
 from tritonlens.rewrite.verify import Verifier
 
 SUM = (FIXTURES / "sum_atomic.py").read_text()
