@@ -52,6 +52,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "dev_harnesses"))
 
 import liger_ops
+
 import optimize_heldout_report as report_mod
 import realworld_style_support as rw
 import tritonbench_harness as tb
@@ -87,6 +88,9 @@ def prepare(item: dict, work: str, cpu: bool) -> dict:
     """Kernel file and harness spec; for a TritonBench-G stem, its chosen inputs too."""
     if item["set"] == "dev":
         return {"kernel": liger_ops.kernel_file(item["name"]), "harness": f"{DEV_FILE}::{item['name']}"}
+    if cpu:
+        tb.KERNEL_DIR = os.path.join(work, "kernels")
+        tb.stripped_copy(item["name"], tb.KERNEL_DIR)
     chosen = tb.choose(item["name"], cpu=cpu)
     return {"kernel": tb.kernel_path(item["name"]), "choose": chosen,
             "harness": tb.write_harness(item["name"], work, chosen["perf_index"], chosen["check"], cpu=cpu)}

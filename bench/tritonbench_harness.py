@@ -35,6 +35,7 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = "TritonBench_v1"
+KERNEL_DIR = None  # a folder of kernel files to use instead of the corpus's (the CPU smoke's stripped copies)
 
 
 class NoHarness(Exception):
@@ -50,7 +51,22 @@ def tritonbench_root() -> str:
 
 
 def kernel_path(stem: str) -> str:
-    return os.path.join(tritonbench_root(), "data", "TritonBench_G_v1", f"{stem}.py")
+    folder = KERNEL_DIR or os.path.join(tritonbench_root(), "data", "TritonBench_G_v1")
+    return os.path.join(folder, f"{stem}.py")
+
+
+def stripped_copy(stem: str, folder: str) -> str:
+    """The kernel file without the top-level calls of its own functions, written into `folder`:
+    the CPU smoke optimizes this copy, since on a machine without a GPU the product's import of
+    the file runs its `result_gold = test_x()` line, which needs CUDA."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{stem}.py")
+    with open(os.path.join(tritonbench_root(), "data", "TritonBench_G_v1", f"{stem}.py"), encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    tree.body = [s for s in tree.body if s not in _top_level_calls(tree)]
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(ast.unparse(tree) + "\n")
+    return path
 
 
 def perf_path(stem: str) -> str:
@@ -62,6 +78,12 @@ def _definitions(path: str):
     functions or classes it defines (`test_add()`, `result = test_x()`, `benchmark.run(...)`)."""
     with open(path, encoding="utf-8") as fh:
         tree = ast.parse(fh.read(), path)
+    skip = _top_level_calls(tree)
+    body = [s for s in tree.body if s not in skip]
+    return compile(ast.Module(body=body, type_ignores=[]), path, "exec")
+
+
+def _top_level_calls(tree) -> list:
     defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
     def runs_the_file(stmt) -> bool:
@@ -74,8 +96,7 @@ def _definitions(path: str):
                        for n in ast.walk(stmt))
         return False
 
-    body = [s for s in tree.body if not runs_the_file(s)]
-    return compile(ast.Module(body=body, type_ignores=[]), path, "exec")
+    return [s for s in tree.body if runs_the_file(s)]
 
 
 def load_definitions(path: str, name: str) -> types.ModuleType:
@@ -332,7 +353,7 @@ HARNESS = '''"""Generated harness for TritonBench-G {stem} (bench/tritonbench_ha
 import sys
 sys.path.insert(0, {here!r})
 import tritonbench_harness as _tb
-
+_tb.KERNEL_DIR = {kernel_dir!r}
 
 def cases():
     yield from _tb.cases({stem!r}, {perf!r}, {check!r}, cpu={cpu!r})
@@ -344,5 +365,6 @@ def write_harness(stem: str, folder: str, perf_index: int, check, cpu: bool = Fa
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"harness_{stem}.py")
     with open(path, "w") as fh:
-        fh.write(HARNESS.format(stem=stem, here=HERE, perf=perf_index, check=list(check), cpu=cpu))
+        fh.write(HARNESS.format(stem=stem, here=HERE, perf=perf_index, check=list(check), cpu=cpu,
+                                kernel_dir=KERNEL_DIR))
     return f"{path}::cases"
