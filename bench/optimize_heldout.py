@@ -66,16 +66,31 @@ def items(opts) -> list[dict]:
     """The kernel files to run, in a fixed order, this shard's share."""
     if opts.stems:
         chosen = [{"name": s, "set": "tritonbench"} for s in opts.stems.split(",") if s]
-    elif opts.set == "dev":
-        chosen = [{"name": n, "set": "dev"} for n in liger_ops.KERNELS]
     else:
-        import heldout_set
-
-        chosen = [{"name": s, "set": "heldout"} for s in heldout_set.held_out(tb_root())]
+        chosen = []
+        for name in opts.set.split(","):
+            if name == "dev":
+                chosen += [{"name": n, "set": "dev"} for n in liger_ops.KERNELS]
+            elif name == "heldout":
+                chosen += [{"name": s, "set": "heldout"} for s in held_out()]
+            else:
+                raise SystemExit(f"--set: heldout, dev or both (heldout,dev), got {name!r}")
     only = {x for x in opts.only.split(",") if x}
     chosen = [c for c in chosen if not only or c["name"] in only]
     i, n = (int(x) for x in opts.shard.split("/"))
     return chosen[i::n]
+
+
+def held_out() -> list[str]:
+    """The held-out stems: from the list bench/pack_corpus.sh wrote beside a packed corpus (it may
+    hold other stems too), else drawn from the full corpus as bench/heldout_set.py does."""
+    listed = os.path.join(os.environ.get("TRITONLENS_CORPUS", ""), "heldout.txt")
+    if os.environ.get("TRITONLENS_CORPUS") and os.path.isfile(listed):
+        with open(listed) as fh:
+            return [line.strip() for line in fh if line.strip()]
+    import heldout_set
+
+    return heldout_set.held_out(tb_root())
 
 
 def tb_root():
@@ -256,14 +271,18 @@ def gpu(opts) -> int:
     if not torch.cuda.is_available():
         print("no GPU: use --cpu-smoke", file=sys.stderr)
         return 2
+    start = time.monotonic()
     todo = items(opts)
     rep = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(0),
            "torch": torch.__version__, "triton": triton.__version__, "shard": opts.shard,
            "set": "stems" if opts.stems else opts.set, "budget_s": opts.budget_s, "rounds": opts.rounds,
            "product_timer": _timing().METHOD, "ceilings": measure_ceilings(), "kernels": []}
     os.makedirs(opts.out, exist_ok=True)
-    out = os.path.join(opts.out, f"optimize_heldout_{rep['set']}_{opts.shard.replace('/', 'of')}.json")
+    out = os.path.join(opts.out, f"optimize_heldout_{rep['set'].replace(',', '+')}_{opts.shard.replace('/', 'of')}.json")
     for item in todo:
+        if time.monotonic() - start + opts.budget_s + 60 > opts.deadline_s:
+            rep["kernels"].append({"kernel": item["name"], "set": item["set"], "skipped": "deadline"})
+            continue
         print(f"== {item['name']}", flush=True)
         try:
             entry = run_item(item, opts, rep["ceilings"])
@@ -271,10 +290,16 @@ def gpu(opts) -> int:
             entry = {"kernel": item["name"], "set": item["set"], "error": f"{type(exc).__name__}: {exc}"[:1000]}
         rep["kernels"].append(entry)
         print(report_mod.row(entry), flush=True)
-        with open(out, "w") as fh:
-            json.dump(rep, fh, indent=2, default=str)
+        _write(rep, out)
+    _write(rep, out)
     print(f"wrote {out}")
     return 0
+
+
+def _write(rep: dict, out: str) -> None:
+    with open(out + ".part", "w") as fh:
+        json.dump(rep, fh, indent=2, default=str)
+    os.replace(out + ".part", out)  # a shard killed at its deadline leaves the last whole file
 
 
 def cpu_smoke(opts) -> int:
@@ -284,9 +309,7 @@ def cpu_smoke(opts) -> int:
     _bootstrap()
     todo = items(opts)
     if any(i["set"] != "dev" for i in todo):
-        import heldout_set
-
-        held = set(heldout_set.held_out(tb_root())) & {i["name"] for i in todo}
+        held = set(held_out()) & {i["name"] for i in todo}
         if held:
             print(f"refused: held-out stems are run on the GPU only ({len(held)} asked for)", file=sys.stderr)
             return 2
@@ -317,12 +340,14 @@ def cpu_smoke(opts) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", choices=("heldout", "dev"), default="heldout")
+    ap.add_argument("--set", default="heldout", help="heldout, dev, or both in the order given (heldout,dev)")
     ap.add_argument("--stems", default="", help="TritonBench-G stems instead of a set")
     ap.add_argument("--only", default="")
     ap.add_argument("--shard", default="0/1", help="i/n: this process takes items i, i+n, ...")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=120.0, help="optimize's whole-run budget per kernel")
+    ap.add_argument("--deadline-s", type=float, default=1e9,
+                    help="start no kernel that could end after this many seconds from the start")
     ap.add_argument("--timeout", type=float, default=300.0, help="the verifier's worker timeout")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "tritonlens-heldout"))
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "tritonlens-heldout-harnesses"),

@@ -34,6 +34,8 @@ def _fmt(x, spec=".2f", suffix="") -> str:
 
 def row(e: dict) -> str:
     name = f"{e['kernel']} ({e.get('set', '')})"
+    if e.get("skipped"):
+        return f"| {name} | skipped: {e['skipped']} | | | | | | | |"
     if e.get("no_harness"):
         return f"| {name} | no harness: {e['no_harness'][:160]} | | | | | | | |"
     roof = e.get("roofline") or {}
@@ -59,7 +61,8 @@ def summarise(kernels: list[dict]) -> dict:
         return speedup(e, timer) or 1.0
 
     return {
-        "kernels": len(kernels), "no_harness": [e["kernel"] for e in kernels if e.get("no_harness")],
+        "kernels": len(kernels), "skipped": [e["kernel"] for e in kernels if e.get("skipped")],
+        "no_harness": [e["kernel"] for e in kernels if e.get("no_harness")],
         "optimized": len(ran), "crashes": sum(1 for e in ran if e["optimize"].get("crash")),
         "errors": [e["kernel"] for e in kernels if e.get("error")],
         "wrong_accepts": [e["kernel"] for e in ran if (e.get("outputs") or {}).get("wrong_accept")],
@@ -98,7 +101,8 @@ def render(merged: dict) -> str:
                    f"{_fmt(s['geomean_all_do_bench'], '.2f', 'x')} (do_bench)"),
                   (f"- slowest optimize {_fmt(s['max_optimize_s'], '.0f', ' s')}; crashes {s['crashes']}; wrong "
                    f"accepts {len(s['wrong_accepts'])} {', '.join(s['wrong_accepts'])}; errors "
-                   f"{', '.join(s['errors']) or 'none'}; no harness {len(s['no_harness'])} of {s['kernels']}")]
+                   f"{', '.join(s['errors']) or 'none'}; no harness {len(s['no_harness'])} of {s['kernels']}; skipped "
+                   f"(deadline) {len(s['skipped'])}")]
     return "\n".join(lines) + "\n"
 
 
