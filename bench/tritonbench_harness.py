@@ -323,7 +323,9 @@ def choose(stem: str, cap_bytes: float = 6e9, cap_s: float = 0.25, cpu: bool = F
         if perf is not None:
             break
     if perf is None:
-        raise NoHarness(f"no input runs under {cap_s} s and {cap_bytes / 1e9:.0f} GB: {tried[-3:]}")
+        ran = [t for t in tried if "skipped" not in t]
+        raise NoHarness(f"no input runs under {cap_s} s and {cap_bytes / 1e9:g} GB ({len(tried) - len(ran)} of "
+                        f"{len(sizes)} over the byte cap): {ran[-3:]}")
     small = [i for i in order if i != perf and sizes[i] < sizes[perf]]
     check = small[:1] + ([small[len(small) // 3]] if len(small) > 2 else [])
     return {"perf_index": perf, "check": check, "inputs": len(sizes), "perf_bytes": sizes[perf], "tried": tried}
