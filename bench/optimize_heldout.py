@@ -52,7 +52,6 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "dev_harnesses"))
 
 import liger_ops
-
 import optimize_heldout_report as report_mod
 import realworld_style_support as rw
 import tritonbench_harness as tb

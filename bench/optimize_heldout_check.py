@@ -32,7 +32,14 @@ def load_best(source: str, kernel: str, name: str):
 
 
 def counterpart(fn, best_mod, kernel: str):
-    from tritonlens.profiling.worker.harness import counterpart as product_counterpart
+    try:
+        from tritonlens.profiling.worker.harness import (
+            counterpart as product_counterpart,
+        )
+    except ImportError:  # the worker's folder as the worker itself imports it
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                        "profiling", "worker"))
+        from harness import counterpart as product_counterpart
 
     new = product_counterpart(fn, best_mod, [kernel])
     if new is None:
