@@ -6,7 +6,10 @@
 # harnesses, bench/results-style optimize_heldout.json + .md); the table is printed last.
 #
 #     bash bench/optimize_heldout_gpu.sh [SETS]     # SETS: heldout,dev (default), heldout, dev
-# env: DEADLINE_S (560: no shard runs past it), BUDGET_S (120: optimize's budget a kernel), ROUNDS (5)
+# env: DEADLINE_S (560: no shard runs past it), BUDGET_S (120: optimize's budget a kernel), ROUNDS (5),
+#      PARTS/PART (1/0): split the sets into PARTS runs of one command each (about 3 kernels a GPU fit
+#      in 560 s at BUDGET_S=120); run PART=0..PARTS-1, then merge all shard JSON files with
+#      `python bench/optimize_heldout.py --merge shards/*.json` (no GPU needed).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -23,10 +26,11 @@ python3 -c "import tree_sitter, tree_sitter_python, torch, triton; print('torch'
 NGPU=$(python3 -c "import torch; print(torch.cuda.device_count())")
 [ -d .corpus ] || { echo "no .corpus/: run bench/pack_corpus.sh and carry .corpus"; exit 2; }
 LEFT=$(( DEADLINE_S - ($(date +%s) - START) ))
-echo "sets $SETS on $NGPU GPUs, ${LEFT} s left, optimize budget ${BUDGET_S} s a kernel"
+echo "sets $SETS, part ${PART:-0} of ${PARTS:-1}, on $NGPU GPUs, ${LEFT} s left, optimize budget ${BUDGET_S} s a kernel"
+PARTS=${PARTS:-1}; PART=${PART:-0}
 for ((i = 0; i < NGPU; i++)); do
   CUDA_VISIBLE_DEVICES=$i timeout -k 5 "$((LEFT + 5))" python3 bench/optimize_heldout.py --set "$SETS" \
-    --shard "$i/$NGPU" --out "$WORK/shards" --work "$WORK/harnesses" --budget-s "$BUDGET_S" \
+    --shard "$((PART * NGPU + i))/$((PARTS * NGPU))" --out "$WORK/shards" --work "$WORK/harnesses" --budget-s "$BUDGET_S" \
     --rounds "${ROUNDS:-5}" --deadline-s "$((LEFT - 10))" > "$WORK/logs/shard$i.log" 2>&1 &
 done
 wait
