@@ -196,7 +196,7 @@ def inputs(obj, keep=None) -> list:
                 kept.append(item)
             self.__dict__["_tb_inputs"] = kept
 
-        cls.input_tensors = property(lambda self: self.__dict__.get("_tb_inputs", []), setter)
+        cls.input_tensors = property(lambda self: self.__dict__.setdefault("_tb_inputs", _KeepList()), setter)
     _KeepList.keep = None if keep is None else set(keep)
     torch.manual_seed(0)
     try:
