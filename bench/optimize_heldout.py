@@ -39,12 +39,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import functools
-import inspect
 import json
 import os
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -120,38 +118,25 @@ def load_cases(item: dict, prep: dict, cpu: bool) -> list:
 
 
 def run_optimize(name: str, kernel: str, harness: str, timeout: float, budget_s: float) -> dict:
-    """optimize_file under a whole-run budget; an exception is a crash, kept with its text."""
-    from tritonlens.rewrite.api import optimize_file
+    """optimize_file under its own whole-run budget; an exception is a crash, kept with its text."""
+    from tritonlens.rewrite.api import OptimizeOptions, optimize_file
 
-    kwargs = {"proposers": ("config", "rules"), "harness": harness, "timeout": timeout,
-              "progress": lambda m, f: print(f"  [{name}] {m}", flush=True)}
-    params = inspect.signature(optimize_file).parameters
-    cancel, timer = None, None
-    if "budget_s" in params:
-        kwargs["budget_s"] = budget_s
-        how = "budget_s"
-    else:
-        cancel = threading.Event()
-        kwargs["cancel"] = cancel
-        timer = threading.Timer(budget_s, cancel.set)
-        timer.start()
-        how = "cancel event"
+    options = OptimizeOptions(proposers=("config", "rules"), harness=harness, job_timeout_s=timeout,
+                              budget_s=budget_s)
     t0 = time.monotonic()
     try:
-        result = optimize_file(kernel, **kwargs).to_json()
+        result = optimize_file(kernel, options, progress=lambda m, f: print(f"  [{name}] {m}", flush=True)).to_json()
     except Exception as exc:  # noqa: BLE001 - a crash is a result here, not the end of the run
-        return {"seconds": round(time.monotonic() - t0, 1), "budget": how,
+        return {"seconds": round(time.monotonic() - t0, 1), "budget": "budget_s",
                 "crash": f"{type(exc).__name__}: {exc}"[:2000]}
-    finally:
-        if timer is not None:
-            timer.cancel()
     best = result.get("best")
     cands = result.get("candidates") or []
-    return {"seconds": round(time.monotonic() - t0, 1), "budget": how, "crash": None,
-            "cancelled_at_budget": bool(cancel is not None and cancel.is_set()),
+    return {"seconds": round(time.monotonic() - t0, 1), "budget": "budget_s", "crash": None,
+            "notes": result.get("notes") or [],
             "mode": result.get("mode"), "baseline_ms": result.get("baseline_ms"), "proposed": len(cands),
             "accepted": sum(1 for c in cands if c.get("accepted")),
             "refusals": [f"{c.get('title')}: {c.get('reason')}" for c in cands if not c.get("accepted")][:12],
+            "tried": [c.get("title") for c in cands],
             "best": None if best is None else {k: best.get(k) for k in ("title", "proposer", "speedup", "orig_ms",
                                                                          "cand_ms", "diff")},
             "best_source": None if best is None else best.get("source")}
