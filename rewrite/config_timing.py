@@ -49,7 +49,10 @@ def budgeted_tuner(verifier, budget, say=None, cancel=None):
                 out.append({**r, "id": start + int(r["id"])})
                 timed_any = timed_any or bool(r.get("ms"))
         if not timed_any and sources and budget is not None and verifier.mode == "gpu":
-            budget.note_cut(f"none of {len(sources)} configs was timed: heuristic picks verified instead")
+            failed = [r.get("reason") for r in out if r.get("reason") and not str(r["reason"]).startswith(("cut", "not timed"))]
+            why = (f"{len(failed)} failed a quick check on the performance case (first: {str(failed[0])[:120]})"
+                   if failed else "none was timed")
+            budget.note_cut(f"config search: of {len(sources)} variants {why}; heuristic picks verified instead")
         return out
 
     return tune

@@ -19,6 +19,8 @@ ALL_PROPOSERS = ("config", "rules", "llm")
 DEFAULT_BUDGET_S = 120.0
 # a worker job needs this much to be worth starting: compile, inputs and one original run
 MIN_JOB_S = 5.0
+# stopping a killed worker and writing the report take a moment of the budget too (measured: 2 s)
+CLOSING_S = 3.0
 
 
 class OptionsError(ValueError):
@@ -94,7 +96,7 @@ class Budget:
     def job_timeout(self, limit: float) -> float:
         """A job's timeout: its own limit, or what the budget has left, whichever is shorter."""
         left = self.left()
-        return limit if left is None else max(1.0, min(limit, left))
+        return limit if left is None else max(1.0, min(limit, left - CLOSING_S))
 
     def note_cut(self, what: str) -> None:
         self.cut.append(what)

@@ -90,6 +90,21 @@ def _import_problems(node) -> list[str]:
     return [f"imports {m}" for m in mods if m not in ALLOWED_IMPORTS and not m.startswith("triton.language")]
 
 
+def _class_shell(cls: ast.ClassDef) -> tuple:
+    """A class with its methods' bodies left out: bases, decorators, attributes, method signatures."""
+    body = tuple((m.name, ast.dump(m.args), tuple(ast.dump(d) for d in m.decorator_list))
+                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) else ast.dump(m) for m in cls.body)
+    return (tuple(ast.dump(b) for b in cls.bases), tuple(ast.dump(k) for k in cls.keywords),
+            tuple(ast.dump(d) for d in cls.decorator_list), body)
+
+
+def _new_problems(node: ast.AST, before: ast.AST | None, where: str) -> list[str]:
+    """What the candidate's version of a function brings that the original's did not: the
+    original's own code is the user's, only the change is untrusted."""
+    known = set(_scan(before, where)) if before is not None else set()
+    return [p for p in _scan(node, where) if p not in known]
+
+
 def _scan(node: ast.AST, where: str) -> list[str]:
     problems: list[str] = []
     for sub in ast.walk(node):
@@ -130,8 +145,9 @@ def screen(original: str, candidate: str) -> list[str]:
     except SyntaxError:
         orig_tree = ast.Module(body=[], type_ignores=[])
     trusted = {ast.dump(stmt) for stmt in orig_tree.body}
-    orig_defs = {stmt.name: ast.dump(stmt) for stmt in orig_tree.body
-                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    orig_nodes = {stmt.name: stmt for stmt in orig_tree.body
+                  if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    orig_defs = {name: ast.dump(stmt) for name, stmt in orig_nodes.items()}
     problems: list[str] = []
     kernels = len(discover(cand_tree))
     for stmt in cand_tree.body:
@@ -143,9 +159,18 @@ def screen(original: str, candidate: str) -> list[str]:
             if stmt.name == "tritonlens_cases" or stmt.name.startswith("test_"):
                 problems.append(f"changes the harness ({stmt.name})")
                 continue
-            problems += _scan(stmt, f"{stmt.name}()")
+            problems += _new_problems(stmt, orig_nodes.get(stmt.name), f"{stmt.name}()")
         elif isinstance(stmt, ast.ClassDef):
-            problems.append(f"defines class {stmt.name} (not part of a kernel rewrite)")
+            # the original's own class (an autograd.Function whose forward launches the kernel) may have
+            # its methods edited; a class of the candidate's own is not part of a kernel rewrite
+            before = orig_nodes.get(stmt.name)
+            if not isinstance(before, ast.ClassDef) or _class_shell(before) != _class_shell(stmt):
+                problems.append(f"defines class {stmt.name} (not part of a kernel rewrite)")
+                continue
+            methods = {m.name: m for m in before.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            for m in stmt.body:
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    problems += _new_problems(m, methods.get(m.name), f"{stmt.name}.{m.name}()")
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if not all(isinstance(t, ast.Name) for t in targets):

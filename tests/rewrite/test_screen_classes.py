@@ -1,0 +1,50 @@
+"""The static screen on a kernel file whose launch lives in a class of its own (an
+autograd.Function's forward): a rewrite may edit that class's methods; a class the candidate
+brings, a changed class shell, and what an edited method newly reaches for are still refused."""
+
+from __future__ import annotations
+
+from tritonlens.rewrite.static_check import screen
+
+ORIGINAL = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = torch.empty_like(x)
+        ctx.n = x.numel()
+        scale_kernel[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+        return out
+'''
+
+
+def test_an_edited_launch_inside_the_originals_class_may_run():
+    candidate = ORIGINAL.replace("triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)",
+                                 "triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)")
+    assert candidate != ORIGINAL
+    # `ctx.n = ...` is the original's own code: not a problem the rewrite brings
+    assert screen(ORIGINAL, candidate) == []
+
+
+def test_what_an_edited_method_newly_reaches_for_is_refused():
+    candidate = ORIGINAL.replace("        out = torch.empty_like(x)\n",
+                                 "        import os\n        out = torch.empty_like(x)\n")
+    problems = screen(ORIGINAL, candidate)
+    assert any(p.startswith("Scale.forward(): ") and "os" in p for p in problems), problems
+
+
+def test_a_new_class_or_a_changed_class_shell_is_refused():
+    new_class = ORIGINAL + "\n\nclass Cache:\n    pass\n"
+    assert "defines class Cache (not part of a kernel rewrite)" in screen(ORIGINAL, new_class)
+    rebased = ORIGINAL.replace("class Scale(torch.autograd.Function):", "class Scale(object):")
+    assert "defines class Scale (not part of a kernel rewrite)" in screen(ORIGINAL, rebased)
