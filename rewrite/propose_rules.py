@@ -1,12 +1,14 @@
-"""Rule fixes: the analysis findings' own deterministic fixes, plus structural rewrites that need
-the verifier (they change indexing, so only a run proves them):
+"""Rule fixes: the analysis findings' own deterministic fixes that change speed, not results
+(a rule's `fix_makes_faster`: num_warps, a block size, float64 to float32; a mask or an int64
+offset is a correctness fix, never faster, left to the editor's quick fix), plus structural
+rewrites that need the verifier (they change indexing, so only a run proves them):
 
 - TL010 grouped L2 ordering: the 1-D program id of a tl.dot kernel mapped row-major onto the tile
   grid (`pid_m = pid // num_pid_n`) becomes the tutorial's GROUP_M swizzle;
 - TL011 hoist a loop-invariant load: a `x = tl.load(...)` inside a loop whose address and mask
   use nothing the loop changes moves in front of the loop;
-- TL006 int64 offsets: `pid = tl.program_id(0)` becomes `tl.program_id(0).to(tl.int64)`, so
-  `pid * stride` cannot overflow int32;
+- TL006 int64 offsets (`int64_program_ids`, not timed by optimize): `pid = tl.program_id(0)`
+  becomes `tl.program_id(0).to(tl.int64)`, so `pid * stride` cannot overflow int32;
 - TL012 persistent grid for a one-address atomic reduction, and one pass over a row that fits in
   a block (rewrite/transform_persistent.py, rewrite/transform_row_in_block.py: they change the launch too);
 - one online pass for a row's max and sum of exponentials (rewrite/transform_fuse_passes.py);
@@ -52,9 +54,14 @@ def propose(ctx: ProposalContext) -> list[Candidate]:
             seen.add(cand.source)
             out.append(cand)
 
+    from tritonlens.analysis.rules import ALL_RULES
+
     for finding in ctx.findings():
         if finding.fix is None or not finding.fix.edits:
             continue
+        rule = ALL_RULES.get(finding.code)
+        if rule is None or not rule.fix_makes_faster:
+            continue  # a correctness fix never proves faster: its real-size verification would spend the budget
         from tritonlens.analysis.findings import apply_edits
 
         try:
@@ -71,7 +78,8 @@ def propose(ctx: ProposalContext) -> list[Candidate]:
     tree = parse_python(ctx.text)
     names = [k.name for k in kernels(tree)] if ctx.kernel is None else [ctx.kernel]
     for name in names:
-        for make in (grouped_ordering, hoist_invariant_loads, int64_program_ids, persistent_atomic_reduction,
+        # int64_program_ids is TL006's correctness fix: the editor offers it, optimize does not time it
+        for make in (grouped_ordering, hoist_invariant_loads, persistent_atomic_reduction,
                      row_in_one_block, online_max_sum, coarsenings):
             try:
                 made = make(ctx.text, name, ctx.codes_for(name))

@@ -34,6 +34,10 @@ class RuleInfo:
     # How far its fix can be trusted, and why: required with a fix, rendered in the rule's page.
     fix_applicability: Applicability | None = None
     fix_safety: str = ""
+    # Its fix changes speed, not results (num_warps, a block size, float64 to float32), so optimize
+    # may time it; a correctness fix (a mask, an int64 offset) can only tie or lose a race and is
+    # left to the editor's quick fix.
+    fix_makes_faster: bool = False
     kind: str = "static"  # "static": decided from the source; "compile": from the compiler's output
     # In the default rule set, which runs when no rules are selected. A rule whose findings on real
     # code are mostly right but seldom worth acting on stays out: `--select TLNNN` or `ALL` runs it.

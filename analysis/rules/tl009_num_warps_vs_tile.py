@@ -58,6 +58,7 @@ RULE = RuleInfo(
     name="num-warps-vs-tile",
     severity=Severity.WARNING,
     summary="num_warps inconsistent with the tile (fewer than 1 or more than 64 elements per thread)",
+    fix_makes_faster=True,
     fix_title="pick num_warps for the tile",
     fix_applicability=Applicability.UNSAFE,
     fix_safety=('`num_warps` is a performance choice: the new value changes the layout, the registers per '

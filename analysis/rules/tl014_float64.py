@@ -50,6 +50,7 @@ RULE = RuleInfo(
     name="float64-arithmetic",
     severity=Severity.WARNING,
     summary="float64 arithmetic in a kernel",
+    fix_makes_faster=True,
     fix_title="compute in float32",
     fix_applicability=Applicability.UNSAFE,
     fix_safety=('It lowers the precision of the arithmetic on purpose; results change.'),

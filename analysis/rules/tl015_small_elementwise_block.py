@@ -54,6 +54,7 @@ RULE = RuleInfo(
     name="small-elementwise-block",
     severity=Severity.WARNING,
     summary="1-D element-wise kernel with BLOCK < 256 elements per program",
+    fix_makes_faster=True,
     fix_title="raise the block to 1024 elements",
     fix_applicability=Applicability.UNSAFE,
     fix_safety=('It changes the block each program handles and, through the grid, the number of programs; '

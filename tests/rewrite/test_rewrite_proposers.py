@@ -65,3 +65,19 @@ def test_hoisting_a_loop_invariant_load_for_tl011():
 def test_int64_program_ids_for_tl006():
     cand = propose_rules.int64_program_ids((FIXTURES / "layernorm_small.py").read_text(), "layer_norm_fwd_kernel")
     assert "row = tl.program_id(0).to(tl.int64)" in cand.source
+
+
+def test_optimize_times_speed_fixes_only_never_correctness_fixes():
+    from tritonlens.analysis.engine import Analyzer
+
+    def context(path, text):
+        return ProposalContext(str(path), text, analysis=Analyzer().analyze(text, str(path)))
+
+    path = FIXTURES.parents[1] / "fixtures" / "rules" / "TL006" / "positive_row_offsets.py"
+    ctx = context(path, path.read_text())
+    assert any(f.code == "TL006" and f.fix is not None for f in ctx.findings()), "the fixture has a TL006 fix"
+    titles = [c.title for c in propose_rules.propose(ctx)]
+    assert not [t for t in titles if "TL006" in t or "int64" in t], titles
+    small = (FIXTURES / "vadd.py").read_text().replace("BLOCK_SIZE = 64", "BLOCK_SIZE = 4")
+    ctx = context(FIXTURES / "vadd.py", small)
+    assert any(c.title.endswith("(TL015)") for c in propose_rules.propose(ctx))
