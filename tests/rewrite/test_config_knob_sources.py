@@ -138,8 +138,10 @@ def test_the_positional_four_element_block_is_tuned_and_autotuned():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fixture", ["knob_positional.py", "knob_wrapper_default.py", "knob_heuristic.py",
-                                     "knob_config_kwargs.py"])
+@pytest.mark.parametrize("fixture", ["knob_positional.py", "knob_positional_literal.py", "knob_keyword.py",
+                                     "knob_local.py", "knob_wrapper_default.py", "knob_module_constant.py",
+                                     "knob_capped.py", "knob_config_named.py", "knob_config_kwargs.py",
+                                     "knob_heuristic.py", "knob_warps_computed.py"])
 def test_the_moved_knobs_verify_in_the_interpreter(fixture):
     from tritonlens.rewrite.verify import Verifier
 
