@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .edits import dotted, kernels
+from .edits import call_name, kernels
 
 
 @dataclass(frozen=True)
@@ -30,10 +30,6 @@ class Refusal:
     """Why a coarsening was not proposed: the transform's answer when it does not apply."""
 
     reason: str
-
-
-def _last(call: ast.Call) -> str:
-    return (dotted(call.func) or "").split(".")[-1]
 
 
 def _axis_of(call: ast.Call):
@@ -60,7 +56,7 @@ def reachable(tree: ast.Module, fn: ast.FunctionDef) -> list[ast.FunctionDef]:
 
 
 def program_id_calls(fn: ast.FunctionDef, axis: int) -> list[ast.Call]:
-    return [n for n in ast.walk(fn) if isinstance(n, ast.Call) and _last(n) == "program_id"
+    return [n for n in ast.walk(fn) if isinstance(n, ast.Call) and call_name(n) == "program_id"
             and _axis_of(n) == axis]
 
 
@@ -71,7 +67,7 @@ def independent(tree: ast.Module, fn: ast.FunctionDef, axis: int) -> Refusal | N
         for n in ast.walk(f):
             if not isinstance(n, ast.Call):
                 continue
-            name = _last(n)
+            name = call_name(n)
             if name.startswith("atomic_"):
                 return Refusal(f"atomics: tl.{name}{where} lets programs communicate (a counter, a lock or a "
                                "cross-program reduction), so merging programs can change the result")

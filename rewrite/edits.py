@@ -62,6 +62,28 @@ def apply(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
+def call_name(node) -> str:
+    """The last part of a call's dotted name (`tl.sum(...)` → "sum"); "" for anything else."""
+    return (dotted(node.func) or "").split(".")[-1] if isinstance(node, ast.Call) else ""
+
+
+def names_in(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def first_free(base: str, used: set) -> str:
+    """`base`, or base2, base3...: the first that `used` does not hold."""
+    name, k = base, 2
+    while name in used:
+        name, k = f"{base}{k}", k + 1
+    return name
+
+
+def fresh_local(fn: ast.FunctionDef, base: str) -> str:
+    """A local name `fn` does not use yet."""
+    return first_free(base, names_in(fn) | {a.arg for a in fn.args.args})
+
+
 def kernels(tree: ast.Module) -> list[ast.FunctionDef]:
     """Every module-level @triton.jit function, launchable kernels and device helpers alike."""
     return [k.node for k in discover(tree)]

@@ -34,13 +34,14 @@ from .edits import (
     kernel_named,
     kernels,
     launch_sites,
+    names_in,
     tl_calls,
 )
 from .proposal_guard import failed
+from .transform_coarsen import coarsenings
 from .transform_fuse_passes import online_max_sum
 from .transform_persistent import persistent_atomic_reduction
 from .transform_row_in_block import row_in_one_block
-from .transform_coarsen import coarsenings
 
 GROUP_DEFAULT = 8
 
@@ -183,10 +184,6 @@ def grouped_ordering(text: str, kernel: str, codes: set | None = None) -> Candid
 
 
 # -- TL011 ----------------------------------------------------------------------------------
-def _names(node) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
 def _assigned(node) -> set[str]:
     out = set()
     for n in ast.walk(node):
@@ -209,13 +206,13 @@ def hoist_invariant_loads(text: str, kernel: str, codes: set | None = None) -> C
     for loop in [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]:
         changed = _assigned(loop)
         if isinstance(loop, ast.For):
-            changed |= _names(loop.target)
+            changed |= names_in(loop.target)
         stores = tl_calls(loop, "store") + [c for c in ast.walk(loop) if isinstance(c, ast.Call)
                                             and (dotted(c.func) or "").split(".")[-1].startswith("atomic_")]
         written_bases = set()
         for c in stores:
             if c.args:
-                written_bases |= _names(c.args[0])
+                written_bases |= names_in(c.args[0])
         hoisted = []
         for st in loop.body:
             if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
@@ -224,7 +221,7 @@ def hoist_invariant_loads(text: str, kernel: str, codes: set | None = None) -> C
             if not loads:
                 continue
             target = st.targets[0].id
-            reads = _names(st.value) - {"tl", "triton"}
+            reads = names_in(st.value) - {"tl", "triton"}
             # invariant: reads nothing the loop assigns (other than what earlier hoists made invariant)
             others = changed - {target} - {h for h in hoisted}
             if reads & others or reads & written_bases:

@@ -44,18 +44,11 @@ from tritonlens.analysis.python_ast import parse as parse_python
 from .candidate import Candidate
 from .coarsen_check import Refusal, independent, program_id_calls
 from .coarsen_grid import GridRead, launch_edits, read_grid
-from .edits import Edit, Lines, apply, kernel_named, kernels, launch_sites
+from .edits import Edit, Lines, apply, first_free, kernel_named, kernels, launch_sites
 from .transform_coarsen_lift import rows_per_program
 
 FACTORS = (2, 4, 8)
 MAX_CANDIDATES = 6  # each one costs a verification at real size
-
-
-def _first_free(base: str, used: set) -> str:
-    name, k = base, 2
-    while name in used:
-        name, k = f"{base}{k}", k + 1
-    return name
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -169,12 +162,12 @@ def coarsen(text: str, kernel: str, axis: int = 0, factor: int = 4) -> Candidate
         return refusal
     lines = Lines(text)
     used = _bound_names(tree)
-    helper = _first_free(f"{kernel}_one", used)
-    pid = _first_free(f"pid_{axis}", used)
-    n_prog = _first_free(f"n_programs_{axis}", used)
-    coarsen_c = _first_free(f"COARSEN_{axis}", used)
-    loop_i = _first_free("_i", used)
-    loop_pid = _first_free("_pid", used)
+    helper = first_free(f"{kernel}_one", used)
+    pid = first_free(f"pid_{axis}", used)
+    n_prog = first_free(f"n_programs_{axis}", used)
+    coarsen_c = first_free(f"COARSEN_{axis}", used)
+    loop_i = first_free("_i", used)
+    loop_pid = first_free("_pid", used)
 
     edits: list[Edit] = []
     for read in plan.reads:

@@ -34,11 +34,14 @@ from .edits import (
     Edit,
     Lines,
     apply,
+    call_name,
     constexpr_params,
     dotted,
+    first_free,
     kernel_named,
     launch_sites,
     local_assignment,
+    names_in,
 )
 
 ROW_ELEMENTS = 4096  # elements a program holds, as the hand-written row-wise variants in bench/ do
@@ -48,21 +51,6 @@ _REFUSED = {"dot", "dot_scaled", "make_block_ptr", "advance", "reshape", "view",
             "split", "broadcast_to", "expand_dims", "num_programs", "atomic_add", "atomic_max", "atomic_min",
             "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas", "debug_barrier", "histogram",
             "gather", "interleave", "static_range"}
-
-
-def _last(node) -> str:
-    return (dotted(node.func) or "").split(".")[-1] if isinstance(node, ast.Call) else ""
-
-
-def _names(node) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
-def _first_free(base: str, used: set) -> str:
-    name, k = base, 2
-    while name in used:
-        name, k = f"{base}{k}", k + 1
-    return name
 
 
 def _axis_arg(call: ast.Call) -> tuple[ast.AST | None, bool]:
@@ -77,7 +65,7 @@ def _axis_arg(call: ast.Call) -> tuple[ast.AST | None, bool]:
 
 def _program_id(fn: ast.FunctionDef):
     """(index in fn.body, name) of the one `name = tl.program_id(0)`, else None."""
-    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and _last(n) == "program_id"]
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and call_name(n) == "program_id"]
     if len(calls) != 1:
         return None
     call = calls[0]
@@ -114,15 +102,15 @@ def _liftable(fn: ast.FunctionDef) -> bool:
             return False
         if isinstance(n, ast.Subscript):
             return False  # [:, None] and friends: the kernel has 2-D tiles already
-        if isinstance(n, ast.Call) and _last(n) in _REFUSED:
+        if isinstance(n, ast.Call) and call_name(n) in _REFUSED:
             return False
-        if isinstance(n, ast.Call) and _last(n) in _REDUCTIONS | _SCANS:
+        if isinstance(n, ast.Call) and call_name(n) in _REDUCTIONS | _SCANS:
             axis, _ = _axis_arg(n)
             if not (isinstance(axis, ast.Constant) and axis.value in (0, -1)):
                 return False  # no axis (a reduction over everything) or one this cannot map
             if any(k.arg in ("keep_dims",) for k in n.keywords):
                 return False
-        if isinstance(n, ast.Call) and _last(n) in ("zeros", "full"):
+        if isinstance(n, ast.Call) and call_name(n) in ("zeros", "full"):
             shape = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "shape"), None)
             if not (isinstance(shape, (ast.List, ast.Tuple)) and len(shape.elts) <= 1):
                 return False
@@ -133,7 +121,7 @@ def _arange_block(fn: ast.FunctionDef, consts: set[str]) -> str | None:
     """The constexpr that sizes the row's vector: the one `tl.arange(0, BLOCK)` bound."""
     bounds = set()
     for n in ast.walk(fn):
-        if isinstance(n, ast.Call) and _last(n) == "arange" and len(n.args) == 2:
+        if isinstance(n, ast.Call) and call_name(n) == "arange" and len(n.args) == 2:
             hi = n.args[1]
             if not (isinstance(hi, ast.Name) and hi.id in consts):
                 return None
@@ -158,8 +146,8 @@ def rows_per_program(text: str, kernel: str, codes: set | None = None) -> Candid
     block = _arange_block(fn, consts)
     if block is None:
         return None
-    used = _names(tree) | {a.arg for a in fn.args.args}
-    rows_c, n_rows = _first_free("ROWS", used), _first_free("n_rows", used)
+    used = names_in(tree) | {a.arg for a in fn.args.args}
+    rows_c, n_rows = first_free("ROWS", used), first_free("n_rows", used)
     lines = Lines(text)
     edits = _kernel_edits(text, lines, fn, pid_at, pid, rows_c, n_rows)
     if edits is None:
@@ -195,7 +183,7 @@ def _kernel_edits(text, lines, fn, pid_at, pid, rows_c, n_rows) -> list[Edit] | 
     for n in ast.walk(fn):
         if not isinstance(n, ast.Call):
             continue
-        name = _last(n)
+        name = call_name(n)
         if name in _REDUCTIONS | _SCANS:
             axis, _ = _axis_arg(n)
             s, e = lines.span(axis)
@@ -223,7 +211,7 @@ def _grid_axis0(site, lines):
         if holder is None or len(holder.targets) != 1:
             return None
         grid = holder.value
-    if isinstance(grid, ast.Tuple) and len(grid.elts) == 1 and not _names(grid) & {"meta"}:
+    if isinstance(grid, ast.Tuple) and len(grid.elts) == 1 and not names_in(grid) & {"meta"}:
         return grid.elts[0], holder
     return None
 
@@ -243,7 +231,7 @@ def _launch_edits(text, lines, site, block, rows_c, n_rows, used) -> list[Edit] 
     if stmt is None:
         return None
     first = holder if holder is not None and holder.lineno < stmt.lineno else stmt
-    rows_v = _first_free("rows_per_program", used | _names(site.function))
+    rows_v = first_free("rows_per_program", used | names_in(site.function))
     ind = lines.indent_of(first.lineno)
     g_text = text[slice(*lines.span(axis0))]
     b_text = text[slice(*lines.span(block_kw.value))]

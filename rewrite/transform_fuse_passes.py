@@ -28,11 +28,15 @@ import ast
 from tritonlens.analysis.python_ast import parse as parse_python
 
 from .candidate import Candidate
-from .edits import Edit, Lines, apply, dotted, kernel_named
-
-
-def _last(node) -> str:
-    return (dotted(node.func) or "").split(".")[-1] if isinstance(node, ast.Call) else ""
+from .edits import (
+    Edit,
+    Lines,
+    apply,
+    call_name,
+    fresh_local,
+    kernel_named,
+    names_in,
+)
 
 
 def _name(node) -> str | None:
@@ -48,7 +52,7 @@ def _assign_to(st) -> tuple[str | None, ast.AST | None]:
 def _max_update(st) -> tuple[str, str] | None:
     """(m, x) of `m = tl.maximum(m, x)` or `m = tl.maximum(x, m)`."""
     target, value = _assign_to(st)
-    if target is None or _last(value) != "maximum" or len(value.args) != 2 or value.keywords:
+    if target is None or call_name(value) != "maximum" or len(value.args) != 2 or value.keywords:
         return None
     a, b = (_name(v) for v in value.args)
     if a == target and b and b != target:
@@ -77,23 +81,11 @@ def _sum_update(st, s: str, x: str, row_max: str) -> bool:
             term = value.left
         else:
             return False
-    if _last(term) != "exp" or len(term.args) != 1 or term.keywords:
+    if call_name(term) != "exp" or len(term.args) != 1 or term.keywords:
         return False
     diff = term.args[0]
     return (isinstance(diff, ast.BinOp) and isinstance(diff.op, ast.Sub) and _name(diff.left) == x
             and _name(diff.right) == row_max)
-
-
-def _names(node) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
-def _fresh(fn: ast.FunctionDef, base: str) -> str:
-    used = _names(fn) | {a.arg for a in fn.args.args}
-    name, k = base, 2
-    while name in used:
-        name, k = f"{base}{k}", k + 1
-    return name
 
 
 def online_max_sum(text: str, kernel: str, codes: set | None = None) -> Candidate | None:
@@ -116,7 +108,7 @@ def _match(fn, body, i):
         return None
     m, x = update
     init_m = next((st for st in reversed(body[:i]) if _assign_to(st)[0] == m), None)
-    if init_m is None or _last(init_m.value) != "full" or len(init_m.value.args) < 2 \
+    if init_m is None or call_name(init_m.value) != "full" or len(init_m.value.args) < 2 \
             or not _is_minus_inf(init_m.value.args[1]):
         return None
     if not any(_assign_to(st)[0] == x for st in loop1.body[:-1]):
@@ -132,9 +124,9 @@ def _match(fn, body, i):
     row_max = init_s = None
     for st in between:
         target, value = _assign_to(st)
-        if target and _last(value) == "max" and value.args and _name(value.args[0]) == m and row_max is None:
+        if target and call_name(value) == "max" and value.args and _name(value.args[0]) == m and row_max is None:
             row_max = (st, target)
-        elif target and _last(value) in ("zeros", "full") and init_s is None:
+        elif target and call_name(value) in ("zeros", "full") and init_s is None:
             init_s = (st, target)
         else:
             return None  # anything else between the walks might depend on the order of the two
@@ -149,17 +141,17 @@ def _match(fn, body, i):
     defined_before = {a.arg for a in fn.args.args} | {"tl", "triton", "float", "math"}
     for st in body[:i]:
         for t in (st.targets if isinstance(st, ast.Assign) else []):
-            defined_before |= _names(t)
-    if not _names(init_s[0].value) <= defined_before:
+            defined_before |= names_in(t)
+    if not names_in(init_s[0].value) <= defined_before:
         return None  # the sum's start uses something computed after the first walk
-    if s in _names(loop1) or any(s in _names(st) for st in body[:i]):
+    if s in names_in(loop1) or any(s in names_in(st) for st in body[:i]):
         return None
     return loop1, loop2, init_s[0], row_max[0], m, x, s, row_max[1]
 
 
 def _rewrite(text, fn, kernel, loop1, loop2, init_s, row_max_st, m, x, s, row_max) -> Candidate | None:
     lines = Lines(text)
-    m_new, shift = _fresh(fn, f"{m}_new"), _fresh(fn, "shift")
+    m_new, shift = fresh_local(fn, f"{m}_new"), fresh_local(fn, "shift")
     last = loop1.body[-1]
     ind = lines.indent_of(last.lineno)
     outer = lines.indent_of(loop1.lineno)

@@ -21,8 +21,10 @@ from .edits import (
     Edit,
     Lines,
     apply,
+    call_name,
     constexpr_params,
     dotted,
+    fresh_local,
     kernel_named,
     launch_sites,
     local_assignment,
@@ -37,33 +39,17 @@ _WRITES = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "ato
            "atomic_xchg", "atomic_cas", "debug_barrier"}
 
 
-def _last(node) -> str:
-    return (dotted(node.func) or "").split(".")[-1] if isinstance(node, ast.Call) else ""
-
-
 def _calls(node, names: set[str]) -> list[ast.Call]:
-    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and _last(n) in names]
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and call_name(n) in names]
 
 
 def _is_program_id(node, axis: int | None = None) -> bool:
-    if not (isinstance(node, ast.Call) and _last(node) == "program_id"):
+    if not (isinstance(node, ast.Call) and call_name(node) == "program_id"):
         return False
     if axis is None:
         return True
     arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "axis"), None)
     return isinstance(arg, ast.Constant) and arg.value == axis
-
-
-def _first_free(base: str, used: set) -> str:
-    name, k = base, 2
-    while name in used:
-        name, k = f"{base}{k}", k + 1
-    return name
-
-
-def _fresh(fn: ast.FunctionDef, base: str) -> str:
-    """`base`, or base2, base3...: a local name `fn` does not use yet."""
-    return _first_free(base, {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args})
 
 
 def _param_args(fn: ast.FunctionDef, call: ast.Call) -> dict[str, ast.AST] | None:
@@ -181,7 +167,7 @@ def persistent_atomic_reduction(text: str, kernel: str, codes: set | None = None
         return None
     body = fn.body
     atomic_st = body[-1] if body else None
-    if not (isinstance(atomic_st, ast.Expr) and _last(atomic_st.value) == "atomic_add"):
+    if not (isinstance(atomic_st, ast.Expr) and call_name(atomic_st.value) == "atomic_add"):
         return None
     atomic = atomic_st.value
     if len(atomic.args) != 2 or any(k.arg not in ("sem", "scope") for k in atomic.keywords):
@@ -227,7 +213,7 @@ def persistent_atomic_reduction(text: str, kernel: str, codes: set | None = None
     bound = to_kernel.visit(parse_python(ast.unparse(axis0), mode="eval").body)
     if not to_kernel.ok:
         return None
-    acc = _fresh(fn, "acc")
+    acc = fresh_local(fn, "acc")
     elem = f"{base}.dtype.element_ty"
     # -- kernel --
     ind = lines.indent_of(body[pid_at].lineno)
@@ -243,7 +229,7 @@ def persistent_atomic_reduction(text: str, kernel: str, codes: set | None = None
     edits = [Edit(lines.line_start(body[pid_at].lineno), lines.line_end(atomic_st.end_lineno), new_loop + atomic_line)]
     # -- wrapper: cap axis 0 of the grid --
     wrapper = site.function
-    progs = _fresh(wrapper, "programs")
+    progs = fresh_local(wrapper, "programs")
     out_arg = ast.unparse(args[base])
     s, e = lines.span(axis0)
     edits.append(Edit(s, e, f"min({text[s:e]}, {progs})"))
@@ -271,7 +257,7 @@ def persistent_atomic_reduction(text: str, kernel: str, codes: set | None = None
 def _is_partial(fn: ast.FunctionDef, value: ast.AST) -> bool:
     """The atomic adds a reduction's result (a scalar), directly or through one assignment."""
     if isinstance(value, ast.Call):
-        return _last(value) in _REDUCTIONS and not any(k.arg == "keep_dims" for k in value.keywords)
+        return call_name(value) in _REDUCTIONS and not any(k.arg == "keep_dims" for k in value.keywords)
     if isinstance(value, ast.Name):
         defs = [st for st in ast.walk(fn) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                 and any(isinstance(t, ast.Name) and t.id == value.id

@@ -19,16 +19,16 @@ from .edits import (
     Edit,
     Lines,
     apply,
+    call_name,
     constexpr_params,
     dotted,
+    first_free,
     kernel_named,
     launch_sites,
 )
 from .transform_persistent import (
     _dedent_block,
-    _first_free,
     _indent_block,
-    _last,
     _param_args,
     _statement_of,
 )
@@ -53,7 +53,7 @@ def _row_loop(st, runtime: set[str], consts: set[str]):
 def row_in_one_block(text: str, kernel: str, codes: set | None = None) -> Candidate | None:
     tree = parse_python(text)
     fn = kernel_named(tree, kernel)
-    if fn is None or any(_last(d) == "autotune" or (dotted(d) or "").endswith("autotune") for d in fn.decorator_list):
+    if fn is None or any(call_name(d) == "autotune" or (dotted(d) or "").endswith("autotune") for d in fn.decorator_list):
         return None  # an autotuner's BLOCK choice could not honour BLOCK >= N
     consts = set(constexpr_params(fn))
     runtime = {a.arg for a in fn.args.args} - consts
@@ -127,4 +127,4 @@ def row_in_one_block(text: str, kernel: str, codes: set | None = None) -> Candid
 def _fresh_top(tree: ast.Module, base: str) -> str:
     used = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     used |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    return _first_free(base, used)
+    return first_free(base, used)

@@ -31,6 +31,7 @@ from .verdict_rules import (  # noqa: F401 (the verifier's rules, named where te
     physical_floor,
 )
 
+
 class VerifyError(Exception):
     """The verification could not run at all (no harness, original broken, worker died)."""
 
