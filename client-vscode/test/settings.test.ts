@@ -16,7 +16,7 @@ test('no settings: the contract defaults', () => {
     llm: {
       baseUrl: '', model: '', apiKeyEnv: 'OPENAI_API_KEY', candidates: 4, rounds: 3, maxTokens: 0, tokenBudget: 1000000, timeBudgetS: 1800, timeoutS: 300, systemRole: 'auto',
     },
-    timeoutS: 120, trusted: true,
+    timeoutS: 120, optimizeBudgetS: 120, trusted: true,
   });
   assert.deepEqual(problems, []);
 });
@@ -27,7 +27,7 @@ test('every setting maps to its server key', () => {
     compileOnSave: false, captureTests: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222',
     python: '/opt/proj/bin/python', ncu: true, inlayHints: false, 'llm.baseUrl': 'http://127.0.0.1:8000/v1', 'llm.model': 'm', 'llm.apiKeyEnv': 'MY_KEY',
     'llm.candidates': 2, 'llm.rounds': 5, 'llm.maxTokens': 8192, 'llm.tokenBudget': 0, 'llm.timeBudgetS': 600,
-    'llm.timeoutS': 90, 'llm.systemRole': 'user', timeoutS: 600,
+    'llm.timeoutS': 90, 'llm.systemRole': 'user', timeoutS: 600, optimizeBudgetS: 300,
   }), true);
   assert.deepEqual(problems, []);
   assert.deepEqual(config, {
@@ -37,7 +37,7 @@ test('every setting maps to its server key', () => {
       baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'MY_KEY', candidates: 2, rounds: 5, maxTokens: 8192,
       tokenBudget: 0, timeBudgetS: 600, timeoutS: 90, systemRole: 'user',
     },
-    timeoutS: 600, trusted: true,
+    timeoutS: 600, optimizeBudgetS: 300, trusted: true,
   });
 });
 

@@ -61,7 +61,8 @@ def test_reports_read_back_to_the_same_json():
     assert ProfileReport.from_json(profile).to_json() == profile
     optimize = {"path": "/k.py", "kernel": "k", "device": "cpu", "mode": "interpreter", "baseline_ms": None,
                 "cancelled": False, "candidates": [], "best": None, "refusals": None, "notes": ["n"],
-                "time_line": "time: 9.0 s in the worker: original runs 6.0 s, candidate runs 3.0 s"}
+                "time_line": "time: 9.0 s in the worker: original runs 6.0 s, candidate runs 3.0 s",
+                "budget_s": 120, "seconds": 9.5}
     assert OptimizeReport.from_json(optimize).to_json() == optimize
 
 
