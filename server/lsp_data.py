@@ -9,6 +9,7 @@ here are that contract, and the wire keys are their field names.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import attrs
@@ -20,6 +21,19 @@ from tritonlens.profiling.worker.json_message import MessageError
 from tritonlens.profiling.worker.reports import CandidateReport
 
 CONVERTER = default_converter()  # lsprotocol's hooks (camelCase keys, omitted Nones) plus pygls's own
+
+
+def wire_json(value: Any) -> Any:
+    """`value` with every non-finite float as null: JSON has no Infinity or NaN, and a client's
+    parser drops the whole connection on one (a refused candidate's error is `inf` when no element
+    compared as a number)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: wire_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [wire_json(v) for v in value]
+    return value
 
 
 def to_json(obj: Any, as_type: Any = None) -> Any:

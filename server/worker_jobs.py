@@ -19,6 +19,7 @@ from . import code_lens, engines, kernel_results
 from .diagnostics import AnchoredFinding, kernel_hash
 from .documents import snapshot_of
 from .engines import EngineUnavailable
+from .lsp_data import wire_json
 from .measurements import compiled_columns
 from .progress import Cancelled, Progress
 
@@ -111,7 +112,7 @@ async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None)
     await record_profile(ls, uri, report)
     if report.error:
         ls.show_error(f"profiling {Path(path).name} failed: {report.error}")
-    return {"ok": not report.error, "report": report.to_json()}
+    return {"ok": not report.error, "report": wire_json(report.to_json())}
 
 
 async def record_profile(ls, uri: str, report: ProfileReport) -> None:
@@ -140,7 +141,8 @@ async def record_profile(ls, uri: str, report: ProfileReport) -> None:
         # Sent whatever started the run (lens, command, save): the editor shows the backend's
         # device, not whichever run last handed one back.
         ls.protocol.notify_json(DEVICE_NOTIFICATION, {"backend": report.backend, "device": device})
-    ls.measurements.last_report[uri] = {"markdown": _report_markdown(ls, uri, report), "json": report.to_json()}
+    ls.measurements.last_report[uri] = {"markdown": _report_markdown(ls, uri, report),
+                                        "json": wire_json(report.to_json())}
     ls.refresh_all()  # diagnostics and lenses
 
 
@@ -206,9 +208,9 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
         k = module.kernel(name) if module is not None else None
         if k is not None:
             ls.measurements.record_optimize(uri, kernel_results.OptimizeOutcome(name, kernel_hash(k.text), report, text))
-    ls.measurements.last_report[uri] = {"markdown": _optimize_markdown(report), "json": report.to_json()}
+    ls.measurements.last_report[uri] = {"markdown": _optimize_markdown(report), "json": wire_json(report.to_json())}
     code_lens.refresh(ls)
-    return {"ok": True, "report": report.to_json()}
+    return {"ok": True, "report": wire_json(report.to_json())}
 
 
 def _optimize_markdown(report: OptimizeReport) -> str:

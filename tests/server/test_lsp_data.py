@@ -104,3 +104,21 @@ def test_client_support_plaintext_only():
     assert not s.related_information and s.code_description
     with pytest.raises(FrozenInstanceError):
         s.hover_markup = MARKDOWN  # resolved once: frozen
+
+
+def test_reports_go_out_as_strict_json_even_with_an_infinite_error():
+    import json
+
+    from tritonlens.profiling.worker.reports import CandidateReport, OptimizeReport
+    from tritonlens.server.lsp_data import wire_json
+
+    cand = CandidateReport(proposer="rules", title="coarsen axis 0 by 2", accepted=False,
+                           reason="wrong result on case 0: NaN or infinities differ from the original's",
+                           kernel="k", quick_fix_title="", speedup=None, max_rel_error=float("inf"), diff="",
+                           more={"evidence": {"checks": [{"rel_err": float("inf"), "max_err": float("nan")}]}})
+    report = OptimizeReport(path="/k.py", mode="interpreter", candidates=[cand])
+    with pytest.raises(ValueError):
+        json.dumps(report.to_json(), allow_nan=False)  # what a client's JSON parser refuses
+    wired = json.loads(json.dumps(wire_json(report.to_json()), allow_nan=False))
+    assert wired["candidates"][0]["max_rel_error"] is None
+    assert wired["candidates"][0]["evidence"]["checks"] == [{"rel_err": None, "max_err": None}]
