@@ -5,6 +5,9 @@
   script (`performance_metrics/perf_G/golden_metrics/<stem>_perf.py`). The sample is drawn from the
   sorted file names alone, so choosing it reads no kernel. Nobody tunes on these files: they are
   looked at only when the held-out figures are reported.
+- The first draw was read when its figures were reported; `next_held_out()` (HELDOUT_DRAW=next)
+  is the next measure's, drawn the same way from the files the first left, before any further
+  tuning.
 - Development: liger-kernel's source distribution (kernels under `src/`, sizes from its
   `benchmark/` scripts), and the eight kernels of our own under bench/realworld_style_kernels/.
 
@@ -20,6 +23,7 @@ import random
 from pathlib import Path
 
 SEED = 27
+NEXT_SEED = 28  # the next measure's draw: the first was read when it was reported
 HELD_OUT_SIZE = 24
 CACHE = Path(os.environ.get("TRITONLENS_CORPUS", Path.home() / ".cache" / "tritonlens-corpus"))
 TRITONBENCH = "geak_eval/data/TritonBench"
@@ -45,3 +49,19 @@ def held_out(root: Path | None = None) -> list[str]:
     """The held-out stems: a seeded sample of the paired files, drawn from their names only."""
     stems = paired_stems(root or tritonbench_root())
     return sorted(random.Random(SEED).sample(stems, min(HELD_OUT_SIZE, len(stems))))
+
+
+def next_held_out(root: Path | None = None) -> list[str]:
+    """The next held-out stems: drawn the same way from the paired files the first draw left."""
+    root = root or tritonbench_root()
+    used = set(held_out(root))
+    stems = [s for s in paired_stems(root) if s not in used]
+    return sorted(random.Random(NEXT_SEED).sample(stems, min(HELD_OUT_SIZE, len(stems))))
+
+
+def drawn(which: str | None = None) -> list[str]:
+    """The held-out stems of a draw by name (HELDOUT_DRAW): "first" (reported 2026-11-27) or "next"."""
+    which = which or os.environ.get("HELDOUT_DRAW", "first")
+    if which not in ("first", "next"):
+        raise SystemExit(f"HELDOUT_DRAW: first or next, got {which!r}")
+    return held_out() if which == "first" else next_held_out()

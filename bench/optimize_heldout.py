@@ -87,7 +87,7 @@ def held_out() -> list[str]:
             return [line.strip() for line in fh if line.strip()]
     import heldout_set
 
-    return heldout_set.held_out(tb_root())
+    return heldout_set.drawn()
 
 
 def tb_root():

@@ -7,6 +7,7 @@
 # names go to .corpus/heldout.txt. EXTRA_STEMS="a b" packs non-held-out stems too (for --stems).
 #
 #     bash bench/pack_corpus.sh            # then: export TRITONLENS_CORPUS=$PWD/.corpus
+#     HELDOUT_DRAW=next bash bench/pack_corpus.sh   # the next measure's held-out draw
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRC=${TRITONLENS_CORPUS:-$HOME/.cache/tritonlens-corpus}
@@ -20,7 +21,7 @@ rm -rf "$DST"
 OUT_TB=$DST/sdist/$GEAK/geak_eval/data/TritonBench
 mkdir -p "$OUT_TB/data/TritonBench_G_v1" "$OUT_TB/performance_metrics/perf_G/golden_metrics"
 (cd "$ROOT/bench" && TRITONLENS_CORPUS=$SRC "$PY" -c \
-  "import heldout_set; print('\n'.join(heldout_set.held_out()))") > "$DST/heldout.txt"
+  "import heldout_set; print('\n'.join(heldout_set.drawn()))") > "$DST/heldout.txt"
 [ "$(wc -l < "$DST/heldout.txt")" -eq 24 ] || { echo "expected 24 held-out stems"; exit 1; }
 for stem in $(cat "$DST/heldout.txt") ${EXTRA_STEMS:-}; do
   cp "$TB/data/TritonBench_G_v1/$stem.py" "$OUT_TB/data/TritonBench_G_v1/"
