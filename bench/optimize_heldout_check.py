@@ -63,22 +63,7 @@ def outputs(fn, args, kwargs):
     """What a run produces: its return value and its tensor arguments afterwards (on clones)."""
     a, k = clone(args), clone(kwargs)
     out = fn(*a, **k)
-    return _leaves(out, []) + tb.tensors((a, k))
-
-
-def _leaves(value, found: list) -> list:
-    """Tensors and numbers of a return value, in order (None and other objects left out)."""
-    import torch
-
-    if isinstance(value, (torch.Tensor, bool, int, float)):
-        found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _leaves(v, found)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _leaves(v, found)
-    return found
+    return tb.tensors(out, numbers=True) + tb.tensors((a, k))
 
 
 def tolerance(kernel: str, out) -> float:

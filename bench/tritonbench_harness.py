@@ -144,18 +144,19 @@ def load(stem: str):
     return kmod, obj
 
 
-def tensors(value, out=None) -> list:
+def tensors(value, out=None, numbers: bool = False) -> list:
+    """The tensors of a nested value, in order; with `numbers`, its bools, ints and floats too."""
     import torch
 
     out = [] if out is None else out
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, torch.Tensor) or (numbers and isinstance(value, (bool, int, float))):
         out.append(value)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            tensors(v, out)
+            tensors(v, out, numbers)
     elif isinstance(value, dict):
         for v in value.values():
-            tensors(v, out)
+            tensors(v, out, numbers)
     return out
 
 

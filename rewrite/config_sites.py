@@ -64,9 +64,6 @@ class Knob:
 
 def role(name: str) -> str:
     up = name.upper()
-    if up.startswith("COARSEN_"):
-        # programs' work per program (transform_coarsen.py searches it): an unrolled loop count, not a tile
-        return "coarsen"
     if "GROUP" in up:
         return "group"
     for suffix, r in (("_M", "M"), ("_N", "N"), ("_K", "K")):
