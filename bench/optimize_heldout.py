@@ -124,8 +124,14 @@ def run_optimize(name: str, kernel: str, harness: str, timeout: float, budget_s:
     options = OptimizeOptions(proposers=("config", "rules"), harness=harness, job_timeout_s=timeout,
                               budget_s=budget_s)
     t0 = time.monotonic()
+    timeline: list[str] = []  # where the budget went, read from the progress messages
+
+    def progress(message, _fraction):
+        timeline.append(f"{time.monotonic() - t0:6.1f} s {message}"[:300])
+        print(f"  [{name}] {message}", flush=True)
+
     try:
-        result = optimize_file(kernel, options, progress=lambda m, f: print(f"  [{name}] {m}", flush=True)).to_json()
+        result = optimize_file(kernel, options, progress=progress).to_json()
     except Exception as exc:  # noqa: BLE001 - a crash is a result here, not the end of the run
         return {"seconds": round(time.monotonic() - t0, 1), "budget": "budget_s",
                 "crash": f"{type(exc).__name__}: {exc}"[:2000]}
@@ -139,7 +145,8 @@ def run_optimize(name: str, kernel: str, harness: str, timeout: float, budget_s:
             "tried": [c.get("title") for c in cands],
             "best": None if best is None else {k: best.get(k) for k in ("title", "proposer", "speedup", "orig_ms",
                                                                          "cand_ms", "diff")},
-            "best_source": None if best is None else best.get("source")}
+            "best_source": None if best is None else best.get("source"),
+            "time_line": result.get("time_line"), "timeline": timeline}
 
 
 def matmul_ceiling(dtype) -> dict:
@@ -319,6 +326,8 @@ def cpu_smoke(opts) -> int:
         print(f"{item['name']}: optimize {o['seconds']} s ({o['budget']}), crash {o.get('crash')}, accepted "
               f"{o.get('accepted')}/{o.get('proposed')}, best {(o.get('best') or {}).get('title')}, {detail}"
               f"{' WRONG' if wrong else ''}", flush=True)
+        for refusal in o.get("refusals") or []:
+            print(f"  refused: {refusal[:300]}", flush=True)
     return 1 if bad else 0
 
 

@@ -23,7 +23,7 @@ from tritonlens.profiling.worker.reports import (
 from .candidate import NOT_TIMED, Verdict, unified_diff
 from .context import ProposalContext
 from .llm_loop import MIN_GAIN
-from .options import ALL_PROPOSERS, Budget, OptimizeOptions, OptionsError
+from .options import ALL_PROPOSERS, RULES_SHARE, Budget, OptimizeOptions, OptionsError
 from .proposal_guard import propose_and_verify, verified_by_proposer
 from .report_notes import budget_notes, small_cases_note
 from .verify import Verifier, VerifyError
@@ -179,8 +179,11 @@ def optimize_file(path: str, options: OptimizeOptions | None = None, *, text: st
             verifier._run(verifier.job("check", []), fresh=False, cancel=cancel, required=True)
         except VerifyError as exc:
             raise OptimizeError(f"the original cannot be verified: {exc}") from exc
-        device = {"name": verifier.device, "mode": verifier.mode}
-        if profile is None and verifier.mode == "gpu" and not budget.spent():
+        if verifier.baseline_ms is not None:
+            say(f"original checked: {verifier.baseline_ms:.4g} ms a call", 0.05)
+        device = {"name": verifier.device, "mode": verifier.mode, "elem_bytes": verifier.elem_bytes}
+        # the profile feeds the LLM's prompt only; a run of its own costs 10-40 s of the budget
+        if profile is None and "llm" in wanted and verifier.mode == "gpu" and not budget.spent():
             profile = _try_profile(path, options, budget, notes)
         ctx = ProposalContext(path, text, kernel=kernel, analysis=analysis, profile=profile, device=device)
 
@@ -195,7 +198,11 @@ def optimize_file(path: str, options: OptimizeOptions | None = None, *, text: st
         if "rules" in wanted and not cancelled():
             from . import propose_rules
 
-            rv = propose_and_verify("rules", lambda: propose_rules.propose(ctx), verify_batch("rule fix", 0.1), text)
+            say("proposing rule fixes and transforms", 0.08)
+            # the config search finds most wins and is cheap to verify: it keeps at least half
+            with budget.share("rule fixes and transforms", RULES_SHARE if "config" in wanted else 1.0):
+                rv = propose_and_verify("rules", lambda: propose_rules.propose(ctx), verify_batch("rule fix", 0.1),
+                                        text)
             verdicts += rv
             ctx.history += rv
             # structural rewrites that proved correct (fast or not yet: their tiles are still naive)
@@ -210,6 +217,7 @@ def optimize_file(path: str, options: OptimizeOptions | None = None, *, text: st
             from . import propose_config
             from .config_timing import budgeted_tuner
 
+            say("searching launch configurations", 0.35)
             tuner = budgeted_tuner(verifier, budget, say, cancel) if verifier.mode == "gpu" else None
 
             def configs():

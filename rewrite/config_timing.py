@@ -29,6 +29,8 @@ def budgeted_tuner(verifier, budget, say=None, cancel=None):
                 out += [_untimed(i, "not timed: the time budget is spent") for i in ids]
                 continue
             limit = PER_VARIANT_S * len(batch) + (SETUP_S if fresh else 0.0)
+            if budget is not None:
+                limit = budget.job_timeout(limit)  # what the job is given: the report says that figure
             which = f"{start + 1}" if len(batch) == 1 else f"{start + 1}-{start + len(batch)}"
             if say is not None:
                 say(f"timing config{'s' if len(batch) > 1 else ''} {which} of {len(sources)} "

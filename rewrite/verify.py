@@ -68,6 +68,7 @@ class Verifier:
         self.mode: str | None = None
         self.device: str | None = None
         self.baseline_ms: float | None = None
+        self.elem_bytes: int | None = None  # the timed case's floating-point element size, from the original's check
         self.n_cases: int | None = None
         self.real_size: int | None = None  # the job's: from how many elements a case is checked on one seed
         self.phases: dict[str, float] = {}  # worker seconds by phase, summed over this verifier's jobs
@@ -137,6 +138,8 @@ class Verifier:
         self.source = result.source or self.source
         if result.baseline_ms is not None:
             self.baseline_ms = result.baseline_ms
+        if result.elem_bytes is not None:
+            self.elem_bytes = result.elem_bytes
         if result.phases is not None:
             with self._lock:
                 for name, seconds in result.phases.to_json().items():

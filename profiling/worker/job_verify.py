@@ -69,6 +69,10 @@ def _new_check(seed, case, label: str, shapes: str, value_range: str | None = No
 def _run_check(session: Session, side: Side, fn, ref: dict, check: dict, check_no: int, ev: dict,
                ops_cand: set, tols=None) -> bool:
     """Run the candidate on the reference's inputs and compare (fills `check`); False: stop here."""
+    if ref.get("overflows"):
+        check["reason"] = ("cannot verify: the original's outputs are NaN or infinite wherever it writes on these "
+                           "inputs (they overflow it): give inputs it computes finite values on")
+        return False
     runs = []
     for _ in range(2 if GPU else 1):
         args, kwargs = clone_tree(ref["inputs"])
@@ -295,6 +299,11 @@ def unrun(cand, deadline_s: float) -> dict:
                       "message": f"not run: the optimize's time budget left this job {deadline_s:.0f} s"}}
 
 
+def _elem_bytes(args, kwargs) -> int | None:
+    floats = [t for t in arg_tensors(args, kwargs) if t.dtype.is_floating_point]
+    return floats[0].element_size() if floats else None
+
+
 def _device_name() -> str:
     if GPU:
         return torch.cuda.get_device_name(0)
@@ -349,5 +358,8 @@ def handle(job) -> dict:
                 a, k = clone_tree((args, kwargs))
                 fn_a(*a, **k)
                 result["baseline_ms"] = float(timer(fn_a, a, k, float(timing.get("rep_ms", 40))))
+        if action == "check":
+            _, args, kwargs = session.cases[session.timed_case()]
+            result["elem_bytes"] = _elem_bytes(args, kwargs)
         result["phases"] = CLOCK.as_json()
     return result

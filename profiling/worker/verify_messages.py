@@ -94,3 +94,6 @@ class VerifyResult(Message):
     baseline_ms: float | None = json_field((int, float, NONE), None)
     source: str = json_field(str, "")  # where the cases came from: harness | tritonlens_cases | records
     phases: PhaseTimes | None = json_field(of=PhaseTimes, default=None)
+    # bytes per element of the timed case's first floating-point tensor argument (the original's
+    # check): what a config search sizes shared memory by; None where the case has none
+    elem_bytes: int | None = json_field((int, NONE), None)

@@ -51,6 +51,33 @@ def test_budget_gives_each_job_what_is_left():
     assert budget.describe() == "58 s of the 60 s budget spent"
 
 
+def test_a_phase_share_ends_the_budget_early_and_leaves_the_rest_to_the_next():
+    now = [0.0]
+    budget = Budget(100, clock=lambda: now[0])
+    now[0] = 20.0
+    with budget.share("rule fixes and transforms", 0.5):  # half of the 80 s left: until 60 s
+        assert budget.left() == 40 and budget.job_timeout(300) == 37
+        now[0] = 58.0
+        assert budget.spent()
+        assert budget.describe() == ("the 40 s share of rule fixes and transforms is spent; "
+                                     "58 s of the 100 s budget spent")
+    assert budget.left() == 42 and not budget.spent()  # the next phase gets the rest
+    with budget.share("whatever", 1.0):
+        assert budget.left() == 42
+    assert Budget(None).left() is None
+
+
+@pytest.mark.slow
+def test_the_originals_check_gives_the_element_size_the_config_search_sizes_tiles_by(tmp_path):
+    path = tmp_path / "vadd.py"
+    half = VADD.replace("torch.randn(n, generator=gen)", "torch.randn(n, generator=gen).half()")
+    assert half != VADD
+    path.write_text(half)
+    with Verifier(str(path), half, timeout=300) as verifier:
+        verifier._run(verifier.job("check", []), fresh=False, required=True)
+    assert verifier.elem_bytes == 2
+
+
 @pytest.mark.slow
 def test_the_worker_starts_no_candidate_past_its_deadline(tmp_path):
     path = tmp_path / "vadd.py"

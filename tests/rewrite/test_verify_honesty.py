@@ -92,3 +92,20 @@ def test_only_the_elements_the_original_writes_are_compared():
     assert not skipped.accepted and skipped.reason == (
         "unwritten or invalid output on case 0 (48×48, seed 0): returned value: 48 of 1176 elements are NaN "
         "(unwritten or invalid) where the original's are finite"), skipped.reason
+
+
+def test_an_original_whose_outputs_overflow_leaves_nothing_to_verify(tmp_path):
+    # a recurrence over random data often blows up at real size; then any candidate, even one whose
+    # kernels do nothing, matches the original's NaNs, and the refusal must say why
+    text = (FIXTURES / "vadd.py").read_text()
+    overflowing = text.replace("tl.store(out_ptr + offsets, x + y, mask=mask)",
+                               "tl.store(out_ptr + offsets, (x + y) * 0.0 + float('inf'), mask=mask)")
+    assert overflowing != text
+    path = tmp_path / "vadd_inf.py"
+    path.write_text(overflowing)
+    cand = Candidate("test", "bigger block", overflowing.replace("BLOCK_SIZE = 64", "BLOCK_SIZE = 128"))
+    with Verifier(str(path), overflowing, timeout=300) as verifier:
+        [verdict] = verifier.verify([cand], isolate=False)
+    assert not verdict.accepted
+    assert "cannot verify: the original's outputs are NaN or infinite wherever it writes" in verdict.reason, \
+        verdict.reason
