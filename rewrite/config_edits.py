@@ -13,6 +13,7 @@ from tritonlens.analysis.python_ast import parse as parse_python
 from .config_autotune import autotune_decorator, existing_configs
 from .config_grid import grid_locals
 from .config_heuristics import heuristics_keys
+from .config_inplace import in_place_params
 from .config_sites import CONFIG_OPTIONS
 from .edits import (
     Edit,
@@ -119,9 +120,12 @@ def with_autotune(text: str, plan: Plan, configs: list[dict]) -> str:
     dec_line = min(d.lineno for d in fn.decorator_list)
     indent = lines.indent_of(dec_line)
     key = plan.size_params
+    restore = in_place_params(tree, fn)
     block = (f"{indent}@triton.autotune(\n{indent}    configs=[\n"
              + "".join(_config_text(c, indent + "        ") for c in configs)
-             + f"{indent}    ],\n{indent}    key={key!r},\n{indent})\n").replace("'", '"')
+             + f"{indent}    ],\n{indent}    key={key!r},\n"
+             + (f"{indent}    restore_value={restore!r},\n" if restore else "")
+             + f"{indent})\n").replace("'", '"')
     edits.append(Edit(lines.line_start(dec_line), lines.line_start(dec_line), block))
     # the launch no longer passes what the autotuner now picks; the grid reads it from META
     # grid literals that copy a tuned block size read it from META too
