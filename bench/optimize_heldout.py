@@ -23,7 +23,8 @@ Per kernel file:
    judged), then timed in --rounds interleaved rounds under the product's timer and do_bench.
    A best whose outputs differ from the original's beyond the tolerance is a wrong accept.
 
-One JSON per shard in --out; `--merge A.json B.json ...` prints and writes the table and summary
+Each kernel runs in a process of its own (a kernel that faults the GPU leaves the CUDA context
+unusable: in one process it cost every later kernel of its shard). One JSON per shard in --out; `--merge A.json B.json ...` prints and writes the table and summary
 (bench/optimize_heldout_report.py). Runs from a bare checkout on the GPU host (the checkout is
 imported as bench/optimize_gpu.py does); the corpus comes from TRITONLENS_CORPUS (.corpus/ after
 bench/pack_corpus.sh).
@@ -275,15 +276,50 @@ def gpu(opts) -> int:
             rep["kernels"].append({"kernel": item["name"], "set": item["set"], "skipped": "deadline"})
             continue
         print(f"== {item['name']}", flush=True)
-        try:
-            entry = run_item(item, opts, rep["ceilings"])
-        except Exception as exc:  # noqa: BLE001 - the bench goes on
-            entry = {"kernel": item["name"], "set": item["set"], "error": f"{type(exc).__name__}: {exc}"[:1000]}
+        entry = run_isolated(item, opts, rep["ceilings"], opts.deadline_s - (time.monotonic() - start))
         rep["kernels"].append(entry)
         print(report_mod.row(entry), flush=True)
         _write(rep, out)
     _write(rep, out)
     print(f"wrote {out}")
+    return 0
+
+
+def run_isolated(item: dict, opts, ceilings: dict, left_s: float) -> dict:
+    """run_item in a process of its own: a kernel that faults (an illegal address is sticky for the
+    CUDA context) costs its own row only, not every later kernel of the shard."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as tmp:
+        job = os.path.join(tmp, "item.json")
+        with open(job, "w") as fh:
+            json.dump({"item": item, "ceilings": ceilings}, fh)
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", job, "--budget-s", str(opts.budget_s),
+               "--rounds", str(opts.rounds), "--timeout", str(opts.timeout), "--work", opts.work]
+        try:
+            done = subprocess.run(cmd, timeout=max(60.0, left_s), stderr=subprocess.PIPE, text=True, check=False)
+        except subprocess.TimeoutExpired:
+            return {"kernel": item["name"], "set": item["set"], "skipped": "deadline"}
+        try:
+            with open(job + ".out") as fh:
+                return json.load(fh)
+        except (OSError, ValueError):
+            last = (done.stderr or "").strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+            return {"kernel": item["name"], "set": item["set"], "error": f"the item's process died: {last[0]}"[:1000]}
+
+
+def child(opts) -> int:
+    """One item (--child JOB.json, written by run_isolated); its entry goes to JOB.json.out."""
+    _bootstrap()
+    with open(opts.child) as fh:
+        job = json.load(fh)
+    item = job["item"]
+    try:
+        entry = run_item(item, opts, job["ceilings"])
+    except Exception as exc:  # noqa: BLE001 - the bench goes on
+        entry = {"kernel": item["name"], "set": item["set"], "error": f"{type(exc).__name__}: {exc}"[:1000]}
+    with open(opts.child + ".out", "w") as fh:
+        json.dump(entry, fh, indent=2, default=str)
     return 0
 
 
@@ -346,11 +382,14 @@ def main() -> int:
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "tritonlens-heldout-harnesses"),
                     help="where generated harness files go (outside the repository)")
     ap.add_argument("--merge", nargs="+", help="shard JSON files: print and write the merged table")
+    ap.add_argument("--child", help=argparse.SUPPRESS)  # one item in a process of its own (run_isolated)
     ap.add_argument("--results", default=os.path.join(os.path.dirname(HERE), "bench", "results"))
     ap.add_argument("--cpu-smoke", action="store_true", help="interpreter, small inputs, correctness only")
     opts = ap.parse_args()
     if opts.merge:
         return report_mod.merge(opts.merge, opts.results)
+    if opts.child:
+        return child(opts)
     return cpu_smoke(opts) if opts.cpu_smoke else gpu(opts)
 
 

@@ -14,6 +14,8 @@ import ast
 from tritonlens.analysis.kernel_discovery import aliases_of, discover, is_jit_function
 from tritonlens.analysis.python_ast import parse as parse_python
 
+from .config_autotune import autotune_decorator, existing_configs
+from .config_inplace import in_place_params
 from .edits import dotted as _dotted
 
 ALLOWED_IMPORTS = {"triton", "triton.language", "torch", "math", "typing", "functools", "__future__",
@@ -193,6 +195,7 @@ def screen(original: str, candidate: str) -> list[str]:
         if cand_defs.get("tritonlens_cases") not in (None, orig_defs["tritonlens_cases"]):
             problems.append("changes the harness (tritonlens_cases)")
     problems += race_problems(original, candidate)
+    problems += autotune_problems(original, candidate)
     new_compute = (_called_names(cand_tree, True) - _called_names(orig_tree, True)) & TORCH_COMPUTE
     for name in sorted(new_compute):
         problems.append(f"torch fallback: calls {name}() outside the kernels where the original did not")
@@ -296,6 +299,38 @@ def race_problems(original: str, candidate: str) -> list[str]:
                 problems.append(f"race: in {fn.name} every program stores to `{target}` (the address does "
                                 "not depend on the program id) without an atomic")
     return problems
+
+
+def autotune_problems(original: str, candidate: str) -> list[str]:
+    """An autotune over several configs of a kernel that updates buffers in place, without restoring
+    them: the autotuner runs every config on the caller's tensors before the real launch, so the
+    update is applied once per config. A check that forces one config never sees it."""
+    try:
+        orig_tree, cand_tree = parse_python(original), parse_python(candidate)
+    except SyntaxError:
+        return []
+    before = {fn.name: _unrestored(orig_tree, fn) for fn in (k.node for k in discover(orig_tree))}
+    problems = []
+    for fn in (k.node for k in discover(cand_tree)):
+        missing = [p for p in _unrestored(cand_tree, fn) if p not in before.get(fn.name, [])]
+        if missing:
+            problems.append(f"autotune of {fn.name} runs every config on {', '.join(missing)}, which it updates "
+                            f"in place: restore_value={missing!r} keeps the caller's data")
+    return problems
+
+
+def _unrestored(tree: ast.Module, fn: ast.FunctionDef) -> list[str]:
+    dec = autotune_decorator(fn)
+    if dec is None or len(existing_configs(fn) or [None, None]) < 2:
+        return []
+    kw = {k.arg: k.value for k in dec.keywords}
+    if "pre_hook" in kw:
+        return []  # the author's own hook may restore them
+    kept = set()
+    for name in ("restore_value", "reset_to_zero"):
+        if isinstance(kw.get(name), (ast.List, ast.Tuple)):
+            kept |= {e.value for e in kw[name].elts if isinstance(e, ast.Constant)}
+    return [p for p in in_place_params(tree, fn) if p not in kept]
 
 
 def _harmless_call(value: ast.AST) -> bool:

@@ -13,6 +13,7 @@ from tritonlens.rewrite.candidate import Candidate
 from tritonlens.rewrite.config_edits import with_autotune
 from tritonlens.rewrite.config_inplace import in_place_params
 from tritonlens.rewrite.propose_config import analyse
+from tritonlens.rewrite.static_check import screen
 from tritonlens.rewrite.verify import Verifier
 
 ROPE = '''import torch
@@ -109,3 +110,23 @@ def test_the_autotuned_in_place_kernel_verifies_in_a_worker(tmp_path):
     with Verifier(str(path), ROPE, timeout=300) as verifier:
         [verdict] = verifier.verify([Candidate("config", "autotune 2 configs", tuned)], isolate=False)
     assert verdict.evidence["correct"], verdict.reason
+
+
+AUTOTUNE = '''@triton.autotune(
+    configs=[triton.Config({{}}, num_warps=2), triton.Config({{}}, num_warps=4)],
+    key=["stride"],{extra}
+)
+@triton.jit
+def rope_kernel('''
+
+
+def test_the_static_screen_refuses_an_autotune_that_would_apply_an_in_place_update_once_per_config():
+    # what an LLM's rewrite may do too: each config alone verifies, the autotuned launch does not
+    bare = ROPE.replace("@triton.jit\ndef rope_kernel(", AUTOTUNE.format(extra=""))
+    assert screen(ROPE, bare) == [
+        "autotune of rope_kernel runs every config on Q, out_count, which it updates in place: "
+        "restore_value=['Q', 'out_count'] keeps the caller's data"]
+    restored = ROPE.replace("@triton.jit\ndef rope_kernel(",
+                            AUTOTUNE.format(extra='\n    restore_value=["Q"], reset_to_zero=["out_count"],'))
+    assert screen(ROPE, restored) == []
+    assert screen(bare, bare.replace("num_warps=4)", "num_warps=8)")) == []  # the user's own, kept as it was
