@@ -61,6 +61,9 @@ def _notes(ref: dict) -> list:
         if n_blank and n_blank < numel:
             notes.append(("unwritten", f"{where}: compared only the {numel - n_blank} elements the original "
                           f"writes ({n_blank} left unwritten)"))
+    if ref.get("oob_writes"):
+        notes.append(("oob", "the original itself writes out of bounds on these inputs ("
+                      + sorted(ref["oob_writes"])[0] + "); the same writes by the candidate are not held against it"))
     return notes
 
 
@@ -240,6 +243,7 @@ class Session:
             ret, launches, ops = run_call(self.tracker, self.original, fn, a, k, poison, config_index=check_no,
                                             phase="reference")
             oob = bool(self.tracker.violations)
+            oob_writes = set(self.tracker.violations)  # the original's own, to tell a candidate's from
             runs.append(outputs_of(ret, a, k))
         outs = runs[0]
         masks, counts, writes, out_bytes, moving = [], [], [], 0, []
@@ -284,6 +288,7 @@ class Session:
         ref = {"fn": fn, "inputs": pristine, "outs": outs, "launches": launches, "ops": ops,
                "written": written, "run_diff": run_diff, "shapes": describe_shapes(args, kwargs),
                "masks": masks, "counts": counts, "writes": writes, "out_bytes": out_bytes, "oob": oob,
+               "oob_writes": oob_writes,
                "case": case, "check_no": check_no, "extra_runs": 0, "finite_only": finite_only,
                "overflows": overflows}
         ref["notes"] = _notes(ref)

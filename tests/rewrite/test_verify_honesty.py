@@ -109,3 +109,23 @@ def test_an_original_whose_outputs_overflow_leaves_nothing_to_verify(tmp_path):
     assert not verdict.accepted
     assert "cannot verify: the original's outputs are NaN or infinite wherever it writes" in verdict.reason, \
         verdict.reason
+
+
+def test_the_originals_own_out_of_bounds_writes_are_not_held_against_a_candidate(tmp_path):
+    # a kernel whose store has no mask writes past the end on a size the block does not divide; a
+    # candidate that writes exactly the same is the original's behaviour, one that writes more is not
+    text = (FIXTURES / "vadd.py").read_text()
+    unmasked = text.replace("tl.store(out_ptr + offsets, x + y, mask=mask)", "tl.store(out_ptr + offsets, x + y)")
+    assert unmasked != text
+    path = tmp_path / "vadd_unmasked.py"
+    path.write_text(unmasked)
+    same = Candidate("test", "same writes", unmasked.replace("add_kernel[grid](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)",
+                                                             "add_kernel[grid](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE, "
+                                                             "num_warps=2)"))
+    more = Candidate("test", "bigger block", unmasked.replace("BLOCK_SIZE = 64", "BLOCK_SIZE = 128"))
+    with Verifier(str(path), unmasked, timeout=300) as verifier:
+        verdicts = {v.candidate.title: v for v in verifier.verify([same, more], isolate=False)}
+    assert verdicts["same writes"].evidence["correct"], verdicts["same writes"].reason
+    assert "the original itself writes out of bounds on these inputs" in verdicts["same writes"].reason
+    assert not verdicts["bigger block"].evidence["correct"]
+    assert "out-of-bounds write (a missing mask?)" in verdicts["bigger block"].reason
