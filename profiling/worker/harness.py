@@ -295,6 +295,22 @@ def _defined_in(obj, files: set[str]) -> bool:
     return False
 
 
+def _method_of_own_class(obj, files: set[str]) -> tuple[str, str] | None:
+    """(class name, method name) when `obj` is a method bound to a class the file defines, as in
+    `scale = Scale.apply` for an autograd.Function; the method itself may be torch's."""
+    owner = getattr(obj, "__self__", None)
+    if not isinstance(obj, types.MethodType) or not isinstance(owner, type):
+        return None
+    own = any(_defined_in(getattr(m, "__func__", m), files) for m in vars(owner).values()
+              if callable(getattr(m, "__func__", m)))
+    return (owner.__name__, obj.__name__) if own else None
+
+
+def _candidate_method(candidate, cls_name: str, method: str):
+    target = getattr(getattr(candidate, cls_name, None), method, None)
+    return target if callable(target) else None
+
+
 def _is_copy(module, files: set[str]) -> bool:
     where = getattr(module, "__file__", None)
     return isinstance(module, types.ModuleType) and bool(where) and os.path.realpath(where) in files
@@ -307,6 +323,9 @@ def counterpart(fn, candidate: types.ModuleType, originals):
     of that name; a function the harness defines runs with the file's module, and what it took from
     it, replaced by the candidate's in its globals and closure. None: the candidate lacks it."""
     files = {os.path.realpath(p) for p in originals if p}
+    method = _method_of_own_class(fn, files)
+    if method is not None:
+        return _candidate_method(candidate, *method)
     if _defined_in(fn, files):
         target = getattr(candidate, getattr(fn, "__name__", ""), None)
         return target if callable(target) else None
@@ -324,6 +343,9 @@ class _Rebinder:
     def value(self, name: str, v):
         if _is_copy(v, self.files):
             return self.candidate
+        method = _method_of_own_class(v, self.files)
+        if method is not None:
+            return _candidate_method(self.candidate, *method) or v
         if _defined_in(v, self.files):
             return getattr(self.candidate, getattr(v, "__name__", name), None) or getattr(self.candidate, name, v)
         if isinstance(v, types.FunctionType) and not _is_copy(sys.modules.get(v.__module__), self.files):

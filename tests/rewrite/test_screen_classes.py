@@ -48,3 +48,34 @@ def test_a_new_class_or_a_changed_class_shell_is_refused():
     assert "defines class Cache (not part of a kernel rewrite)" in screen(ORIGINAL, new_class)
     rebased = ORIGINAL.replace("class Scale(torch.autograd.Function):", "class Scale(object):")
     assert "defines class Scale (not part of a kernel rewrite)" in screen(ORIGINAL, rebased)
+
+
+ALIASED = ORIGINAL + '''
+
+scale = Scale.apply  # the usual public name of an autograd.Function
+
+
+def tritonlens_cases():
+    gen = torch.Generator().manual_seed(0)
+    yield scale, (torch.randn(300, generator=gen),)
+    yield scale, (torch.randn(1000, generator=gen),)
+'''
+
+
+def test_a_harness_calling_a_class_methods_alias_runs_the_candidates_class(tmp_path):
+    # `scale = Scale.apply`: the harness's callable is a bound method of the original's class; the
+    # candidate's must run in its place, or its kernels never launch and it is refused as a fallback
+    from tritonlens.rewrite.candidate import Candidate
+    from tritonlens.rewrite.verify import Verifier
+
+    path = tmp_path / "scale.py"
+    path.write_text(ALIASED)
+    bigger = ALIASED.replace("triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)",
+                             "triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)")
+    wrong = ALIASED.replace("* 2, mask=offs < n)", "* 3, mask=offs < n)")
+    with Verifier(str(path), ALIASED, timeout=300) as verifier:
+        verdicts = verifier.verify([Candidate("test", "bigger", bigger), Candidate("test", "wrong", wrong)],
+                                   isolate=False)
+    assert verdicts[0].evidence["correct"], verdicts[0].reason
+    assert verdicts[0].evidence["launches"] > 0
+    assert not verdicts[1].evidence["correct"] and "wrong result" in verdicts[1].reason, verdicts[1].reason
