@@ -324,3 +324,13 @@ def outputs_diff(outs_a, outs_b, uses_dot, masks=None) -> float:
             r = compare(a, b, uses_dot, mask=masks[i] if masks else None)
             worst = max(worst, r.get("rel_err", 0.0) if r.get("rel_err") is not None else 0.0)
     return worst
+
+
+def nothing_finite(outs_masks: list) -> bool:
+    """Every (output, mask) compared holds only NaN or infinities where it is compared: any
+    candidate, even one whose kernels do nothing, would match it. False when nothing is compared."""
+    if not outs_masks or not any(m is None or bool(m.any()) for _, m in outs_masks):
+        return False
+    return all(t.dtype.is_floating_point
+               and not bool((torch.isfinite(t) if m is None else torch.isfinite(t) & m).any())
+               for t, m in outs_masks)

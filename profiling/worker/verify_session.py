@@ -32,6 +32,7 @@ from verify_inputs import (
     clone_tree,
     describe_shapes,
     flatten,
+    nothing_finite,
     outputs_diff,
     outputs_of,
     ragged_map,
@@ -242,7 +243,6 @@ class Session:
             poison = [t for i, t in enumerate(arg_tensors(a, k)) if i in written]
             ret, launches, ops = run_call(self.tracker, self.original, fn, a, k, poison, config_index=check_no,
                                             phase="reference")
-            oob = bool(self.tracker.violations)
             oob_writes = set(self.tracker.violations)  # the original's own, to tell a candidate's from
             runs.append(outputs_of(ret, a, k))
         outs = runs[0]
@@ -279,15 +279,11 @@ class Session:
         if not reuse and not finite_only:
             self.unstable[case] = moving
         run_diff = outputs_diff(runs[0], runs[1], self.original.uses_dot, masks) if GPU else 0.0
-        written_outs = [(outs[j][1], masks[j]) for j in writes]
-        # inputs that overflow the original (a recurrence over random data) leave nothing to compare:
-        # any candidate, even one whose kernels do nothing, would match its NaNs
-        overflows = not finite_only and bool(written_outs) and any(m is None or bool(m.any()) for _, m in written_outs) \
-            and all(t.dtype.is_floating_point and not bool((torch.isfinite(t) if m is None else torch.isfinite(t) & m).any())
-                    for t, m in written_outs)
+        # inputs that overflow the original (a recurrence over random data) leave nothing to compare
+        overflows = not finite_only and nothing_finite([(outs[j][1], masks[j]) for j in writes])
         ref = {"fn": fn, "inputs": pristine, "outs": outs, "launches": launches, "ops": ops,
                "written": written, "run_diff": run_diff, "shapes": describe_shapes(args, kwargs),
-               "masks": masks, "counts": counts, "writes": writes, "out_bytes": out_bytes, "oob": oob,
+               "masks": masks, "counts": counts, "writes": writes, "out_bytes": out_bytes, "oob": bool(oob_writes),
                "oob_writes": oob_writes,
                "case": case, "check_no": check_no, "extra_runs": 0, "finite_only": finite_only,
                "overflows": overflows}
