@@ -59,6 +59,18 @@ def next_held_out(root: Path | None = None) -> list[str]:
     return sorted(random.Random(NEXT_SEED).sample(stems, min(HELD_OUT_SIZE, len(stems))))
 
 
+DEV_SEED = 29
+
+
+def development_sample(n: int = 20, root: Path | None = None) -> list[str]:
+    """TritonBench-G files for development (read freely, run in the interpreter): drawn by seed from
+    those neither held-out draw took. A later held-out draw must leave them out."""
+    root = root or tritonbench_root()
+    used = set(held_out(root)) | set(next_held_out(root))
+    stems = [s for s in paired_stems(root) if s not in used]
+    return sorted(random.Random(DEV_SEED).sample(stems, min(n, len(stems))))
+
+
 def drawn(which: str | None = None) -> list[str]:
     """The held-out stems of a draw by name (HELDOUT_DRAW): "first" (reported 2026-11-27) or "next"."""
     which = which or os.environ.get("HELDOUT_DRAW", "first")

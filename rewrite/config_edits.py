@@ -105,6 +105,10 @@ def with_autotune(text: str, plan: Plan, configs: list[dict]) -> str:
         if knob is not None and not knob.autotunable:
             what = "a cap on a computed size" if knob.capped else "set by a triton.Config object"
             raise NotAutotunable(f"{knob.param} is {what}: an autotune list cannot take it over")
+        argument = next((d.argument for d in (knob.grid if knob else ()) if d.argument), None)
+        if argument:
+            raise NotAutotunable(f"{knob.param} also sizes the launch argument {argument}, which a config "
+                                 "cannot reach")
     sites = launch_sites(tree, plan.kernel)
     if any(k.arg is None for site in sites for k in site.call.keywords):
         raise NotAutotunable("the launch unpacks keywords (**...) an autotune config would set twice")

@@ -15,7 +15,7 @@ pinned: the search leaves them at their current value rather than guess.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .edits import dotted, local_assignment
 
@@ -28,6 +28,8 @@ class Divisor:
     value: int
     parts: list  # (literal node, offset): the literals that move, each written as block + offset
     key: str | int | None  # X's size name (upper case), a shape index, or None for an expression
+    whole: bool = False  # a plain floor X // V: the programs cover whole tiles only (see floor_divided)
+    argument: str | None = None  # set when the division is in this launch argument, not the grid
 
 
 def grid_expr(site):
@@ -125,6 +127,42 @@ def named_divisors(site) -> set[str]:
     return out
 
 
+def floor_divided(site) -> set[str]:
+    """Names and meta keys the grid floors a size by without rounding up (`D // BLOCK`): the
+    programs cover whole tiles only, so the block must divide the size. A block may shrink to a
+    divisor of its value (which still divides the size) but never grow."""
+    out = set()
+    for expr in grid_sources(site):
+        for n in ast.walk(expr):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) and not _rounds_up(n):
+                v = n.right
+                if isinstance(v, ast.Name):
+                    out.add(v.id)
+                elif isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Constant) and isinstance(v.slice.value, str):
+                    out.add(v.slice.value)
+    return out
+
+
+def _rounds_up(n: ast.BinOp) -> bool:
+    """`(X + V - 1) // V`, `(X + V-1) // V` or `-(-X // V)` (the minus is on the outside, so
+    only the inner operand's sign shows here); V a literal or a name."""
+    x, v = n.left, n.right
+    same = (lambda a: ast.dump(a) == ast.dump(v))
+    if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.USub):
+        return True
+    if (isinstance(x, ast.BinOp) and isinstance(x.op, ast.Sub) and _is_int(x.right) and x.right.value == 1
+            and isinstance(x.left, ast.BinOp) and isinstance(x.left.op, ast.Add) and same(x.left.right)):
+        return True
+    if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Add):
+        r = x.right
+        if _is_int(r) and _is_int(v) and r.value == v.value - 1:
+            return True
+        if (isinstance(r, ast.BinOp) and isinstance(r.op, ast.Sub) and same(r.left) and _is_int(r.right)
+                and r.right.value == 1):
+            return True
+    return False
+
+
 def _is_int(node) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
 
@@ -168,7 +206,8 @@ def divisors(expr) -> list[Divisor]:
                 x = x.left
             elif isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.USub):  # -(-X // V)
                 x = x.operand
-            out.append(Divisor(v.value, parts, _size_key(x)))
+            out.append(Divisor(v.value, parts, _size_key(x), whole=len(parts) == 1 and x is n.left
+                               and not _rounds_up(n)))
     return out
 
 
@@ -197,6 +236,8 @@ def pair(knobs: dict, sites: list) -> tuple[dict[str, list], set[str]]:
     pinned: set[str] = set()
     for site in sites:
         found = [d for expr in grid_sources(site) for d in divisors(expr)]
+        # a count the launch passes beside the grid (a coarsened kernel's n_programs_0=cdiv(n, 1024))
+        found += [replace(d, argument=kw.arg) for kw in site.call.keywords if kw.arg for d in divisors(kw.value)]
         for d in found:
             same = [k for k in blocks if k.current == d.value]
             if not same:

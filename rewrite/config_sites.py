@@ -26,7 +26,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .config_grid import named_divisors, opaque_grid
+from .config_grid import floor_divided, named_divisors, opaque_grid
 from .config_heuristics import heuristic_body, heuristics_keys
 from .edits import Lines, dotted, local_assignment, local_literal
 
@@ -55,6 +55,7 @@ class Knob:
     grid: list = field(default_factory=list)  # config_grid.Divisor: grid literals that move with it
     pinned: bool = False  # a grid literal may be its size, and may be another knob's: left as it is
     override: bool = False  # the wrapper computes it (num_warps=warps): a candidate pins its own at the call
+    whole_tiles: bool = False  # a grid floors a size by it (D // BLOCK): values must divide the current one
 
     @property
     def autotunable(self) -> bool:
@@ -320,7 +321,8 @@ def find_knobs(tree: ast.Module, fn: ast.FunctionDef, launches: list, consts: li
         if sites and opaque and knob_role in ("M", "N", "K", "block") and name not in looped:
             unmovable[name] = opaque
         elif sites:
-            knobs[name] = Knob(name, knob_role, sites, current, capped, from_config, override=override)
+            knobs[name] = Knob(name, knob_role, sites, current, capped, from_config, override=override,
+                               whole_tiles=any(name in floor_divided(site) for site in launches))
         elif why and not option:
             unmovable[name] = why
     return knobs, unmovable

@@ -123,6 +123,7 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
         owned, pinned = pair(knobs, sites)
         for name, found in owned.items():
             knobs[name].grid = found
+            knobs[name].whole_tiles |= any(d.whole for d in found)
         for name in pinned:
             knobs[name].pinned = True
     uses_dot = bool(tl_calls(fn, "dot"))
@@ -159,7 +160,7 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
         return None
     if kind != "autotuned":
         # a value computed where no edit reaches (num_warps=warps) stays the wrapper's
-        space = [{k: v for k, v in cfg.items()
+        space = [{k: _whole(knobs[k], v) for k, v in cfg.items()
                   if k in knobs and k not in pinned and (k != "num_stages" or kind == "dot")}
                  for cfg in space]
         space = [cfg for i, cfg in enumerate(space) if cfg and cfg not in space[:i]]
@@ -174,6 +175,16 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
     for why in dict.fromkeys(unmovable.values()):
         plan.notes.append(f"left alone ({why}): " + ", ".join(p for p, w in unmovable.items() if w == why))
     return plan
+
+
+def _whole(knob, value: int) -> int:
+    """A block the grid floors a size by covers whole tiles only: it may shrink to a divisor of its
+    value, which still divides the size, but a larger one could leave the tail uncomputed."""
+    if not knob.whole_tiles or not knob.current or not isinstance(value, int):
+        return value
+    while value > 1 and (value > knob.current or knob.current % value):
+        value //= 2
+    return max(value, 1)
 
 
 _DOT_CONFIGS = [  # (BM, BN, BK, warps, stages), best-known first on Hopper

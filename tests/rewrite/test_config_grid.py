@@ -82,10 +82,11 @@ def test_both_divisors_of_a_product_grid_move_with_block_m_and_block_n():
 
 def test_an_inline_floor_division_grid_pairs_each_divisor_by_its_size_name():
     # N's divisor comes first and BLOCK_N differs from BLOCK_M: the names, not the order, decide
-    text = MATMUL.format(grid='''    mm_kernel[(N // 32, M // 64)](a, b, c, M, N, K, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32)''')
+    # (a floored grid covers whole tiles: the blocks may only shrink to divisors, so they start large)
+    text = MATMUL.format(grid='''    mm_kernel[(N // 128, M // 256)](a, b, c, M, N, K, BLOCK_M=256, BLOCK_N=128, BLOCK_K=32)''')
     plan = analyse(text, "mm_kernel", H100)
-    out = with_literals(text, plan, _config(plan, BLOCK_M=128, BLOCK_N=256))
-    assert _grid_of(out, "mm") == "(N // 256, M // 128)"
+    out = with_literals(text, plan, _config(plan, BLOCK_M=128, BLOCK_N=64))
+    assert _grid_of(out, "mm") == "(N // 64, M // 128)"
 
 
 def test_a_one_d_block_moves_its_cdiv_and_a_rounded_up_division():
@@ -182,3 +183,19 @@ def test_a_smaller_tile_under_a_literal_grid_is_proposed_with_its_grid_and_verif
     tuned = next(c for c in report.candidates if c.title.startswith("autotune "))
     assert "META" in _grid_of(tuned.source, "shift")
     assert tuned.accepted, tuned.reason
+
+
+def test_a_block_the_grid_floors_a_size_by_only_shrinks_to_a_divisor():
+    # `D // BLOCK` covers whole tiles only (the wrapper asserts D % BLOCK == 0): a larger block
+    # could launch zero programs on an axis or leave the tail uncomputed; a divisor still divides D
+    text = SCALE.format(grid='''    assert n % 256 == 0
+    scale_kernel[(n // BLOCK,)](x, out, n, BLOCK=BLOCK)''').replace("def scale(x, out):",
+                                                                    "def scale(x, out):\n    BLOCK = 256")
+    plan = analyse(text, "scale_kernel")
+    assert plan.knobs["BLOCK"].whole_tiles
+    blocks = {cfg["BLOCK"] for cfg in plan.space if "BLOCK" in cfg}
+    assert blocks and all(b <= 256 and 256 % b == 0 for b in blocks), blocks
+    rounded = SCALE.format(grid='''    scale_kernel[((n + 256 - 1) // 256,)](x, out, n, BLOCK=256)''')
+    plan = analyse(rounded, "scale_kernel")
+    assert not plan.knobs["BLOCK"].whole_tiles
+    assert any(cfg.get("BLOCK", 0) > 256 for cfg in plan.space)

@@ -338,3 +338,43 @@ def test_the_config_search_tunes_a_coarsened_kernel_without_unrolling_its_factor
     plan = analyse(cands[0].source, kernel)
     assert plan is not None and plan.space
     assert all(not k.startswith("COARSEN_") for cfg in plan.space for k in cfg)
+
+
+LAMBDA_BLOCK = HEADER + '''@triton.jit
+def double_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def double(x):
+    out = torch.empty_like(x)
+    n = out.numel()
+    grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+    double_kernel[grid](x, out, n, BLOCK=64)
+    return out
+
+
+def tritonlens_cases():
+    gen = torch.Generator().manual_seed(0)
+    yield double, (torch.randn(1000, generator=gen),)
+'''
+
+
+def test_a_coarsened_kernels_program_count_moves_with_its_block_and_is_never_autotuned(tmp_path):
+    # coarsening passes the original grid's count (n_programs_0=cdiv(n, 64)) beside a meta grid: a
+    # config that moved BLOCK alone would leave programs uncomputed, and an autotune cannot reach it
+    from tritonlens.rewrite.config_edits import NotAutotunable, with_autotune, with_literals
+    from tritonlens.rewrite.propose_config import analyse
+
+    coarse = coarsen(LAMBDA_BLOCK, "double_kernel", 0, 2)
+    assert "n_programs_0=triton.cdiv(n, (64))" in coarse.source
+    plan = analyse(coarse.source, "double_kernel")
+    smaller = with_literals(coarse.source, plan, {"BLOCK": 32})
+    assert "BLOCK=32" in smaller and "cdiv(n, (32))" in smaller
+    with pytest.raises(NotAutotunable, match="also sizes the launch argument n_programs_0"):
+        with_autotune(coarse.source, plan, plan.space[:2])
+    path = tmp_path / "double.py"
+    path.write_text(LAMBDA_BLOCK)
+    with Verifier(str(path), LAMBDA_BLOCK, timeout=300) as verifier:
+        [verdict] = verifier.verify([Candidate("config", "BLOCK=32 + coarsen", smaller)], isolate=False)
+    assert verdict.evidence["correct"], verdict.reason
