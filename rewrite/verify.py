@@ -191,7 +191,9 @@ class Verifier:
         if isolate:
             groups, fresh = [[i] for i in runnable], True
         elif self.parallel == 1 or len(runnable) <= 1:
-            groups, fresh = ([runnable] if runnable else []), False
+            # one job a candidate in the one warm worker (its inputs and references stay cached): a
+            # candidate that runs past the budget loses only itself, not those already checked
+            groups, fresh = [[i] for i in runnable], False
         else:  # trusted candidates, split over `parallel` worker processes
             groups, fresh = [runnable[k::self.parallel] for k in range(self.parallel)], True
             groups = [g for g in groups if g]
