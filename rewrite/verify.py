@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from tritonlens.profiling.worker.messages import (
@@ -20,6 +21,7 @@ from tritonlens.profiling.worker.messages import (
 )
 
 from .candidate import Candidate, Verdict
+from .options import CLOSING_S
 from .static_check import screen
 from .verdict_rules import (  # noqa: F401 (the verifier's rules, named where tests and benches look)
     DEFAULT_TIMING,
@@ -68,6 +70,7 @@ class Verifier:
         self.mode: str | None = None
         self.device: str | None = None
         self.baseline_ms: float | None = None
+        self._took: dict[tuple, list[float]] = {}  # seconds of finished jobs by (action, with candidates)
         self.elem_bytes: int | None = None  # the timed case's floating-point element size, from the original's check
         self.n_cases: int | None = None
         self.real_size: int | None = None  # the job's: from how many elements a case is checked on one seed
@@ -114,13 +117,21 @@ class Verifier:
             if missing:
                 raise VerifyError(missing)
         timeout = self.timeout if limit is None else min(self.timeout, limit)
+        kind = (job.action, bool(job.candidates))
         if self.budget is not None:
             if self.budget.spent() and not required:
                 raise VerifyError(f"not run: the time budget is spent ({self.budget.describe()})")
+            quickest = min(self._took.get(kind, ()), default=None)
+            left = self.budget.left()
+            if not required and quickest is not None and left is not None and left - CLOSING_S < quickest:
+                # a job cut short proves nothing and kills the warm worker the next phase would reuse
+                raise VerifyError(f"not run: {left:.0f} s of the budget left, and a {job.action} job here has "
+                                  f"taken {quickest:.0f} s or more")
             timeout = max(self.budget.job_timeout(timeout), min(timeout, 30.0) if required else 0.0)
             # the worker stops starting candidates in time to answer with those it finished
             job.deadline_s = max(1.0, timeout - min(30.0, timeout / 2))
         backend = self._backend(fresh)
+        started = time.monotonic()
         try:
             reply = backend.run(job, timeout=timeout, cancel=cancel)
         finally:
@@ -128,6 +139,8 @@ class Verifier:
                 backend.close()
         if not reply.ok:
             raise VerifyError(str(reply.error) if reply.error else "error: worker failed")
+        with self._lock:
+            self._took.setdefault(kind, []).append(time.monotonic() - started)
         try:
             result = VerifyResult.from_json(reply.result)
         except MessageError as exc:

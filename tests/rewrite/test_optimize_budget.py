@@ -11,6 +11,7 @@ import sys
 import pytest
 from rewrite_support import FIXTURES
 from tritonlens.profiling.worker.messages import VerifyCandidate
+from tritonlens.rewrite.candidate import Candidate
 from tritonlens.rewrite import config_timing
 from tritonlens.rewrite.api import OptimizeOptions, OptionsError, optimize_file
 from tritonlens.rewrite.llm_client import LLMSettings
@@ -76,6 +77,25 @@ def test_the_originals_check_gives_the_element_size_the_config_search_sizes_tile
     with Verifier(str(path), half, timeout=300) as verifier:
         verifier._run(verifier.job("check", []), fresh=False, required=True)
     assert verifier.elem_bytes == 2
+
+
+@pytest.mark.slow
+def test_a_job_that_cannot_finish_in_what_is_left_is_not_started(tmp_path):
+    # cut short it would prove nothing and kill the warm worker the next phase reuses
+    path = tmp_path / "vadd.py"
+    path.write_text(VADD)
+    now = [0.0]
+    budget = Budget(1000, clock=lambda: now[0])
+    bigger = Candidate("config", "BLOCK_SIZE=128", VADD.replace("BLOCK_SIZE = 64", "BLOCK_SIZE = 128"))
+    smaller = Candidate("config", "BLOCK_SIZE=32", VADD.replace("BLOCK_SIZE = 64", "BLOCK_SIZE = 32"))
+    with Verifier(str(path), VADD, timeout=300, budget=budget) as verifier:
+        [first] = verifier.verify([bigger], isolate=False)
+        assert first.evidence["correct"], first.reason
+        assert verifier._took[("check", True)], "a finished job's time is kept"
+        verifier._took[("check", True)] = [30.0]  # as if a check took 30 s here (at real size, say)
+        now[0] = 1000 - 20.0  # 20 s left: more than MIN_JOB_S, less than that with the 3 s closing
+        [second] = verifier.verify([smaller], isolate=False)
+    assert second.reason.startswith("not run: ") and "job here has taken" in second.reason, second.reason
 
 
 @pytest.mark.slow
