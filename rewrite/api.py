@@ -181,11 +181,12 @@ def optimize_file(path: str, options: OptimizeOptions | None = None, *, text: st
             raise OptimizeError(f"the original cannot be verified: {exc}") from exc
         if verifier.baseline_ms is not None:
             say(f"original checked: {verifier.baseline_ms:.4g} ms a call", 0.05)
-        device = {"name": verifier.device, "mode": verifier.mode, "elem_bytes": verifier.elem_bytes}
+        device = {"name": verifier.device, "mode": verifier.mode}
         # the profile feeds the LLM's prompt only; a run of its own costs 10-40 s of the budget
         if profile is None and "llm" in wanted and verifier.mode == "gpu" and not budget.spent():
             profile = _try_profile(path, options, budget, notes)
-        ctx = ProposalContext(path, text, kernel=kernel, analysis=analysis, profile=profile, device=device)
+        ctx = ProposalContext(path, text, kernel=kernel, analysis=analysis, profile=profile, device=device,
+                              elem_bytes=verifier.elem_bytes)
 
         def verify_batch(what: str, fraction: float):
             def verify(cands):

@@ -109,10 +109,9 @@ def opaque_grid(site, tree: ast.Module) -> str | None:
     return None
 
 
-def named_divisors(site) -> set[str]:
-    """Names and meta keys the grid divides by (`cdiv(n, BLOCK)`, `n // BLOCK`, `meta["BLOCK"]`):
-    a block of that name moves its grid with it whatever its value."""
-    out = set()
+def _divisions(site):
+    """(division node, the name or meta key it divides by) for each `cdiv(n, B)` and `n // B` in the
+    grid whose divisor is named (`B`, `meta["B"]`)."""
     for expr in grid_sources(site):
         for n in ast.walk(expr):
             v = None
@@ -121,26 +120,22 @@ def named_divisors(site) -> set[str]:
             elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv):
                 v = n.right
             if isinstance(v, ast.Name):
-                out.add(v.id)
+                yield n, v.id
             elif isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Constant) and isinstance(v.slice.value, str):
-                out.add(v.slice.value)
-    return out
+                yield n, v.slice.value
+
+
+def named_divisors(site) -> set[str]:
+    """Names and meta keys the grid divides by (`cdiv(n, BLOCK)`, `n // BLOCK`, `meta["BLOCK"]`):
+    a block of that name moves its grid with it whatever its value."""
+    return {name for _, name in _divisions(site)}
 
 
 def floor_divided(site) -> set[str]:
     """Names and meta keys the grid floors a size by without rounding up (`D // BLOCK`): the
     programs cover whole tiles only, so the block must divide the size. A block may shrink to a
     divisor of its value (which still divides the size) but never grow."""
-    out = set()
-    for expr in grid_sources(site):
-        for n in ast.walk(expr):
-            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) and not _rounds_up(n):
-                v = n.right
-                if isinstance(v, ast.Name):
-                    out.add(v.id)
-                elif isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Constant) and isinstance(v.slice.value, str):
-                    out.add(v.slice.value)
-    return out
+    return {name for n, name in _divisions(site) if isinstance(n, ast.BinOp) and not _rounds_up(n)}
 
 
 def _rounds_up(n: ast.BinOp) -> bool:
@@ -206,8 +201,7 @@ def divisors(expr) -> list[Divisor]:
                 x = x.left
             elif isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.USub):  # -(-X // V)
                 x = x.operand
-            out.append(Divisor(v.value, parts, _size_key(x), whole=len(parts) == 1 and x is n.left
-                               and not _rounds_up(n)))
+            out.append(Divisor(v.value, parts, _size_key(x), whole=not _rounds_up(n)))
     return out
 
 

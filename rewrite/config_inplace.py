@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from tritonlens.analysis.kernel_discovery import dotted
+from tritonlens.analysis.kernel_discovery import aliases_of, dotted, is_jit_function
 
 from .edits import call_name
 
@@ -23,7 +23,8 @@ _WRITES = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "ato
 def in_place_params(tree: ast.Module, fn: ast.FunctionDef) -> list[str]:
     """Parameters of `fn` (in order) that it, or a jit helper of the same file it passes them to,
     both reads (tl.load) and writes (tl.store), or updates atomically."""
-    helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    al = aliases_of(tree)
+    helpers = {n.name: n for n in tree.body if is_jit_function(n, al)}
     found = _touched(fn, helpers, set())
     return [a.arg for a in fn.args.args if a.arg in found]
 
@@ -47,10 +48,9 @@ def _touched(fn: ast.FunctionDef, helpers: dict, seen: set) -> set[str]:
             return found
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             return base(node.left, depth + 1)
-        if isinstance(node, ast.Call) and call_name(node) in ("make_block_ptr", "advance") and node.args:
-            return base(node.args[0], depth + 1)
-        if isinstance(node, ast.Call) and call_name(node) == "make_block_ptr":
-            return set().union(*(base(k.value, depth + 1) for k in node.keywords if k.arg == "base"))
+        if isinstance(node, ast.Call) and call_name(node) in ("make_block_ptr", "advance"):
+            first = node.args[:1] or [k.value for k in node.keywords if k.arg == "base"]
+            return set().union(*(base(v, depth + 1) for v in first))
         return set()
 
     read, written, atomic = set(), set(), set()
@@ -61,7 +61,7 @@ def _touched(fn: ast.FunctionDef, helpers: dict, seen: set) -> set[str]:
             read |= base(target)
         elif name in _WRITES and target is not None and (dotted(call.func) or "").count(".") >= 1:
             (written if name == "store" else atomic).update(base(target))
-        elif name in helpers and helpers[name] is not fn and _is_jit(helpers[name]):
+        elif name in helpers and helpers[name] is not fn:
             inner = helpers[name]
             inner_params = [a.arg for a in inner.args.args]
             touched = _touched(inner, helpers, seen)
@@ -90,6 +90,3 @@ def _assigned(fn: ast.FunctionDef) -> dict[str, list]:
             out.setdefault(node.target.id, []).append(node.value)
     return out
 
-
-def _is_jit(fn: ast.FunctionDef) -> bool:
-    return any("jit" in (dotted(d.func if isinstance(d, ast.Call) else d) or "") for d in fn.decorator_list)

@@ -15,6 +15,7 @@ class ProposalContext:
     analysis: object | None = None  # tritonlens.analysis.engine.AnalysisResult
     profile: ProfileReport | None = None  # when one was taken
     device: dict = field(default_factory=dict)  # {"name", "mode": "gpu" | "interpreter", ...}
+    elem_bytes: int | None = None  # the harness's floating-point element size (the original's check)
     history: list = field(default_factory=list)  # verdicts of earlier candidates (what was tried)
 
     def findings(self) -> list:

@@ -318,8 +318,8 @@ def _distinct(ranked: list[dict], k: int) -> list[dict]:
 
 
 def _elem_bytes(ctx: ProposalContext) -> int:
-    if ctx.device.get("elem_bytes"):
-        return int(ctx.device["elem_bytes"])
+    if ctx.elem_bytes:
+        return ctx.elem_bytes
     # A launch's signature reads "x_ptr=float16[4096, 4096], n=4096": the first tensor's dtype.
     for kern in ctx.profile.kernels if ctx.profile else []:
         for launch in kern.launches:
