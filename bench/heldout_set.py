@@ -5,9 +5,9 @@
   script (`performance_metrics/perf_G/golden_metrics/<stem>_perf.py`). The sample is drawn from the
   sorted file names alone, so choosing it reads no kernel. Nobody tunes on these files: they are
   looked at only when the held-out figures are reported.
-- The first draw was read when its figures were reported; `next_held_out()` (HELDOUT_DRAW=next)
-  is the next measure's, drawn the same way from the files the first left, before any further
-  tuning.
+- The first and second draws were read when their figures were reported; `third_held_out()`
+  (HELDOUT_DRAW=third) is the next measure's, drawn the same way from what they and the
+  development sample left, before any further tuning.
 - Development: liger-kernel's source distribution (kernels under `src/`, sizes from its
   `benchmark/` scripts), and the eight kernels of our own under bench/realworld_style_kernels/.
 
@@ -71,9 +71,25 @@ def development_sample(n: int = 20, root: Path | None = None) -> list[str]:
     return sorted(random.Random(DEV_SEED).sample(stems, min(n, len(stems))))
 
 
+THIRD_SEED = 30
+
+
+def third_held_out(root: Path | None = None) -> list[str]:
+    """The third measure's held-out stems, drawn by seed from the paired files that neither earlier
+    draw nor the development sample took (both draws were read when they were reported)."""
+    root = root or tritonbench_root()
+    used = set(held_out(root)) | set(next_held_out(root)) | set(development_sample(root=root))
+    stems = [s for s in paired_stems(root) if s not in used]
+    return sorted(random.Random(THIRD_SEED).sample(stems, min(HELD_OUT_SIZE, len(stems))))
+
+
+DRAWS = {"first": held_out, "next": next_held_out, "third": third_held_out}
+
+
 def drawn(which: str | None = None) -> list[str]:
-    """The held-out stems of a draw by name (HELDOUT_DRAW): "first" (reported 2026-11-27) or "next"."""
+    """The held-out stems of a draw by name (HELDOUT_DRAW): "first" and "next" (both reported
+    2026-11-27, now development data) or "third"."""
     which = which or os.environ.get("HELDOUT_DRAW", "first")
-    if which not in ("first", "next"):
-        raise SystemExit(f"HELDOUT_DRAW: first or next, got {which!r}")
-    return held_out() if which == "first" else next_held_out()
+    if which not in DRAWS:
+        raise SystemExit(f"HELDOUT_DRAW: one of {', '.join(DRAWS)}, got {which!r}")
+    return DRAWS[which]()

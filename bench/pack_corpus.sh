@@ -7,7 +7,7 @@
 # names go to .corpus/heldout.txt. EXTRA_STEMS="a b" packs non-held-out stems too (for --stems).
 #
 #     bash bench/pack_corpus.sh            # then: export TRITONLENS_CORPUS=$PWD/.corpus
-#     HELDOUT_DRAW=next bash bench/pack_corpus.sh   # the next measure's held-out draw
+#     HELDOUT_DRAW=third bash bench/pack_corpus.sh  # the third measure's held-out draw (first, next: spent)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRC=${TRITONLENS_CORPUS:-$HOME/.cache/tritonlens-corpus}
