@@ -8,7 +8,7 @@ timed, and the search ranks what it has: the best so far is returned, never noth
 
 from __future__ import annotations
 
-from .verify import VerifyError
+from .verify import PRECOMPILE_S, VerifyError
 
 BATCH = 2  # variants a job: small enough that one slow variant costs little, large enough to amortise a job
 PER_VARIANT_S = 20.0  # compile + a quick check + one timing of a variant at real size, with room
@@ -22,6 +22,11 @@ def budgeted_tuner(verifier, budget, say=None, cancel=None):
         out: list[dict] = []
         fresh = True
         timed_any = False
+        if len(sources) > 1 and verifier.mode == "gpu" and not (budget is not None and budget.spent()):
+            if say is not None:
+                say(f"compiling {len(sources)} configs in parallel on {verifier.device or 'the GPU'}")
+            limit = budget.job_timeout(PRECOMPILE_S) if budget is not None else PRECOMPILE_S
+            verifier.precompile(sources, quick=True, cancel=cancel, limit=limit)
         for start in range(0, len(sources), BATCH):
             batch = sources[start:start + BATCH]
             ids = range(start, start + len(batch))

@@ -22,6 +22,8 @@ from tritonlens.profiling.worker.messages import (
 
 from .candidate import Candidate, Verdict
 from .options import CLOSING_S
+
+PRECOMPILE_S = 60.0  # a precompile job's limit: its threads compile a batch's kernels in about the longest one's time
 from .static_check import screen
 from .verdict_rules import (  # noqa: F401 (the verifier's rules, named where tests and benches look)
     DEFAULT_TIMING,
@@ -130,6 +132,8 @@ class Verifier:
             timeout = max(self.budget.job_timeout(timeout), min(timeout, 30.0) if required else 0.0)
             # the worker stops starting candidates in time to answer with those it finished
             job.deadline_s = max(1.0, timeout - min(30.0, timeout / 2))
+        if job.action == "precompile":  # it answers as soon as it stops waiting on the compiles
+            job.deadline_s = max(1.0, timeout - 5.0)
         backend = self._backend(fresh)
         started = time.monotonic()
         try:
@@ -201,6 +205,9 @@ class Verifier:
                 if progress:
                     progress(verdicts[i])
 
+        if not isolate and len(runnable) > 1:  # our own candidates: compile them all at once first
+            limit = self.budget.job_timeout(PRECOMPILE_S) if self.budget is not None else PRECOMPILE_S
+            self.precompile([candidates[i].source for i in runnable], quick=False, cancel=cancel, limit=limit)
         if isolate:
             groups, fresh = [[i] for i in runnable], True
         elif self.parallel == 1 or len(runnable) <= 1:
@@ -252,6 +259,22 @@ class Verifier:
             return {**d, "accepted": False,
                     "reason": f"{d['speedup']:.1f}x did not reproduce ({again['speedup']:.1f}x on re-timing)"}
         return {**again, "reason": again["reason"] + f" (over {SUSPICIOUS_SPEEDUP:.0f}x: re-checked on {saved + 3} seeds and re-timed)"}
+
+    def precompile(self, sources: list[str], quick: bool, cancel=None, limit: float = PRECOMPILE_S) -> str | None:
+        """Compile the kernels that `sources` (our own edits, which share one worker) will launch,
+        ahead and in parallel threads (worker/verify_precompile.py), so that their checks find them
+        in Triton's cache instead of compiling one after another. `quick`: ahead of "tune" jobs,
+        whose quick check runs fewer shapes. GPU only, two sources or more. The worker's note, or
+        None where it did not run; never raises: what it saves is time, not evidence."""
+        if self.mode != "gpu" or len(sources) < 2 or (cancel is not None and cancel.is_set()):
+            return None
+        items = [VerifyCandidate(str(i), s) for i, s in enumerate(sources)]
+        job = self.job("precompile", items, timing=None, tune={"rep_ms": 0} if quick else None)
+        try:
+            result = self._run(job, fresh=False, cancel=cancel, limit=limit)
+        except VerifyError as exc:
+            return f"precompile: {str(exc).splitlines()[0][:160] if str(exc) else 'failed'}"
+        return result.precompiled.note if result.precompiled is not None else None
 
     def tune(self, sources: list[str], rep_ms: float = 25, cancel=None, limit: float | None = None) -> list[dict]:
         """Quick correctness + one timing per source (GPU only; the interpreter returns no times).

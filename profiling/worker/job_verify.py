@@ -57,6 +57,7 @@ from record_cases import wrappers_only
 from verify_clock import CLOCK
 from verify_inputs import clone_tree, compare, outputs_diff, outputs_of, tolerance
 from verify_ranges import range_tolerance
+from verify_precompile import precompile
 from verify_session import Session, Side, arg_tensors, candidate_error, run_call
 from verify_timing import time_candidate, timer
 from verify_tracking import BOOKKEEPING, GPU, GUARDS, Tracker
@@ -324,7 +325,7 @@ _sessions: dict = {}
 
 def handle(job) -> dict:
     action = job.action
-    if action not in ("check", "tune"):
+    if action not in ("check", "tune", "precompile"):
         raise ValueError(f"unknown verify action {action!r}")
     if not job.original:
         raise ValueError("job needs 'original' (the original file's text)")
@@ -343,6 +344,10 @@ def handle(job) -> dict:
         result = {"mode": "gpu" if GPU else "interpreter", "device": _device_name(),
                   "cases": len(session.cases), "seeds": len(session.seeds), "candidates": [],
                   "source": session.source}
+        if action == "precompile":
+            result["precompiled"] = precompile(session, job, job.deadline_s)
+            result["phases"] = CLOCK.as_json()
+            return result
         timing = job.timing if GPU else None
         started = time.perf_counter()
         for cand in job.candidates:

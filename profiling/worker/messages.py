@@ -19,18 +19,18 @@ try:  # imported as tritonlens.profiling.worker.messages
     from .frontend_report import FrontendKernel, FrontendResult
     from .json_message import NONE, OPT_STR, Message, MessageError, json_field
     from .ncu_result import NcuResult
-    from .verify_messages import CandidateError, Check, Evidence, PhaseTimes, VerifyResult
+    from .verify_messages import CandidateError, Check, Evidence, PhaseTimes, Precompiled, VerifyResult
     from .worker_error import ERROR_TYPES, WorkerError
 except ImportError:  # a plain file in the worker folder
     from compile_report import CompileFailure
     from frontend_report import FrontendKernel, FrontendResult
     from json_message import NONE, OPT_STR, Message, MessageError, json_field
     from ncu_result import NcuResult
-    from verify_messages import CandidateError, Check, Evidence, PhaseTimes, VerifyResult
+    from verify_messages import CandidateError, Check, Evidence, PhaseTimes, Precompiled, VerifyResult
     from worker_error import ERROR_TYPES, WorkerError
 
 __all__ = ["ERROR_TYPES", "CandidateError", "Check", "Evidence", "FrontendResult", "MessageError", "NcuResult",
-           "PhaseTimes", "VerifyResult", "WorkerError"]  # re-exported: the protocol's names
+           "PhaseTimes", "Precompiled", "VerifyResult", "WorkerError"]  # re-exported: the protocol's names
 
 PROTOCOL = 1
 
@@ -176,7 +176,8 @@ class VerifyCandidate(Message):
 @dataclass
 class VerifyJob(Job):
     """Kind "verify": the original and candidate rewrites side by side (action "check"), or one
-    quick check and one timing each (action "tune"). Cases: `harness`, else the original's
+    quick check and one timing each (action "tune"), or only their kernels compiled ahead in parallel
+    (action "precompile", verify_precompile.py). Cases: `harness`, else the original's
     tritonlens_cases(), else its launch `records` (kernel-level cases, no ragged shape)."""
 
     action: str = json_field(str, "check")

@@ -83,6 +83,15 @@ class PhaseTimes(Message):
 
 
 @dataclass
+class Precompiled(Message):
+    """What a "precompile" action did (worker/verify_precompile.py)."""
+
+    compiled: int = json_field(int, 0)  # kernels compiled ahead, now in Triton's cache
+    threads: int = json_field(int, 0)
+    note: str = json_field(str, "")
+
+
+@dataclass
 class VerifyResult(Message):
     """The "verify" job's result."""
 
@@ -97,3 +106,4 @@ class VerifyResult(Message):
     # bytes per element of the timed case's first floating-point tensor argument (the original's
     # check): what a config search sizes shared memory by; None where the case has none
     elem_bytes: int | None = json_field((int, NONE), None)
+    precompiled: Precompiled | None = json_field(of=Precompiled, default=None)  # action "precompile" only

@@ -41,6 +41,7 @@ BOOKKEEPING = {
     "record_stream", "equal",
 }
 _POISON_INT = -123456789
+MAX_DISCOVERED = 512  # launches one precompile call may make
 
 
 class Tracker:
@@ -58,6 +59,9 @@ class Tracker:
         self.violations: list[str] = []
         self.ghost_path: str | None = None  # launches of kernels defined in this file do nothing
         self.ghost_launches = 0
+        # precompile: every launch only compiles (warm-up), under Triton's AsyncCompileMode
+        self.discover = False
+        self.discovered = 0
         self._saved = []
 
     def in_kernel(self) -> bool:
@@ -74,6 +78,11 @@ class Tracker:
                     return original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
                 fn = getattr(kernel, "fn", None)
                 code = getattr(fn, "__code__", None)
+                if tracker.discover:
+                    tracker.discovered += 1
+                    if tracker.discovered > MAX_DISCOVERED:  # a wrapper looping on what its kernels never wrote
+                        raise RuntimeError("precompile: too many launches in one call")
+                    return original(kernel, *args, grid=grid, warmup=True, **kwargs)
                 if code is not None:
                     path = os.path.realpath(code.co_filename)
                     if path == tracker.ghost_path:
@@ -109,6 +118,10 @@ class Tracker:
         def autotuner_run(tuner, *args, **kwargs):
             # The interpreter has no timer to tune with, and every config must be correct anyway:
             # each check runs one config, chosen round-robin, so all of them get verified.
+            if tracker.discover:  # compile every config; timing launches that never ran would pick one
+                for i in range(len(tuner.configs)):
+                    run_one(tuner_run, tuner, i, args, kwargs)
+                return None
             if tracker.force_config is None or len(tuner.configs) <= 1:
                 return tuner_run(tuner, *args, **kwargs)
             return run_one(tuner_run, tuner, tracker.force_config, args, kwargs)
