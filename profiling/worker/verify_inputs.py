@@ -174,11 +174,18 @@ def tolerance(dtype: torch.dtype, uses_dot: bool) -> tuple[float, float]:
 def _slices(ref: torch.Tensor, out: torch.Tensor, mask, chunk: int, skip: int = 0):
     """(ref, out, selected) slices of the flattened tensors, in logical (row-major) order, so a
     flat index over the selected elements means what `ref[mask]` would."""
+    dev = work_device(ref, out)
     r, o = ref.detach().reshape(-1), out.detach().reshape(-1)
-    m = mask.detach().reshape(-1).to(r.device) if mask is not None else None
+    m = mask.detach().reshape(-1) if mask is not None else None
     for start in range(skip * chunk, r.numel(), chunk):
         end = start + chunk
-        yield r[start:end], o[start:end], (m[start:end] if m is not None else None)
+        yield r[start:end].to(dev), o[start:end].to(dev), (m[start:end].to(dev) if m is not None else None)
+
+
+def work_device(ref: torch.Tensor, out: torch.Tensor):
+    """Where a comparison runs: on the GPU if either side is there (one side may have been moved
+    to the host to make room), a slice at a time."""
+    return ref.device if ref.device.type != "cpu" else out.device
 
 
 def compare(ref: torch.Tensor, out: torch.Tensor, uses_dot: bool, mask: torch.Tensor | None = None,
@@ -199,12 +206,10 @@ def _compare(ref, out, uses_dot, mask, tols, chunk) -> dict:
     if ref.dtype != out.dtype:
         return {"ok": False, "reason": f"dtype {out.dtype} instead of {ref.dtype}".replace("torch.", "")}
     tol, elem_tol = tols or tolerance(ref.dtype, uses_dot)
-    if out.device != ref.device:
-        out = out.to(ref.device)
     if mask is not None and bool(mask.all()):
         mask = None
     step = max(1, int(chunk or CHUNK))
-    dev = ref.device
+    dev = work_device(ref, out)
     zero = torch.zeros((), dtype=torch.float64, device=dev)
     count = torch.zeros((), dtype=torch.int64, device=dev)
     if not (ref.dtype.is_floating_point or ref.dtype.is_complex):
@@ -283,10 +288,11 @@ def agreeing(a: torch.Tensor, b: torch.Tensor, uses_dot: bool, rounding_moves: b
 
 def _agreeing(a, b, uses_dot, rounding_moves, chunk) -> torch.Tensor:
     if not (a.dtype.is_floating_point or a.dtype.is_complex):
-        return a == b
+        return a.to(work_device(a, b)) == b.to(work_device(a, b))
     step = max(1, int(chunk or CHUNK))
-    sq = torch.zeros((), dtype=torch.float64, device=a.device)
-    n_finite = torch.zeros((), dtype=torch.int64, device=a.device)
+    dev = work_device(a, b)
+    sq = torch.zeros((), dtype=torch.float64, device=dev)
+    n_finite = torch.zeros((), dtype=torch.int64, device=dev)
     for x, _, _ in _slices(a, b, None, step):
         x = x.double()
         finite = torch.isfinite(x)
@@ -295,15 +301,20 @@ def _agreeing(a, b, uses_dot, rounding_moves, chunk) -> torch.Tensor:
     rms = math.sqrt(float(sq)) / math.sqrt(max(1, int(n_finite)))
     share = 1.0 if rounding_moves else 0.01
     bound = share * tolerance(a.dtype, uses_dot)[1] * max(rms, 1e-300)
-    agree = torch.empty(a.numel(), dtype=torch.bool, device=a.device)
+    agree = torch.empty(a.numel(), dtype=torch.bool, device=dev)
     start = 0
-    for x, y, _ in _slices(a, b.to(a.device), None, step):
+    for x, y, _ in _slices(a, b, None, step):
         x, y = x.double(), y.double()
         close = (x - y).abs() <= bound
         same_special = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & (x == y))
         agree[start:start + x.numel()] = torch.where(torch.isfinite(x) & torch.isfinite(y), close, same_special)
         start += x.numel()
     return agree.reshape(a.shape)
+
+
+def to_host(outs: list) -> list:
+    """A run's outputs copied to the host, to make room on the GPU for the next run."""
+    return [(name, t.detach().cpu()) for name, t in outs]
 
 
 def outputs_of(ret, args, kwargs) -> list:
