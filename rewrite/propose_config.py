@@ -161,7 +161,7 @@ def analyse(text: str, kernel: str, device: dict | None = None, elem_bytes: int 
     if kind != "autotuned":
         # a value computed where no edit reaches (num_warps=warps) stays the wrapper's
         space = [{k: _whole(knobs[k], v) for k, v in cfg.items()
-                  if k in knobs and k not in pinned and (k != "num_stages" or kind == "dot")}
+                  if k in knobs and k not in pinned and (k != "num_stages" or uses_dot)}
                  for cfg in space]
         space = [cfg for i, cfg in enumerate(space) if cfg and cfg not in space[:i]]
     current = {k.param: k.current for k in knobs.values() if k.current is not None}
@@ -203,6 +203,10 @@ def _space_for(fn, tuned: list[str], uses_dot, loops, atomic, budget, elem_bytes
         if {"M", "N", "K"} <= set(roles):
             return [{roles["M"]: m, roles["N"]: n, roles["K"]: k, "num_warps": w, "num_stages": s}
                     for (m, n, k, w, s) in _DOT_CONFIGS if s * (m * k + k * n) * elem_bytes <= budget]
+        if {"M", "N"} <= set(roles) and len(tuned) == 2:
+            # an attention-like loop: the reduction width is the head's, fixed; shared memory that
+            # does not fit fails the compile, and the config with it
+            return [{roles["M"]: m, roles["N"]: n, "num_warps": w, "num_stages": s} for (m, n, w, s) in _DOT_MN]
     if len(tuned) >= 2:
         return [{tuned[0]: a, tuned[1]: b, "num_warps": w} for a, b, w in _TILE2D]
     p = tuned[0]
@@ -210,6 +214,8 @@ def _space_for(fn, tuned: list[str], uses_dot, loops, atomic, budget, elem_bytes
     return [{p: b, "num_warps": w} for b, w in table]
 
 
+_DOT_MN = [(128, 64, 8, 3), (128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 32, 4, 3), (64, 128, 4, 3),
+           (128, 64, 8, 2), (64, 32, 4, 2), (128, 128, 8, 2), (64, 64, 4, 2)]
 _BLOCK1D = [(1024, 4), (2048, 8), (4096, 8), (512, 4), (1024, 8), (2048, 4), (4096, 16), (256, 2)]
 _ATOMIC = [(8192, 16), (4096, 8), (16384, 16), (2048, 8), (8192, 8), (4096, 4)]
 _ROW_LOOP = [(4096, 8), (8192, 16), (2048, 8), (1024, 4), (4096, 16), (8192, 8), (2048, 4), (1024, 8)]

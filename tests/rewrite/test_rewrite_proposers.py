@@ -29,6 +29,20 @@ def test_config_search_reads_structure_and_respects_shared_memory():
     assert all(set(c) == {"num_warps"} for c in soft.space)
 
 
+def test_an_attention_loop_tunes_both_tiles_with_pipeline_stages():
+    # a dot whose reduction width is the head's (fixed by the data): the query and key tiles are the
+    # knobs, and the key loop is pipelined, so num_stages is searched with them
+    text = (FIXTURES / "attention_small.py").read_text()
+    plan = propose_config.analyse(text, "attn_fwd")
+    assert list(plan.knobs)[:2] == ["BLOCK_M", "BLOCK_N"]
+    assert plan.unmovable == ["HEAD_DIM: unpacked from a value the wrapper computes"]
+    assert plan.space[0] == {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
+    assert {c.get("num_stages") for c in plan.space} == {2, 3}
+    edited = propose_config.with_literals(text, plan, plan.space[0])
+    assert "BLOCK_M = 128\n    BLOCK_N = 64\n" in edited
+    assert "BLOCK_N=BLOCK_N, num_warps=8, num_stages=3)" in edited
+
+
 def test_config_emits_literals_and_an_autotune_decorator_with_a_meta_grid():
     cands = {c.title: c for c in propose_config.propose(_ctx("vadd.py"))}
     literal = next(c for t, c in cands.items() if t.startswith("config "))
