@@ -105,6 +105,7 @@ def prepare(item: dict, work: str, cpu: bool) -> dict:
         tb.KERNEL_DIR = os.path.join(work, "kernels")
         tb.stripped_copy(item["name"], tb.KERNEL_DIR)
     chosen = tb.choose(item["name"], cpu=cpu)
+    tb.INPUT_CACHE = os.path.join(work, "inputs")  # load_cases builds them once, here; the workers load them
     return {"kernel": tb.kernel_path(item["name"]), "choose": chosen,
             "harness": tb.write_harness(item["name"], work, chosen["perf_index"], chosen["check"], cpu=cpu)}
 

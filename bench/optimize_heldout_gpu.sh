@@ -7,6 +7,7 @@
 #
 #     bash bench/optimize_heldout_gpu.sh [SETS]     # SETS: heldout,dev (default), heldout, dev
 # env: DEADLINE_S (560: no shard runs past it), BUDGET_S (120: optimize's budget a kernel), ROUNDS (5),
+#      STEMS (a,b: these TritonBench-G stems instead of SETS; pack them with EXTRA_STEMS),
 #      PARTS/PART (1/0): split the sets into PARTS runs of one command each (about 3 kernels a GPU fit
 #      in 560 s at BUDGET_S=120); run PART=0..PARTS-1, then merge all shard JSON files with
 #      `python bench/optimize_heldout.py --merge shards/*.json` (no GPU needed).
@@ -28,14 +29,15 @@ NGPU=$(python3 -c "import torch; print(torch.cuda.device_count())")
 LEFT=$(( DEADLINE_S - ($(date +%s) - START) ))
 echo "sets $SETS, part ${PART:-0} of ${PARTS:-1}, on $NGPU GPUs, ${LEFT} s left, optimize budget ${BUDGET_S} s a kernel"
 PARTS=${PARTS:-1}; PART=${PART:-0}
+if [ -n "${STEMS:-}" ]; then WHICH=(--stems "$STEMS"); else WHICH=(--set "$SETS"); fi
 for ((i = 0; i < NGPU; i++)); do
-  CUDA_VISIBLE_DEVICES=$i timeout -k 5 "$((LEFT + 5))" python3 bench/optimize_heldout.py --set "$SETS" \
+  CUDA_VISIBLE_DEVICES=$i timeout -k 5 "$((LEFT + 5))" python3 bench/optimize_heldout.py "${WHICH[@]}" \
     --shard "$((PART * NGPU + i))/$((PARTS * NGPU))" --out "$WORK/shards" --work "$WORK/harnesses" --budget-s "$BUDGET_S" \
     --rounds "${ROUNDS:-5}" --deadline-s "$((LEFT - 10))" > "$WORK/logs/shard$i.log" 2>&1 &
 done
 wait
 for ((i = 0; i < NGPU; i++)); do echo "-- shard $i: $(grep -c '^| ' "$WORK/logs/shard$i.log") rows, last line:"; tail -n 1 "$WORK/logs/shard$i.log" | cut -c1-300; done
 python3 bench/optimize_heldout.py --merge "$WORK"/shards/*.json --results "$WORK/results" > "$WORK/table.md" 2>&1
-tar -czf "$OUT/heldout.tgz" -C "$WORK" .
+tar -czf "$OUT/heldout.tgz" --exclude=./harnesses/inputs -C "$WORK" .
 echo "elapsed $(( $(date +%s) - START )) s; $OUT/heldout.tgz $(du -k "$OUT/heldout.tgz" | cut -f1) KB"
 cat "$WORK/table.md"

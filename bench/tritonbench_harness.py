@@ -35,6 +35,10 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = "TritonBench_v1"
+# a folder where the chosen inputs are kept once built: a perf script builds every size on the host
+# (an int4 matmul's took 40 s), and each fresh worker would pay that again out of optimize's budget
+INPUT_CACHE = None
+INPUT_CACHE_MAX_BYTES = 8 << 30
 KERNEL_DIR = None  # a folder of kernel files to use instead of the corpus's (the CPU smoke's stripped copies)
 
 
@@ -338,11 +342,41 @@ def cases(stem: str, perf_index: int, check=(), cpu: bool = False):
         _map_cuda_to_cpu()
     kmod, obj = load(stem)
     keep = [perf_index] + [i for i in check if i != perf_index]
-    found = inputs(obj, keep=keep)
-    chosen = [found[i] for i in keep]
-    found = None
+    chosen = _cached_inputs(stem, keep, cpu)
+    if chosen is None:
+        found = inputs(obj, keep=keep)
+        chosen = [found[i] for i in keep]
+        found = None
+        _cache_inputs(stem, keep, cpu, chosen)
     for inp in chosen:
         yield case_for(obj, kmod, inp)[0]
+
+
+def _cache_path(stem: str, keep, cpu: bool) -> str | None:
+    if not INPUT_CACHE:
+        return None
+    return os.path.join(INPUT_CACHE, f"{stem}_{'_'.join(map(str, keep))}{'_cpu' if cpu else ''}.pt")
+
+
+def _cached_inputs(stem: str, keep, cpu: bool):
+    import torch
+
+    path = _cache_path(stem, keep, cpu)
+    if path is None or not os.path.isfile(path):
+        return None
+    return torch.load(path, weights_only=False)  # written by _cache_inputs below, from the same perf script
+
+
+def _cache_inputs(stem: str, keep, cpu: bool, chosen) -> None:
+    import torch
+
+    path = _cache_path(stem, keep, cpu)
+    if path is None or nbytes(chosen) > INPUT_CACHE_MAX_BYTES:
+        return
+    os.makedirs(INPUT_CACHE, exist_ok=True)
+    part = f"{path}.{os.getpid()}.part"
+    torch.save(chosen, part)
+    os.replace(part, path)  # a worker reading it meanwhile sees the whole file or none
 
 
 def _map_cuda_to_cpu() -> None:
@@ -357,6 +391,7 @@ import sys
 sys.path.insert(0, {here!r})
 import tritonbench_harness as _tb
 _tb.KERNEL_DIR = {kernel_dir!r}
+_tb.INPUT_CACHE = {input_cache!r}
 
 def cases():
     yield from _tb.cases({stem!r}, {perf!r}, {check!r}, cpu={cpu!r})
@@ -369,5 +404,5 @@ def write_harness(stem: str, folder: str, perf_index: int, check, cpu: bool = Fa
     path = os.path.join(folder, f"harness_{stem}.py")
     with open(path, "w") as fh:
         fh.write(HARNESS.format(stem=stem, here=HERE, perf=perf_index, check=list(check), cpu=cpu,
-                                kernel_dir=KERNEL_DIR))
+                                kernel_dir=KERNEL_DIR, input_cache=os.path.join(folder, "inputs")))
     return f"{path}::cases"
