@@ -17,7 +17,8 @@ Per kernel file:
    % of roofline = the roofline time of those bytes and FLOPs over the measured time;
 3. optimize_file(..., proposers=("config", "rules"), harness=...) under a whole-run budget
    (--budget-s: passed as budget_s where optimize_file takes it, else enforced through its
-   `cancel` event), timed; any exception is a crash, kept with its text;
+   `cancel` event), timed; an OptimizeError (the product refusing an original it cannot verify)
+   is kept as a refusal, any other exception is a crash, each with its text;
 4. independently of the product's figures: original and accepted best on the full performance
    input, outputs compared (the original run twice: a kernel that differs from itself is not
    judged), then timed in --rounds interleaved rounds under the product's timer and do_bench.
@@ -120,8 +121,9 @@ def load_cases(item: dict, prep: dict, cpu: bool) -> list:
 
 
 def run_optimize(name: str, kernel: str, harness: str, timeout: float, budget_s: float) -> dict:
-    """optimize_file under its own whole-run budget; an exception is a crash, kept with its text."""
-    from tritonlens.rewrite.api import OptimizeOptions, optimize_file
+    """optimize_file under its own whole-run budget; an OptimizeError is a refusal, any other
+    exception a crash, each kept with its text."""
+    from tritonlens.rewrite.api import OptimizeError, OptimizeOptions, optimize_file
 
     options = OptimizeOptions(proposers=("config", "rules"), harness=harness, job_timeout_s=timeout,
                               budget_s=budget_s)
@@ -134,6 +136,9 @@ def run_optimize(name: str, kernel: str, harness: str, timeout: float, budget_s:
 
     try:
         result = optimize_file(kernel, options, progress=progress).to_json()
+    except OptimizeError as exc:  # the product's own refusal (an original it cannot verify), said in a line
+        return {"seconds": round(time.monotonic() - t0, 1), "budget": "budget_s", "crash": None,
+                "refused": str(exc)[:2000], "timeline": timeline}
     except Exception as exc:  # noqa: BLE001 - a crash is a result here, not the end of the run
         return {"seconds": round(time.monotonic() - t0, 1), "budget": "budget_s",
                 "crash": f"{type(exc).__name__}: {exc}"[:2000]}

@@ -41,12 +41,14 @@ def row(e: dict) -> str:
     roof = e.get("roofline") or {}
     o = e.get("optimize") or {}
     crash = o.get("crash") or ""
+    refused = o.get("refused") or ""
     err = e.get("error") or e.get("roofline_error") or ""
-    best = (o.get("best") or {}).get("title") or ("–" if crash else "none accepted")
+    best = (o.get("best") or {}).get("title") or ("–" if crash or refused else "none accepted")
     wrong = (e.get("outputs") or {}).get("wrong_accept")
     verdict = {True: "WRONG", False: "same", None: (e.get("outputs") or {}).get("note", "–")}[wrong] \
         if "wrong_accept" in (e.get("outputs") or {}) else "–"
-    notes = "; ".join(x[:160] for x in (f"crash: {crash}" if crash else "", f"error: {err}" if err else "") if x)
+    notes = "; ".join(x[:160] for x in (f"crash: {crash}" if crash else "", f"refused: {refused}" if refused else "",
+                                         f"error: {err}" if err else "") if x)
     return (f"| {name} | {_fmt(roof.get('pct'), '.0f', '%')} | {'yes' if roof.get('below40') else 'no' if roof else '–'} | "
             f"{_fmt(o.get('seconds'), '.0f', ' s')} | {best} | {_fmt((o.get('best') or {}).get('speedup'), '.2f', 'x')} | "
             f"{_fmt(speedup(e, 'product'), '.2f', 'x')} / {_fmt(speedup(e, 'do_bench'), '.2f', 'x')} | {verdict} | "
@@ -66,6 +68,7 @@ def summarise(kernels: list[dict]) -> dict:
         "kernels": len(kernels), "skipped": [e["kernel"] for e in kernels if e.get("skipped")],
         "no_harness": [e["kernel"] for e in kernels if e.get("no_harness")],
         "optimized": len(ran), "crashes": sum(1 for e in ran if e["optimize"].get("crash")),
+        "originals_refused": [e["kernel"] for e in ran if e["optimize"].get("refused")],
         "errors": [e["kernel"] for e in kernels if e.get("error")],
         "wrong_accepts": [e["kernel"] for e in ran if (e.get("outputs") or {}).get("wrong_accept")],
         "max_optimize_s": max((e["optimize"]["seconds"] for e in ran), default=None),
@@ -101,7 +104,9 @@ def render(merged: dict) -> str:
                    f"{_fmt(s['geomean_below40_do_bench'], '.2f', 'x')} (do_bench); all "
                    f"{_fmt(s['geomean_all_product'], '.2f', 'x')} (product), "
                    f"{_fmt(s['geomean_all_do_bench'], '.2f', 'x')} (do_bench)"),
-                  (f"- slowest optimize {_fmt(s['max_optimize_s'], '.0f', ' s')}; crashes {s['crashes']}; wrong "
+                  (f"- slowest optimize {_fmt(s['max_optimize_s'], '.0f', ' s')}; crashes {s['crashes']}; originals "
+                   f"it refused to verify {len(s.get('originals_refused', []))} "
+                   f"{', '.join(s.get('originals_refused', []))}; wrong "
                    f"accepts {len(s['wrong_accepts'])} {', '.join(s['wrong_accepts'])}; errors "
                    f"{', '.join(s['errors']) or 'none'}; no harness {len(s['no_harness'])} of {s['kernels']}; skipped "
                    f"(deadline) {len(s['skipped'])}")]

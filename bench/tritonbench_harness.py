@@ -286,7 +286,8 @@ def case_for(obj, kmod, inp):
 def choose(stem: str, cap_bytes: float = 6e9, cap_s: float = 0.25, cpu: bool = False) -> dict:
     """The performance input (the largest under `cap_bytes` whose run of the original takes under
     `cap_s`: timed here, the second of two runs) and the correctness inputs (the smallest, and one
-    a third of the way up when there are more). On the CPU (interpreter): the second smallest and
+    a third of the way up when there are more; the next smallest in place of one the original fails
+    on). On the CPU (interpreter): the second smallest and
     the smallest, nothing run."""
     kmod, obj = load(stem)
     sizes = [nbytes(x) for x in inputs(obj, keep=())]
@@ -332,8 +333,32 @@ def choose(stem: str, cap_bytes: float = 6e9, cap_s: float = 0.25, cpu: bool = F
         raise NoHarness(f"no input runs under {cap_s} s and {cap_bytes / 1e9:g} GB ({len(tried) - len(ran)} of "
                         f"{len(sizes)} over the byte cap): {ran[-3:]}")
     small = [i for i in order if i != perf and sizes[i] < sizes[perf]]
-    check = small[:1] + ([small[len(small) // 3]] if len(small) > 2 else [])
+    wanted = small[:1] + ([small[len(small) // 3]] if len(small) > 2 else [])
+    check = _running(obj, kmod, wanted + [i for i in small if i not in wanted], 2, tried)
     return {"perf_index": perf, "check": check, "inputs": len(sizes), "perf_bytes": sizes[perf], "tried": tried}
+
+
+def _running(obj, kmod, order: list, want: int, tried: list) -> list:
+    """The first `want` inputs in `order` the original runs on: a check input it fails on (a
+    head width its dot refuses, a branch only another vendor compiles) makes every check fail."""
+    import torch
+
+    found = inputs(obj, keep=order) if order else []
+    ok = []
+    for i in order:
+        if len(ok) == want:
+            break
+        try:
+            (fn, args, kwargs), _mode = case_for(obj, kmod, found[i])
+            fn(*args, **kwargs)
+            torch.cuda.synchronize()
+            ok.append(i)
+        except Exception as exc:  # noqa: BLE001 - the next size may run
+            tried.append({"index": i, "check_error": f"{type(exc).__name__}: {exc}"[:300]})
+        finally:
+            found[i] = None
+            torch.cuda.empty_cache()
+    return ok
 
 
 def cases(stem: str, perf_index: int, check=(), cpu: bool = False):
