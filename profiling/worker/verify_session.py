@@ -39,33 +39,12 @@ from verify_inputs import (
     regenerate,
 )
 from verify_side import Side, arg_tensors, candidate_error, run_call  # noqa: F401 (the job's names)
-from verify_tracking import DEVICE, GPU, Tracker, unwritten
+from verify_notes import reference_notes as _notes
+from verify_tracking import DEVICE, GPU, Tracker, finite_guards, unwritten, use_finite_guards
 
 # Reruns of a non-deterministic original, each leaving out the elements it moves, before a
 # comparison that still fails is the candidate's failure.
 WIDEN_RUNS = 4
-
-
-def _notes(ref: dict) -> list:
-    """[(kind, text)]: what a reference's comparisons leave out, and why."""
-    notes = []
-    runs = 2 + ref["extra_runs"]
-    for mask, counts in zip(ref["masks"], ref["counts"]):
-        if mask is None or counts is None:
-            continue
-        where, numel, n_blank, moving = counts
-        compared = numel - n_blank - moving
-        if moving:
-            notes.append(("unstable", f"the original is not deterministic: {moving} of {numel} elements of the "
-                          f"{where} differ between {'two' if runs == 2 else runs} runs; compared the "
-                          f"{compared} deterministic ones"))
-        if n_blank and n_blank < numel:
-            notes.append(("unwritten", f"{where}: compared only the {numel - n_blank} elements the original "
-                          f"writes ({n_blank} left unwritten)"))
-    if ref.get("oob_writes"):
-        notes.append(("oob", "the original itself writes out of bounds on these inputs ("
-                      + sorted(ref["oob_writes"])[0] + "); the same writes by the candidate are not held against it"))
-    return notes
 
 
 # A case with this many elements is the kernel's real size: checked on one seed (VerifyJob.real_size).
@@ -83,6 +62,7 @@ class Session:
         if origin and os.path.isdir(origin) and origin not in sys.path:
             sys.path.append(origin)  # after our folders: sibling imports only
         self.tracker = Tracker()
+        use_finite_guards(False)  # NaN guard zones until this original shows it needs finite ones
         self.tag = hashlib.sha1(job.original.encode()).hexdigest()[:10]
         # the user's file, where this machine has it: the package its copies are loaded into
         self.package_path = job.path if job.path and os.path.isfile(job.path) else None
@@ -186,13 +166,29 @@ class Session:
         if key not in self.ref_cache:
             fn, args, kwargs = self.inputs(seed, case)
             try:
-                self.ref_cache[key] = self._reference(case, fn, args, kwargs, check_no)
+                entry = self._reference(case, fn, args, kwargs, check_no)
+                if entry["overflows"] and not finite_guards():
+                    entry = self._with_finite_guards(entry, case, fn, args, kwargs, check_no)
+                self.ref_cache[key] = entry
             except Exception as exc:
                 if case != "ragged":
                     raise
                 self.ref_cache[key] = None
                 self.ragged_note = f"the original rejects the ragged shape ({type(exc).__name__}: {exc}); skipped"
         return self.ref_cache[key]
+
+    def _with_finite_guards(self, entry: dict, case, fn, args, kwargs, check_no) -> dict:
+        """Every output NaN or infinite: an overflow, or reads past an end that the NaN guard zones
+        poisoned though the original's result does not depend on them. Once more with finite guards;
+        if that leaves finite outputs, they stay for this original (its references so far are
+        dropped, to be made again with them) and the evidence says what they no longer catch."""
+        use_finite_guards(True)
+        again = self._reference(case, fn, args, kwargs, check_no)
+        if again["overflows"]:
+            use_finite_guards(False)
+            return entry
+        self.ref_cache.clear()
+        return again
 
     def smallest_case(self) -> int:
         """The case whose tensors hold the fewest elements (ties: the first)."""
@@ -286,7 +282,7 @@ class Session:
                "masks": masks, "counts": counts, "writes": writes, "out_bytes": out_bytes, "oob": bool(oob_writes),
                "oob_writes": oob_writes,
                "case": case, "check_no": check_no, "extra_runs": 0, "finite_only": finite_only,
-               "overflows": overflows}
+               "overflows": overflows, "finite_guards": finite_guards()}
         ref["notes"] = _notes(ref)
         return ref
 

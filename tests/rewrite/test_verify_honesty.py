@@ -111,6 +111,25 @@ def test_an_original_whose_outputs_overflow_leaves_nothing_to_verify(tmp_path):
         verdict.reason
 
 
+def test_an_original_that_reads_past_the_end_where_its_result_does_not_depend_on_it_is_verified():
+    # attention kernels load V past the last key unmasked and weight it by p = 0: in a user's
+    # process that memory is finite and drops out, but NaN guard zones made every output NaN and
+    # every candidate "unverifiable". The original runs again with finite guards and is verified
+    path = FIXTURES / "block_dot.py"
+    text = path.read_text()
+    bigger = Candidate("test", "bigger block", text.replace("BLOCK = 64", "BLOCK = 128"))
+    # a candidate whose result does depend on what it reads past the end is still wrong
+    uses_it = Candidate("test", "uses the over-read", text.replace(
+        "tl.sum(x * y))", "tl.sum(x * y) + tl.sum(y) * 0.01)"))
+    assert uses_it.source != text
+    with Verifier(str(path), text, timeout=300) as verifier:
+        good, bad = verifier.verify([bigger, uses_it], isolate=False)
+    assert good.accepted and good.evidence["correct"], good.reason
+    assert any("the zones around each buffer hold finite values" in note for note in good.evidence["notes"]), \
+        good.evidence["notes"]
+    assert not bad.accepted and "wrong result" in bad.reason, bad.reason
+
+
 def test_the_originals_own_out_of_bounds_writes_are_not_held_against_a_candidate(tmp_path):
     # a kernel whose store has no mask writes past the end on a size the block does not divide; a
     # candidate that writes exactly the same is the original's behaviour, one that writes more is not
