@@ -12,6 +12,7 @@ with no harness.
 from __future__ import annotations
 
 import json
+import re
 import math
 import os
 
@@ -37,7 +38,7 @@ def row(e: dict) -> str:
     if e.get("skipped"):
         return f"| {name} | skipped: {e['skipped']} | | | | | | | |"
     if e.get("no_harness"):
-        return f"| {name} | no harness: {e['no_harness'][:160]} | | | | | | | |"
+        return f"| {name} | no harness: {' '.join(e['no_harness'].split())[:160]} | | | | | | | |"
     roof = e.get("roofline") or {}
     o = e.get("optimize") or {}
     crash = o.get("crash") or ""
@@ -49,6 +50,7 @@ def row(e: dict) -> str:
         if "wrong_accept" in (e.get("outputs") or {}) else "–"
     notes = "; ".join(x[:160] for x in (f"crash: {crash}" if crash else "", f"refused: {refused}" if refused else "",
                                          f"error: {err}" if err else "") if x)
+    notes = " ".join(notes.split())  # a compiler's multi-line message would break the table's row
     return (f"| {name} | {_fmt(roof.get('pct'), '.0f', '%')} | {'yes' if roof.get('below40') else 'no' if roof else '–'} | "
             f"{_fmt(o.get('seconds'), '.0f', ' s')} | {best} | {_fmt((o.get('best') or {}).get('speedup'), '.2f', 'x')} | "
             f"{_fmt(speedup(e, 'product'), '.2f', 'x')} / {_fmt(speedup(e, 'do_bench'), '.2f', 'x')} | {verdict} | "
@@ -113,6 +115,36 @@ def render(merged: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def scrub(entry: dict) -> dict:
+    """What the results folder may keep of a kernel's entry: no rewritten source (the kernel is a
+    third party's) and no path of the machine that ran it."""
+    harness = entry.get("harness")
+    if isinstance(harness, str) and "/" in harness:
+        entry["harness"] = "bench/generated harness: " + os.path.basename(harness)
+    o = entry.get("optimize") or {}
+    if str(o.get("crash") or "").startswith("OptimizeError: "):  # shards from before run_optimize told them apart
+        o["refused"], o["crash"] = o["crash"][len("OptimizeError: "):], None
+    o.pop("best_source", None)
+    if isinstance(o.get("best"), dict):
+        o["best"].pop("diff", None)
+    return _scrub_text(entry)
+
+
+_PATHS = [(re.compile(r"/[\w./-]*/site-packages/"), "<site-packages>/"), (re.compile(r"/tmp/[\w.-]+"), "<tmp>")]
+
+
+def _scrub_text(value):
+    if isinstance(value, str):
+        for pattern, repl in _PATHS:
+            value = pattern.sub(repl, value)
+        return value
+    if isinstance(value, dict):
+        return {k: _scrub_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_text(v) for v in value]
+    return value
+
+
 def merge(paths: list[str], results: str) -> int:
     merged, kernels = {}, []
     for p in paths:
@@ -125,7 +157,7 @@ def merge(paths: list[str], results: str) -> int:
         for k in ("date", "gpu", "torch", "triton", "budget_s", "rounds", "product_timer"):
             merged.setdefault(k, shard.get(k))
         merged.setdefault("ceilings", {})[shard.get("shard", p)] = shard.get("ceilings")
-        kernels += shard.get("kernels", [])
+        kernels += [scrub(e) for e in shard.get("kernels", [])]
     order = {"dev": 0, "tritonbench": 1, "heldout": 2}
     merged["kernels"] = sorted(kernels, key=lambda e: (order.get(e.get("set"), 3), e["kernel"]))
     sets = sorted({e.get("set") for e in kernels}, key=lambda s: order.get(s, 3))
