@@ -16,7 +16,7 @@ from tritonlens.rewrite import config_timing
 from tritonlens.rewrite.api import OptimizeOptions, OptionsError, optimize_file
 from tritonlens.rewrite.llm_client import LLMSettings
 from tritonlens.rewrite.options import DEFAULT_BUDGET_S, Budget
-from tritonlens.rewrite.verify import Verifier
+from tritonlens.rewrite.verify import Verifier, VerifyError
 
 VADD = (FIXTURES / "vadd.py").read_text()
 
@@ -176,3 +176,32 @@ def test_a_knob_that_cannot_move_is_named_in_the_report(tmp_path):
     assert "config search of rowsum_kernel left BLOCK_M: grid passed in as a parameter" in report.notes
     assert report.candidates and all("BLOCK_M=16" in (c.diff or "") or "BLOCK_M" not in (c.diff or "")
                                      for c in report.candidates)
+
+
+class _FaultingGPU:
+    """The verifier as the config search sees it on a GPU where one variant faults. A CUDA fault
+    cannot happen on a machine without a GPU, and in the interpreter a candidate's error is its
+    own; what is under test is how the search schedules the batches around a worker that died."""
+
+    mode, device = "gpu", "H100"
+
+    def __init__(self, faulty: str):
+        self.faulty, self.jobs = faulty, []
+
+    def precompile(self, sources, quick, cancel=None, limit=None):
+        return None
+
+    def tune(self, batch, cancel=None, limit=None):
+        self.jobs.append(list(batch))
+        if self.faulty in batch:
+            raise VerifyError("cuda: AcceleratorError: CUDA error: an illegal memory access was encountered")
+        return [{"id": i, "ok": True, "ms": float(len(s)), "reason": None} for i, s in enumerate(batch)]
+
+
+def test_a_variant_that_faults_costs_only_itself_not_its_batch():
+    gpu = _FaultingGPU(faulty="b")
+    results = config_timing.budgeted_tuner(gpu, Budget(300))(["a", "b", "cc", "ddd"])
+    assert gpu.jobs == [["a", "b"], ["a"], ["b"], ["cc", "ddd"]]
+    assert [(r["id"], r["ok"], r["ms"]) for r in results] == [(0, True, 1.0), (1, False, None), (2, True, 2.0),
+                                                               (3, True, 3.0)]
+    assert results[1]["reason"].startswith("not timed: cuda: AcceleratorError")
