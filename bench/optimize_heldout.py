@@ -15,10 +15,8 @@ Per kernel file:
    Bytes: the sum of the case's tensor arguments and returned tensors (an estimate of the fewest it
    must move); FLOPs: the perf script's own get_tflops (TritonBench-G files using tl.dot only);
    % of roofline = the roofline time of those bytes and FLOPs over the measured time;
-3. optimize_file(..., proposers=("config", "rules"), harness=...) under a whole-run budget
-   (--budget-s: passed as budget_s where optimize_file takes it, else enforced through its
-   `cancel` event), timed; an OptimizeError (the product refusing an original it cannot verify)
-   is kept as a refusal, any other exception is a crash, each with its text;
+3. optimize_file(..., proposers=("config", "rules"), harness=...) under its budget (--budget-s),
+   timed; an OptimizeError (an original it cannot verify) is a refusal, any other a crash;
 4. independently of the product's figures: original and accepted best on the full performance
    input, outputs compared (the original run twice: a kernel that differs from itself is not
    judged), then timed in --rounds interleaved rounds under the product's timer and do_bench.
@@ -121,8 +119,7 @@ def load_cases(item: dict, prep: dict, cpu: bool) -> list:
 
 
 def run_optimize(name: str, kernel: str, harness: str, timeout: float, budget_s: float) -> dict:
-    """optimize_file under its own whole-run budget; an OptimizeError is a refusal, any other
-    exception a crash, each kept with its text."""
+    """optimize_file under its own budget; an OptimizeError is a refusal, any other exception a crash."""
     from tritonlens.rewrite.api import OptimizeError, OptimizeOptions, optimize_file
 
     options = OptimizeOptions(proposers=("config", "rules"), harness=harness, job_timeout_s=timeout,

@@ -33,12 +33,11 @@ import sys
 import time
 import types
 
+import input_cache
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = "TritonBench_v1"
-# a folder where the chosen inputs are kept once built: a perf script builds every size on the host
-# (an int4 matmul's took 40 s), and each fresh worker would pay that again out of optimize's budget
-INPUT_CACHE = None
-INPUT_CACHE_MAX_BYTES = 8 << 30
+INPUT_CACHE = None  # a folder for input_cache.py: the chosen inputs, kept once built
 KERNEL_DIR = None  # a folder of kernel files to use instead of the corpus's (the CPU smoke's stripped copies)
 
 
@@ -285,10 +284,8 @@ def case_for(obj, kmod, inp):
 
 def choose(stem: str, cap_bytes: float = 6e9, cap_s: float = 0.25, cpu: bool = False) -> dict:
     """The performance input (the largest under `cap_bytes` whose run of the original takes under
-    `cap_s`: timed here, the second of two runs) and the correctness inputs (the smallest, and one
-    a third of the way up when there are more; the next smallest in place of one the original fails
-    on). On the CPU (interpreter): the second smallest and
-    the smallest, nothing run."""
+    `cap_s`: timed here, the second of two runs) and the correctness inputs (the smallest and one a
+    third of the way up that the original runs on). CPU: the second smallest and the smallest."""
     kmod, obj = load(stem)
     sizes = [nbytes(x) for x in inputs(obj, keep=())]
     order = sorted(range(len(sizes)), key=lambda i: (sizes[i], i))
@@ -339,12 +336,10 @@ def choose(stem: str, cap_bytes: float = 6e9, cap_s: float = 0.25, cpu: bool = F
 
 
 def _running(obj, kmod, order: list, want: int, tried: list) -> list:
-    """The first `want` inputs in `order` the original runs on: a check input it fails on (a
-    head width its dot refuses, a branch only another vendor compiles) makes every check fail."""
+    """The first `want` inputs in `order` the original runs on: one it fails on fails every check."""
     import torch
 
-    found = inputs(obj, keep=order) if order else []
-    ok = []
+    found, ok = (inputs(obj, keep=order) if order else []), []
     for i in order:
         if len(ok) == want:
             break
@@ -355,9 +350,8 @@ def _running(obj, kmod, order: list, want: int, tried: list) -> list:
             ok.append(i)
         except Exception as exc:  # noqa: BLE001 - the next size may run
             tried.append({"index": i, "check_error": f"{type(exc).__name__}: {exc}"[:300]})
-        finally:
-            found[i] = None
-            torch.cuda.empty_cache()
+        found[i] = None
+        torch.cuda.empty_cache()
     return ok
 
 
@@ -367,41 +361,14 @@ def cases(stem: str, perf_index: int, check=(), cpu: bool = False):
         _map_cuda_to_cpu()
     kmod, obj = load(stem)
     keep = [perf_index] + [i for i in check if i != perf_index]
-    chosen = _cached_inputs(stem, keep, cpu)
+    chosen = input_cache.load(INPUT_CACHE, stem, keep, cpu)
     if chosen is None:
         found = inputs(obj, keep=keep)
         chosen = [found[i] for i in keep]
         found = None
-        _cache_inputs(stem, keep, cpu, chosen)
+        input_cache.save(INPUT_CACHE, stem, keep, cpu, chosen, nbytes(chosen))
     for inp in chosen:
         yield case_for(obj, kmod, inp)[0]
-
-
-def _cache_path(stem: str, keep, cpu: bool) -> str | None:
-    if not INPUT_CACHE:
-        return None
-    return os.path.join(INPUT_CACHE, f"{stem}_{'_'.join(map(str, keep))}{'_cpu' if cpu else ''}.pt")
-
-
-def _cached_inputs(stem: str, keep, cpu: bool):
-    import torch
-
-    path = _cache_path(stem, keep, cpu)
-    if path is None or not os.path.isfile(path):
-        return None
-    return torch.load(path, weights_only=False)  # written by _cache_inputs below, from the same perf script
-
-
-def _cache_inputs(stem: str, keep, cpu: bool, chosen) -> None:
-    import torch
-
-    path = _cache_path(stem, keep, cpu)
-    if path is None or nbytes(chosen) > INPUT_CACHE_MAX_BYTES:
-        return
-    os.makedirs(INPUT_CACHE, exist_ok=True)
-    part = f"{path}.{os.getpid()}.part"
-    torch.save(chosen, part)
-    os.replace(part, path)  # a worker reading it meanwhile sees the whole file or none
 
 
 def _map_cuda_to_cpu() -> None:
