@@ -19,6 +19,27 @@ def clip(text: str, width: int = CODE_WIDTH) -> str:
     return one if len(one) <= width else one[:width - 1].rstrip() + "…"
 
 
+def clip_words(text: str, width: int) -> str:
+    """`text` on one line, cut at a word boundary to fit `width` with '…': never inside a name."""
+    one = " ".join(text.split())
+    if len(one) <= width:
+        return one
+    cut = one[:width - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 0 else cut).rstrip(" ,;:") + "…"
+
+
+def without_tail(text: str, width: int) -> str:
+    """`text` within `width`: its trailing clauses (" (…)", "; …") dropped, last first, while it is
+    too long; cut at a word boundary only when its first clause alone is."""
+    while len(text) > width:
+        cut = max(text.rfind(" ("), text.rfind("; "))
+        if cut <= 0:
+            return clip_words(text, width)
+        text = text[:cut]
+    return text
+
+
 def code(text: str, width: int = CODE_WIDTH) -> str:
     """`text` on one line in single quotes, cut to `width` characters with '…'."""
     return f"'{clip(text, width)}'"
@@ -28,6 +49,17 @@ def name(text: str, width: int = CODE_WIDTH) -> str:
     """A bare identifier as is; anything else (an expression, a call) quoted with code()."""
     one = " ".join(text.split())
     return one if one.replace(".", "").replace("_", "").isalnum() and len(one) <= width else code(one, width)
+
+
+def names(items, width: int = CODE_WIDTH) -> str:
+    """'a, b and 3 more': as many whole names as fit in `width`, never one cut in the middle."""
+    items = [str(i) for i in items]
+    for shown in range(len(items), 0, -1):
+        rest = len(items) - shown
+        text = ", ".join(items[:shown]) + (f" and {rest} more" if rest else "")
+        if len(text) <= width or shown == 1:
+            return text
+    return ""
 
 
 def fit(message: str, *details: str, limit: int = MESSAGE_LIMIT) -> str:

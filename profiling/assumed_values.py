@@ -124,6 +124,10 @@ class Assumer:
         # static_range(N), static_range(0, N - 1, 2): any name in its bounds unrolls the loop
         self.unrolled = {n for m in re.finditer(r"static_range\(([^()\n]*)\)", self.text)
                          for n in re.findall(r"[A-Za-z_]\w*", m.group(1))}
+        # a float by how the kernel uses it: divided into (`label_smoothing / n_cols`), taken from 1
+        # (`1 - label_smoothing`) or compared with a float literal; a size is rarely any of these
+        self.as_float = _found(self.text, rf"{words}\s*/(?![/=])", rf"\b1(?:\.0*)?\s*-\s*{words}",
+                               rf"{words}\s*[<>]=?\s*\d*\.\d")
         self.compared: dict[str, str] = {}  # name → the first literal or name it is compared with
         for m in re.finditer(r"([\w.]+|\"[^\"\n]*\"|'[^'\n]*')\s*==\s*([\w.]+|\"[^\"\n]*\"|'[^'\n]*')", self.text):
             self.compared.setdefault(m.group(1), m.group(2))
@@ -287,6 +291,8 @@ class Assumer:
             why = ("a tile with tl.dot" if dot else "one of the kernel's 2-D tile sizes" if size == DOT_TILE
                    else "one of its 3 or more tile sizes, kept small" if size == SMALL_TILE else "a 1-D tile")
             return Filled(size, "assumed", why)
+        if name in self.as_float:
+            return Filled(0.1, "assumed", "a float, by how the kernel uses it")
         return Filled(representative_size(name), "assumed", f"a representative size for {name}")
 
     def _compared_literal(self, name: str):

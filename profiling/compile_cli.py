@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from tritonlens.profiling.occupancy import TARGET_LIMITS
+from tritonlens.analysis.report import to_text
+from tritonlens.profiling.occupancy import TARGET_LIMITS, occupancy_text
 from tritonlens.profiling.worker.compile_report import CompileReport
 
 # The CLI's JSON contract: exactly these keys, in this order (README, "Where configurations come from").
@@ -86,17 +87,16 @@ def _text(result: CompileReport, findings) -> str:
                 out.append(f"      compile error at {e.line}:{(e.column or 0) + 1}: {e.message}")
                 continue
             out.append(f"      registers {c.registers}, spills {c.spill_bytes} B, shared {c.shared_bytes:,} B, "
-                       f"occupancy {c.occupancy:g}% (limited by {c.limiter})")
+                       f"{occupancy_text(c.occupancy, c.limiter)}")
             out.append(f"      mma {c.mma or '-'}, loads pipelined {c.pipeline or '-'}, vectorised "
                        f"{'-' if c.vectorized is None else 'yes' if c.vectorized else 'no'}")
-        hot = sorted(k.lines, key=lambda ln: -ln.instructions)[:3]
+        hot = sorted((ln for ln in k.lines if ln.line > 0), key=lambda ln: -ln.instructions)[:3]  # 0: no line info
         if hot:
             out.append("    busiest lines: " + ", ".join(f"{ln.line} ({ln.instructions} instr"
                                                           + (f", {ln.spill_bytes} B spills" if ln.spill_bytes
                                                              else "") + ")" for ln in hot))
-    for f in findings:
-        out.append(f"{result.path}:{f.range.start.line + 1}:{f.range.start.column + 1}: {f.code} "
-                   f"[{f.severity.value}] {f.message}")
+    if findings:  # the one line format `check` prints
+        out.append(to_text([(result.path, findings)]))
     return "\n".join(out)
 
 

@@ -20,6 +20,7 @@ from tritonlens.analysis.findings import (
     Related,
     Severity,
 )
+from tritonlens.profiling.compile_hints import hint_if_assumed
 from tritonlens.profiling.occupancy import TARGET_LIMITS, limits_for
 from tritonlens.profiling.worker.compile_report import (
     CompileReport,
@@ -28,7 +29,6 @@ from tritonlens.profiling.worker.compile_report import (
 )
 
 SPILL_WARNING = 256  # bytes: below, info
-SPILL_ERROR = 1024  # bytes: from here on, error
 LOW_OCCUPANCY = 25.0  # percent
 LABEL_WIDTH = 40  # characters of a configuration's label a message quotes
 
@@ -97,13 +97,14 @@ def findings_from(result: CompileReport, text: str | None = None) -> list[Findin
         name = k.name
         defr = src.def_range(k.line, name)
         configs = k.configs
-        out += _tl105(src, name, defr, configs)
+        found = _tl105(src, name, defr, configs)
         ok = [c for c in configs if c.compiled]
-        out += _tl104(name, defr, ok, target)
-        out += _tl101(src, name, defr, ok)
-        out += _tl102(name, defr, ok, target)
-        out += _tl103(src, name, ok, target)
-        out += _tl106(src, name, ok)
+        found += _tl104(name, defr, ok, target)
+        found += _tl101(src, name, defr, ok)
+        found += _tl102(name, defr, ok, target)
+        found += _tl103(src, name, ok, target)
+        found += _tl106(src, name, ok)
+        out += [hint_if_assumed(f, configs, src.lines, k.line) for f in found]
     return out
 
 
@@ -154,15 +155,14 @@ def _tl101(src, name, defr, ok) -> list[Finding]:
         return []
     w = _worst(spilling, lambda c: c.spill_bytes)
     sb = w.spill_bytes
-    severity = Severity.INFO if sb < SPILL_WARNING else Severity.WARNING if sb < SPILL_ERROR else Severity.ERROR
+    severity = Severity.INFO if sb < SPILL_WARNING else Severity.WARNING  # spills slow a kernel; Triton runs it
     hot = sorted((ln for ln in w.lines if ln.spill_bytes > 0 and ln.line != _line_of(defr)),
                  key=lambda ln: -ln.spill_bytes)
     rng = src.range(hot[0].line) if hot else defr
     related = tuple(Related(src.range(ln.line), f"{ln.spill_bytes} B of spill loads/stores on this line")
                     for ln in hot[:5])
     where = f"; most spill traffic on line {hot[0].line}" if hot else ""
-    msg = mt.fit(f"{w.registers} registers per thread and {_fmt(sb)} B of spills to local memory per thread", where,
-                 _label(w))
+    msg = mt.fit(f"{w.registers} registers and {_fmt(sb)} B of spills to local memory per thread", where, _label(w))
     return [Finding("TL101", severity, msg, rng, kernel=name, related=related,
                     data={"configs": [c.label for c in spilling], "spill_bytes": sb,
                           "lines": [ln.line for ln in hot]})]
@@ -266,13 +266,13 @@ def _tl106(src, name, ok) -> list[Finding]:
         w = c.vector_whatif
         if w is None:
             continue
-        args = mt.clip(", ".join(w.arguments), 30)
+        args = mt.names(w.arguments, 40)
         for item in w.lines:
             if item.line in done:
                 continue
             done.add(item.line)
-            msg = mt.fit(f"loads on this line move {item.bytes} B per instruction; with {args} divisible by 16 "
-                         f"they would move {item.could_be} B", _label(c))
+            msg = mt.fit(f"loads move {item.bytes} B per instruction, {item.could_be} B with {args} divisible by 16",
+                         _label(c))
             out.append(Finding("TL106", Severity.WARNING, msg, src.range(item.line), kernel=name,
                                data={"arguments": w.arguments, "bytes": item.bytes, "could_be": item.could_be,
                                      "config": c.label}))

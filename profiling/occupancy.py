@@ -58,3 +58,12 @@ def occupancy(target: str, registers: int, shared_bytes: int, num_warps: int) ->
         limiter = next(k for k in ("registers", "shared memory", "warps", "blocks") if by[k] == blocks)
     warps = blocks * num_warps
     return Occupancy(blocks, warps, round(100.0 * warps / lim.max_warps, 1), limiter, by)
+
+
+def occupancy_text(percent: float | None, limiter: str | None) -> str:
+    """'occupancy 25% (limited by registers)'; at 100% nothing limits it, and it says no more."""
+    if percent is None:
+        return "occupancy unknown"
+    if percent >= 100 or not limiter:
+        return f"occupancy {percent:g}%"
+    return f"occupancy {percent:g}% (limited by {limiter})"

@@ -14,8 +14,10 @@ config's "assumed" list, after the assumed values:
 - pointers (a `*ptr` name, or the base of a `tl.load` / `tl.store` / atomic / block pointer) get the
   element type the analysis' estimates assume (fp16/bf16 when the kernel converts to or allocates in
   half precision, else fp32) and 16-byte alignment, which every torch allocation has;
-- integers get a value that is neither 1 nor divisible by 16: a plain i32 with no specialisation,
-  the compile the JIT would make for the least favourable arguments;
+- strides (named so, or passed as `x.stride(i)`) get what a typical call passes and the JIT
+  specialises: 1 for `x.stride(-1)`, a multiple of 16 for any other (a contiguous row's);
+- other integers get a value that is neither 1 nor divisible by 16: a plain i32 with no
+  specialisation, the compile the JIT would make for the least favourable arguments;
 - floats (annotated, defaulted or passed as such at the launch) get a plain fp32.
 
 Client side only (imports tritonlens.analysis): the worker receives ordinary CONFIG dicts.
@@ -39,6 +41,7 @@ from tritonlens.profiling.representative_eval import HostEval
 MAX_STATIC_CONFIGS = 8  # the worker compiles at most this many per kernel
 # An integer the JIT specialises on nothing: not 1 (a constant) and not a multiple of 16.
 PLAIN_INT = 3
+STRIDE_INT = 4096  # a stride as the JIT sees a contiguous row's: divisible by 16
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _POINTER_CALLS = {"load", "store", "make_block_ptr"} | ATOMICS
 
@@ -177,6 +180,38 @@ def _is_float_param(kernel, param, launch, src) -> str | None:
                         return "launch"
     if is_float_name(param.name):
         return "name"
+    if _converted_to_float(kernel.text or src.text_of(kernel.outer), param.name):
+        return "use"
+    return None
+
+
+_TO_FLOAT = r"\.to\(\s*(?:tl\.(?:float|bfloat)\d+|\w*dtype\w*)"
+
+
+def _converted_to_float(text: str, name: str) -> bool:
+    """`gate_multiplier.to(tl.float32)`, `offset.to(X_dtype)`: a scalar the kernel turns into a
+    float and never uses as an index (compared, in a pointer's offset, a loop bound, `//`, `%`)."""
+    n = re.escape(name)
+    if not re.search(rf"\b{n}{_TO_FLOAT}", text):
+        return False
+    index = (rf"\b{n}\b\s*(?:[<>]|//|%)", rf"(?:[<>]=?|//|%)\s*\b{n}\b", rf"ptr\w*\s*\+[^,\n)]*\b{n}\b",
+             rf"range\([^)\n]*\b{n}\b")
+    return not any(re.search(p, text) for p in index)
+
+
+_LAST_STRIDE = re.compile(r"\.stride\(\s*-1\s*\)")
+
+
+def _stride_value(kernel, param, launch, src) -> int | None:
+    """The value a typical call passes for a stride the launch does not give: 1 for the last
+    dimension's (`x.stride(-1)`), a multiple of 16 for any other (a contiguous row of a size the
+    JIT sees divisible by 16, as model widths are); None: not a stride."""
+    node = _launch_arg(kernel, launch, param.name)
+    text = src.text_of(node) if node is not None else ""
+    if _LAST_STRIDE.search(text):
+        return 1
+    if "stride" in param.name.lower() or ".stride(" in text:
+        return STRIDE_INT
     return None
 
 
@@ -270,7 +305,7 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
     index_args = []
     launch_pins = pins.for_launch(cfg.launch.line if cfg.launch is not None else None)
     args, sources, notes = {}, {}, []
-    aligned, plain, floats = [], [], []
+    aligned, plain, floats, strides, unit = [], [], [], [], []
     for p in k.params:
         v = values.get(p.name)
         if p.is_constexpr:
@@ -305,6 +340,9 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
         if _is_float_param(k, p, cfg.launch, src):
             args[p.name] = {"kind": "float", "value": 1.0}
             floats.append(p.name)
+        elif (stride := _stride_value(k, p, cfg.launch, src)) is not None:
+            args[p.name] = {"kind": "int", "value": stride}
+            (unit if stride == 1 else strides).append(p.name)
         else:
             args[p.name] = {"kind": "int", "value": PLAIN_INT}
             plain.append(p.name)
@@ -321,6 +359,11 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
     if index_args:
         notes.append("pointers assumed integer (their loads index other pointers, bound loops or are "
                      "bit-shifted): " + ", ".join(index_args))
+    if strides:
+        notes.append("strides assumed divisible by 16, as the JIT specialises a contiguous tensor's row stride: "
+                     + ", ".join(strides))
+    if unit:
+        notes.append("strides of the last dimension assumed 1, as the JIT specialises them: " + ", ".join(unit))
     if plain:
         notes.append("integers unknown, compiled as plain i32 (not 1, not divisible by 16): " + ", ".join(plain))
     if floats:

@@ -15,6 +15,7 @@ from urllib.parse import quote
 from lsprotocol import types
 from tritonlens.analysis.kernel_roles import role_of
 from tritonlens.analysis.values import UNKNOWN
+from tritonlens.profiling.occupancy import occupancy_text
 
 from . import kernel_results, markup
 from .diagnostics import kernel_hash
@@ -64,8 +65,7 @@ def _size(n: int | None) -> str:
 
 def _compiled_line(c, of: int) -> str:
     spills = "no spills" if not c.spill_bytes else f"{_size(c.spill_bytes)} spilled"
-    occ = "occupancy unknown" if c.occupancy is None else f"occupancy {c.occupancy:g}%" + (
-        f" (limited by {c.limiter})" if c.limiter else "")
+    occ = occupancy_text(c.occupancy, c.limiter)
     mma = f"MMA {c.mma}" if c.mma else "no tl.dot"
     which = f" (the first of {of} configurations)" if of > 1 else ""
     return f"{c.registers} registers, {spills}, {_size(c.shared_bytes)} shared memory, {occ}, {mma}{which}"

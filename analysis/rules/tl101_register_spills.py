@@ -1,7 +1,9 @@
 """TL101 — register spills
 
-Warning is the default; each finding's severity follows the spill stack per thread: info below
-256 B, warning below 1 KiB, error from 1 KiB.
+Warning is the default, and the most it reaches: spills slow a kernel, Triton still runs it. A
+spill stack under 256 B per thread is info. A finding from a configuration whose values were
+assumed says so first ("assuming BLOCK_SIZE=4096, num_warps=4: …") and offers the pin comment
+that makes them the user's.
 
 ## What it finds
 A kernel configuration whose compiled code keeps part of its live values in local memory

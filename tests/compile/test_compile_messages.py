@@ -75,8 +75,7 @@ def test_every_compile_rule_states_its_fact_within_the_limit_in_plain_text():
 
 def test_a_short_label_is_named_in_the_message():
     (f,) = findings_from(_report(_config(label="launch of case 0, grid 64", vector_whatif=_whatif(args=("n",)))), TEXT)
-    assert f.message == ("loads on this line move 4 B per instruction; with n divisible by 16 they would move 16 B "
-                         "(launch of case 0, grid 64)")
+    assert f.message == "loads move 4 B per instruction, 16 B with n divisible by 16 (launch of case 0, grid 64)"
 
 
 def test_tl106_judges_the_performance_case_not_a_ragged_correctness_case():
@@ -113,3 +112,47 @@ def test_a_ragged_second_case_gets_no_tl106_when_the_performance_case_vectorizes
     assert [lb.split(",")[0] for lb in labels] == ["launch of case 0", "launch of case 1"], labels
     assert any(c.vector_whatif is not None for c in configs)  # the ragged case alone would give TL106
     assert not [f for f in findings_from(result) if f.code == "TL106"]
+
+
+ASSUMED = ["assumed BLOCK_SIZE=4096 (one of the kernel's 1-D block sizes; pin it: `# tritonlens: BLOCK_SIZE=4096` "
+           "above the kernel)", "assumed num_warps=4 (Triton's default; pin it: `# tritonlens: num_warps=4` above the "
+           "kernel)", "assumed: integers unknown, compiled as plain i32 (not 1, not divisible by 16): n_cols"]
+KERNEL = "import triton\n\n\n@triton.jit\ndef attention_fwd_kernel(x, n):\n    pass\n"
+
+
+def _assumed_report(**facts) -> CompileReport:
+    cfg = _config(label="assumed: launch at line 30", source="assumed", assumed=ASSUMED,
+                  value_sources={"BLOCK_SIZE": "assumed", "num_warps": "assumed"}, **facts)
+    return CompileReport(path="k.py", target="sm_90", kernels=[KernelCompile(name="attention_fwd_kernel", line=5,
+                                                                          configs=[cfg])])
+
+
+def test_a_finding_from_assumed_values_is_a_hint_that_names_them_and_offers_the_pin():
+    spills = _assumed_report(spill_bytes=10_736, lines=[LineFacts(line=6, instructions=40, spill_bytes=2048)])
+    (f,) = findings_from(spills, KERNEL)
+    # spills never stop Triton, and an assumed configuration is our guess, not the user's code
+    assert f.severity.value == "warning"
+    assert f.message == ("assuming BLOCK_SIZE=4096, num_warps=4: 255 registers and 10,736 B of spills to local "
+                         "memory per thread")  # the detail that no longer fits is in data and related
+    assert f.data["assumed"] == ["BLOCK_SIZE=4096", "num_warps=4"]
+    assert f.fix.title == "pin BLOCK_SIZE=4096, num_warps=4 above the kernel"
+    assert f.fix.applicability.value == "unsafe"  # offered in the editor, never applied by check --fix
+    [edit] = f.fix.edits
+    assert (edit.range.start.line, edit.range.start.column, edit.new_text) == (
+        3, 0, "# tritonlens: BLOCK_SIZE=4096 num_warps=4\n")  # above the decorator
+
+
+def test_a_compile_error_from_assumed_values_is_a_warning_and_one_from_the_users_values_an_error():
+    failure = CompileFailure(type="CompilationError", message="arange's range must be a power of 2", line=6, column=4)
+    (assumed,) = findings_from(_assumed_report(error=failure, registers=None), KERNEL)
+    assert assumed.code == "TL105" and assumed.severity.value == "warning"
+    assert assumed.message.startswith("assuming BLOCK_SIZE=4096, num_warps=4: Triton compile error: arange's range")
+    captured = _report(ConfigFacts(label="launch of case 0", labels=["launch of case 0"], error=failure))
+    (real,) = findings_from(captured, KERNEL)
+    assert real.severity.value == "error" and real.fix is None and "assuming" not in real.message
+
+
+def test_a_long_list_of_names_is_cut_between_names_never_inside_one():
+    (f,) = findings_from(_report(_config(label="x", vector_whatif=_whatif(
+        args=("Y_row_stride", "X_row_stride", "W_row_stride", "RSTD_row_stride")))), TEXT)
+    assert "with Y_row_stride, X_row_stride and 2 more divisible by 16" in f.message, f.message

@@ -283,3 +283,44 @@ def test_packed_words_unpacked_in_a_helper_and_a_bit_width_by_its_name():
     (cfg,) = configs["dequant"]
     assert cfg["args"]["P"]["dtype"] == "int32" and cfg["args"]["Out"]["dtype"] == "float16"
     assert cfg["args"]["BITS"]["value"] == 4
+
+
+ROW_NORM = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_norm_kernel(Y_ptr, X_ptr, W_ptr, Y_row_stride, X_row_stride, x_col_stride, n_cols, offset, gate,
+                    smoothing: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < n_cols
+    x = tl.load(X_ptr + row * X_row_stride + cols * x_col_stride, mask=mask, other=0.0).to(tl.float32)
+    w = tl.load(W_ptr + cols, mask=mask, other=0.0) + offset.to(tl.float32)
+    eps = smoothing / n_cols
+    y = x * w * gate.to(tl.float32) * (1 - smoothing) + eps
+    tl.store(Y_ptr + row * Y_row_stride + cols, y, mask=mask)
+
+
+def row_norm(y, x, w, offset, gate, smoothing, block):
+    row_norm_kernel[(x.shape[0],)](y, x, w, y.stride(0), x.stride(0), x.stride(-1), x.shape[1], offset, gate,
+                                   smoothing=smoothing, BLOCK_SIZE=block)
+'''
+
+
+def test_integers_are_specialised_as_the_jit_would_for_a_typical_call_and_floats_by_their_use():
+    configs, _ = static_configs_of_text(ROW_NORM)
+    (cfg,) = configs["row_norm_kernel"]
+    args = cfg["args"]
+    # a row stride divisible by 16, a last-dimension stride of 1: as a contiguous tensor's
+    assert args["Y_row_stride"] == args["X_row_stride"] == {"kind": "int", "value": 4096}
+    assert args["x_col_stride"] == {"kind": "int", "value": 1}
+    assert args["n_cols"] == {"kind": "int", "value": 3}  # a size: no specialisation, the least favourable
+    # scalars the kernel turns into floats, and a constexpr it divides and takes from 1, are floats
+    assert args["offset"] == args["gate"] == {"kind": "float", "value": 1.0}
+    assert args["smoothing"] == {"kind": "constexpr", "value": 0.1}
+    notes = "\n".join(cfg["assumed"])
+    assert "strides assumed divisible by 16, as the JIT specialises a contiguous tensor's row stride: " \
+           "Y_row_stride, X_row_stride" in notes
+    assert "strides of the last dimension assumed 1, as the JIT specialises them: x_col_stride" in notes
+    assert "assumed smoothing=0.1 (a float, by how the kernel uses it" in notes
