@@ -190,9 +190,14 @@ class Assumer:
 
     def _from_launch(self, cfg, name) -> Filled | None:
         node = self._arg_node(cfg.launch, name)
-        if node is None:
-            return None
-        value, used = self.host.launch_arg(cfg.launch, node)
+        if node is not None:
+            value, used = self.host.launch_arg(cfg.launch, node)
+        else:
+            splat = next((a for a in (cfg.launch.args if cfg.launch is not None else ())
+                          if a.type == "dictionary_splat"), None)
+            if splat is None:
+                return None
+            value, used = self.host.launch_kwarg(cfg.launch, splat, name)  # `**kernel_args`
         if not _ok(value) or (name in ("num_warps", "num_stages") and not isinstance(value, int)):
             return None
         if not used:

@@ -84,6 +84,7 @@ class HostExpressions:
 
     used: dict[str, int]
     _files: object
+    sizes: dict[str, int] = {}  # representative sizes chosen in place of the usual ones (HostEval's retries)
 
     def _user_function(self, name: str, args: list, kwargs: dict, f: ProjectFile):
         raise NotImplementedError
@@ -118,6 +119,15 @@ class HostExpressions:
                                                and c.named_children[0].type == "list_splat") for c in kids):
                 return UNKNOWN
             return tuple(self.value(c, env, f) for c in kids)
+        if t == "dictionary":  # `kernel_args = {"BLOCK_ROW": 16}`: keyword arguments built up for a launch
+            out = {}
+            for pair in node.named_children:
+                key = pair.child_by_field_name("key") if pair.type == "pair" else None
+                k = literal(key, src) if key is not None and key.type == "string" else UNKNOWN
+                if not isinstance(k, str):
+                    return UNKNOWN
+                out[k] = self.value(pair.child_by_field_name("value"), env, f)
+            return out
         if t == "unary_operator":
             return unary(src.text_of(node.child_by_field_name("operator")),
                          self._num(self.value(node.child_by_field_name("argument"), env, f)))
@@ -161,8 +171,9 @@ class HostExpressions:
 
     def _num(self, v):
         if isinstance(v, Size):
-            size = representative_size(v.name) if v.name else SIZE
-            self.used[v.name or "a tensor dimension"] = size
+            key = v.name or "a tensor dimension"
+            size = self.sizes.get(key) or (representative_size(v.name) if v.name else SIZE)
+            self.used[key] = size
             return size
         return v
 

@@ -30,6 +30,7 @@ assumed (and from what), or read statically when none was.
 
 from __future__ import annotations
 
+import itertools
 import os
 
 from tritonlens.analysis.source import Source
@@ -47,6 +48,11 @@ from tritonlens.profiling.project_files import ProjectFile, ProjectFiles
 
 __all__ = ["HostEval", "Size", "representative_size"]
 MAX_STEPS = 400
+# Sizes tried, in order, for the names a condition on the way to a launch read when the usual ones
+# contradict it: smaller and larger powers of two, the usual 4096 first.
+ALTERNATIVE_SIZES = (4096, 256, 65536, 1024, 128, 16384, 64, 32768, 512, 16)
+MAX_RETRIES = 200
+MAX_NAMES = 3
 
 
 class Env(dict):
@@ -68,29 +74,77 @@ class HostEval(HostExpressions):
         self._control: list[dict[str, int]] = []  # what the conditions around the statement read
         self._steps = 0
         self._depth = 0
-        self._envs: dict[int, Env] = {}  # per launch: the wrapper's names when it is reached
+        self._envs: dict[int, tuple[Env, dict]] = {}  # per launch: the wrapper's names when it is reached
+        self._contradicted: set[str] = set()  # sizes a condition on the way to the launch read the other way
 
     # -- the answer for a launch ------------------------------------------------------------------
 
     def launch_arg(self, launch, node):
         """The value `node` (an argument of `launch`) takes when the wrapper runs on representative
         sizes: (value or UNKNOWN, {name: representative size it read})."""
-        env = self._envs.get(launch.node.start_byte)
-        if env is None:
-            env = self._envs[launch.node.start_byte] = Env()
-            self._steps, self._control = 0, []
-            try:
-                if launch.wrapper is not None:
-                    self._bind_params(launch.wrapper, env, self.main, [], {})
-                    self._run_to(launch.wrapper.child_by_field_name("body"), launch.node, env, self.main)
-            except (Unfoldable, Returned, RecursionError):
-                pass  # the names bound so far stand
+        key = launch.node.start_byte
+        if key not in self._envs:
+            self._envs[key] = self._reach(launch)
+        env, self.sizes = self._envs[key]
         self.used, self._steps = {}, 0
         try:
             value = self.value(node, env, self.main)
         except (Unfoldable, Returned, RecursionError):
             value = UNKNOWN
+        finally:
+            self.sizes = {}
         return value, dict(self.used)
+
+    def launch_kwarg(self, launch, splat, name: str):
+        """What `**kwargs` (`splat`, a launch's dictionary_splat) gives for `name`: (value, sizes read),
+        UNKNOWN when the dict or the key is not known."""
+        inner = splat.named_children[0] if splat.named_children else None
+        held, used = self.launch_arg(launch, inner) if inner is not None else (UNKNOWN, {})
+        if not isinstance(held, dict) or name not in held:
+            return UNKNOWN, used
+        value = held[name]
+        key = f"{self.main.src.text_of(inner)}[{name}]"
+        env, _ = self._envs[launch.node.start_byte]
+        return (Size(value.name) if isinstance(value, Size) else value), {**used, **env.deps.get(key, {})}
+
+    def _reach(self, launch) -> tuple[Env, dict[str, int]]:
+        """The wrapper's names when it reaches `launch`, and the representative sizes they rest on.
+        A launch under `if BLOCK_SIZE > 256: … else:` is reached only with sizes that make the
+        conditions on its way come out its way: where the usual sizes contradict them, other sizes
+        are tried for the names those conditions read (a kernel launched only for small rows is
+        not compiled with a tile of 4096)."""
+        env, contradicted = self._run_wrapper(launch, {})
+        names, tries = sorted(contradicted)[:MAX_NAMES], 0
+        while names and tries < MAX_RETRIES:
+            grown = None
+            for choice in itertools.product(ALTERNATIVE_SIZES, repeat=len(names)):
+                tries += 1
+                sizes = dict(zip(names, choice))
+                again, still = self._run_wrapper(launch, sizes)
+                if not still:
+                    return again, sizes
+                if len(names) < MAX_NAMES and still - set(names):  # another condition read another size
+                    grown = sorted(set(names) | still)[:MAX_NAMES]
+                    break
+                if tries >= MAX_RETRIES:
+                    break
+            if grown is None:
+                break
+            names = grown
+        return env, {}  # no size we try reaches it: the usual ones, as before
+
+    def _run_wrapper(self, launch, sizes: dict[str, int]) -> tuple[Env, set[str]]:
+        env = Env()
+        self.sizes, self._steps, self._control, self._contradicted = sizes, 0, [], set()
+        try:
+            if launch.wrapper is not None:
+                self._bind_params(launch.wrapper, env, self.main, [], {})
+                self._run_to(launch.wrapper.child_by_field_name("body"), launch.node, env, self.main)
+        except (Unfoldable, Returned, RecursionError):
+            pass  # the names bound so far stand
+        finally:
+            self.sizes = {}
+        return env, self._contradicted
 
     def expression(self, node, env: dict, src: Source):
         """`node` of `src` (e.g. a heuristic's lambda body) folded with `env`; (value, sizes read)."""
@@ -111,6 +165,8 @@ class HostEval(HostExpressions):
             if not holds:
                 if st.start_byte > target.start_byte:
                     return
+                if st.type == "assert_statement" and st.named_children:
+                    self._must_hold(st.named_children[0], True, env, f)  # `assert BLOCK <= 128`
                 try:
                     self._statement(st, env, f, wrapper=True)
                 except (Unfoldable, Returned):
@@ -118,6 +174,8 @@ class HostEval(HostExpressions):
                 continue
             inner = [c for c in _blocks(st) if c.start_byte <= target.start_byte < c.end_byte]
             if inner:
+                if st.type == "if_statement":
+                    self._check_way(st, inner[0], env, f)
                 self._run_to(inner[0], target, env, f)
             elif st.type == "expression_statement":
                 self._statement(st, env, f, wrapper=True, stop=target)
@@ -168,6 +226,37 @@ class HostEval(HostExpressions):
         if orelse is not None:
             self._branch(orelse, env, f, wrapper, read)
 
+    def _check_way(self, st, taken, env, f: ProjectFile) -> None:
+        """The `if` on the way to the launch enters block `taken`: every condition before it must
+        come out false and its own true."""
+        arms = [(st.child_by_field_name("condition"), st.child_by_field_name("consequence"))]
+        for alt in st.children_by_field_name("alternative"):
+            arms.append((alt.child_by_field_name("condition"), alt.child_by_field_name("consequence"))
+                        if alt.type == "elif_clause" else (None, alt.child_by_field_name("body")))
+        for cond, body in arms:
+            here = body is not None and (body.start_byte, body.end_byte) == (taken.start_byte, taken.end_byte)
+            if cond is None:
+                return
+            self._must_hold(cond, here, env, f)
+            if here:
+                return
+
+    def _must_hold(self, cond, want: bool, env, f: ProjectFile) -> bool | None:
+        """Does `cond` come out `want` on the representative sizes? One that comes out the other way
+        adds the sizes it read to `_contradicted`; an undecided one (UNKNOWN, a bare size) is no
+        contradiction. The value it came out, or None."""
+        outer, self.used = self.used, {}
+        try:
+            c = self.value(cond, env, f)
+        except (Unfoldable, Returned, RecursionError):
+            c = UNKNOWN
+        read, self.used = self.used, outer
+        if c is UNKNOWN or isinstance(c, Size):
+            return None
+        if bool(c) != want:
+            self._contradicted.update(read)
+        return bool(c)
+
     def _branch(self, block, env, f: ProjectFile, wrapper: bool, read: dict) -> None:
         self._control.append(read)
         try:
@@ -207,6 +296,14 @@ class HostEval(HostExpressions):
             name = f.src.text_of(target)
             env[name] = Size(name) if isinstance(value, Size) else value
             env.deps[name] = deps
+            return
+        if target.type == "subscript":  # `kernel_args["BLOCK_ROW"] = BLOCK_ROW` into a dict bound before
+            held = env.get(f.src.text_of(target.child_by_field_name("value")))
+            key = target.child_by_field_name("subscript")
+            k = self.value(key, env, f) if key is not None else UNKNOWN
+            if isinstance(held, dict) and isinstance(k, str):
+                held[k] = value
+                env.deps.setdefault(f"{f.src.text_of(target.child_by_field_name('value'))}[{k}]", deps)
             return
         if target.type in ("pattern_list", "tuple_pattern", "list_pattern"):
             items = [c for c in target.named_children if c.type != "comment"]

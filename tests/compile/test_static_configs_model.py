@@ -324,3 +324,65 @@ def test_integers_are_specialised_as_the_jit_would_for_a_typical_call_and_floats
            "Y_row_stride, X_row_stride" in notes
     assert "strides of the last dimension assumed 1, as the JIT specialises them: x_col_stride" in notes
     assert "assumed smoothing=0.1 (a float, by how the kernel uses it" in notes
+
+
+BRANCHED = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def wide_kernel(x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
+    cols = tl.arange(0, BLOCK_SIZE)
+    tl.store(x_ptr + cols, tl.load(x_ptr + cols, mask=cols < n_cols), mask=cols < n_cols)
+
+
+@triton.jit
+def rows_kernel(x_ptr, n_rows, n_cols, BLOCK_SIZE: tl.constexpr, BLOCK_ROW: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_ROW + tl.arange(0, BLOCK_ROW)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    offs = rows[:, None] * n_cols + cols[None, :]
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def capped_kernel(x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
+    cols = tl.arange(0, BLOCK_SIZE)
+    tl.store(x_ptr + cols, tl.load(x_ptr + cols, mask=cols < n_cols), mask=cols < n_cols)
+
+
+def norm(x):
+    n_rows, n_cols = x.shape
+    BLOCK_SIZE = triton.next_power_of_2(n_cols)
+    kernel_args = {}
+    if BLOCK_SIZE > 256 or n_rows < 4096 * 8:
+        wide_kernel[(n_rows,)](x, n_cols, BLOCK_SIZE=BLOCK_SIZE, **kernel_args)
+    else:
+        BLOCK_ROW = 16
+        kernel_args["BLOCK_ROW"] = BLOCK_ROW
+        rows_kernel[(triton.cdiv(n_rows, BLOCK_ROW),)](x, n_rows, n_cols, BLOCK_SIZE=BLOCK_SIZE, **kernel_args)
+
+
+def capped(x, n_cols):
+    BLOCK_SIZE = triton.next_power_of_2(n_cols)
+    assert BLOCK_SIZE <= 128, "rows longer than 128 take another path"
+    capped_kernel[(1,)](x, n_cols, BLOCK_SIZE=BLOCK_SIZE)
+'''
+
+
+def test_an_assumed_size_takes_the_branch_and_the_asserts_on_the_way_to_its_launch():
+    configs, _ = static_configs_of_text(BRANCHED)
+
+    def values(kernel):
+        (cfg,) = configs[kernel]
+        return {k: v["value"] for k, v in cfg["args"].items() if v["kind"] == "constexpr"}, cfg["assumed"]
+
+    wide, _ = values("wide_kernel")
+    assert wide["BLOCK_SIZE"] == 4096  # the usual size agrees with its branch
+    rows, notes = values("rows_kernel")
+    # the else branch holds only for rows of at most 256 columns, and many rows
+    assert rows == {"BLOCK_SIZE": 256, "BLOCK_ROW": 16}, rows
+    assert any(n.startswith("assumed BLOCK_SIZE=256 (the launch at line 35 with n_cols=256") for n in notes), notes
+    assert not any("BLOCK_ROW" in n for n in notes)  # read from the **kernel_args it is put in: not assumed
+    capped_values, _ = values("capped_kernel")
+    assert capped_values["BLOCK_SIZE"] <= 128, capped_values
