@@ -280,6 +280,8 @@ class Assumer:
         if _DTYPE_NAME.search(name) or name in self.as_dtype:
             if _ACC_NAME.search(name):
                 return Filled(DType("float32"), "assumed", "an accumulator type")
+            if self._bitwise_target(name):
+                return Filled(DType("int32"), "assumed", "an integer type: values cast to it are bit-shifted or masked")
             if self.half:
                 return Filled(DType(self.half), "assumed", f"the kernel names tl.{self.half}")
             return Filled(DType("float32"), "assumed", "a dtype, fp32 by default")
@@ -299,6 +301,14 @@ class Assumer:
         if name in self.as_float:
             return Filled(0.1, "assumed", "a float, by how the kernel uses it")
         return Filled(representative_size(name), "assumed", f"a representative size for {name}")
+
+    def _bitwise_target(self, name: str) -> bool:
+        """Is `name` a dtype that values are cast to and then shifted, or-ed or masked
+        (`values = tl.load(p).to(out_dtype)`, then `values << shifts`)? A float type would not compile."""
+        n = re.escape(name)
+        cast = set(re.findall(rf"([A-Za-z_]\w*)\s*=[^\n]*\.to\(\s*{n}\s*\)", self.text))
+        return any(re.search(rf"\b{re.escape(v)}\b\s*(?:<<|>>|[|&^](?!=))|(?:<<|>>|[|&^])\s*\b{re.escape(v)}\b", self.text)
+                   for v in cast)
 
     def _compared_literal(self, name: str):
         written = self.compared.get(name)

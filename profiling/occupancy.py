@@ -55,7 +55,9 @@ def occupancy(target: str, registers: int, shared_bytes: int, num_warps: int) ->
         limiter = "shared memory" if by["shared memory"] == 0 else "registers" if by["registers"] == 0 else "warps"
     else:
         # Ties name the resource a user can most easily trade: registers, then shared memory, then warps.
-        limiter = next(k for k in ("registers", "shared memory", "warps", "blocks") if by[k] == blocks)
+        # A kernel using no shared memory is never limited by it, whatever the tie says.
+        limiter = next(k for k in ("registers", "shared memory", "warps", "blocks")
+                       if by[k] == blocks and (k != "shared memory" or shared_bytes > 0))
     warps = blocks * num_warps
     return Occupancy(blocks, warps, round(100.0 * warps / lim.max_warps, 1), limiter, by)
 

@@ -110,6 +110,11 @@ def test_occupancy_and_compile_findings_derive_from_the_table():
     # 99 KB per block on Ada: a 100,000-byte block does not fit, on an H100 two do.
     assert occupancy.occupancy("sm_89", 32, 100_000, 4).limiter == "shared memory"
     assert occupancy.occupancy("sm_90", 32, 100_000, 4).blocks_per_sm == 2
+    # one warp a program and no shared memory: 32 programs an SM, the block limit, not shared memory's
+    small = occupancy.occupancy("sm_90", 14, 0, 1)
+    assert (small.blocks_per_sm, small.occupancy, small.limiter) == (32, 50.0, "blocks")
+    assert occupancy.occupancy_text(100.0, "registers") == "occupancy 100%"
+    assert occupancy.occupancy_text(small.occupancy, small.limiter) == "occupancy 50% (limited by blocks)"
 
 
 def test_check_cli_takes_a_gpu_and_refuses_unknown_names(tmp_path):

@@ -386,3 +386,33 @@ def test_an_assumed_size_takes_the_branch_and_the_asserts_on_the_way_to_its_laun
     assert not any("BLOCK_ROW" in n for n in notes)  # read from the **kernel_args it is put in: not assumed
     capped_values, _ = values("capped_kernel")
     assert capped_values["BLOCK_SIZE"] <= 128, capped_values
+
+
+PACKER = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def or_fn(a, b):
+    return a | b
+
+
+@triton.jit
+def pack_kernel(w_ptr, out_ptr, n_cols, PER_WORD: tl.constexpr, BITS: tl.constexpr, out_dtype: tl.constexpr):
+    cols = tl.arange(0, PER_WORD)
+    shifts = (cols * BITS).to(out_dtype)
+    values = tl.load(w_ptr + tl.program_id(0) * PER_WORD + cols).to(out_dtype)
+    tl.store(out_ptr + tl.program_id(0), tl.reduce(values << shifts, axis=0, combine_fn=or_fn))
+
+
+def pack(w, out, per_word, bits, dtype):
+    pack_kernel[(w.numel() // per_word,)](w, out, w.shape[1], PER_WORD=per_word, BITS=bits, out_dtype=dtype)
+'''
+
+
+def test_a_dtype_that_values_are_cast_to_and_then_shifted_is_an_integer_type():
+    configs, _ = static_configs_of_text(PACKER)
+    (cfg,) = configs["pack_kernel"]
+    assert cfg["args"]["out_dtype"] == {"kind": "dtype", "value": "int32"}  # fp32 would not compile `<<`
+    assert any(n.startswith("assumed out_dtype=tl.int32 (an integer type: values cast to it are bit-shifted")
+               for n in cfg["assumed"]), cfg["assumed"]
