@@ -14,8 +14,9 @@ config's "assumed" list, after the assumed values:
 - pointers (a `*ptr` name, or the base of a `tl.load` / `tl.store` / atomic / block pointer) get the
   element type the analysis' estimates assume (fp16/bf16 when the kernel converts to or allocates in
   half precision, else fp32) and 16-byte alignment, which every torch allocation has;
-- strides (named so, or passed as `x.stride(i)`) get what a typical call passes and the JIT
-  specialises: 1 for `x.stride(-1)`, a multiple of 16 for any other (a contiguous row's);
+- strides (named so, or passed as `x.stride(i)`) and sizes named as widths or counts (`n_cols`,
+  `hidden_size`, `M`) get what a typical call passes and the JIT specialises: 1 for `x.stride(-1)`,
+  a multiple of 16 for the others (a contiguous row's stride, a model's width);
 - other integers get a value that is neither 1 nor divisible by 16: a plain i32 with no
   specialisation, the compile the JIT would make for the least favourable arguments;
 - floats (annotated, defaulted or passed as such at the launch) get a plain fp32.
@@ -203,16 +204,22 @@ _LAST_STRIDE = re.compile(r"\.stride\(\s*-1\s*\)")
 
 
 def _stride_value(kernel, param, launch, src) -> int | None:
-    """The value a typical call passes for a stride the launch does not give: 1 for the last
-    dimension's (`x.stride(-1)`), a multiple of 16 for any other (a contiguous row of a size the
-    JIT sees divisible by 16, as model widths are); None: not a stride."""
+    """The value a typical call passes for a stride or a size the launch does not give: 1 for the
+    last dimension's stride (`x.stride(-1)`), a multiple of 16 for any other stride (a contiguous
+    row) and for a width or count named as one (model widths are); None: neither."""
     node = _launch_arg(kernel, launch, param.name)
     text = src.text_of(node) if node is not None else ""
     if _LAST_STRIDE.search(text):
         return 1
-    if "stride" in param.name.lower() or ".stride(" in text:
+    if "stride" in param.name.lower() or ".stride(" in text or _SIZE_NAME.search(param.name):
         return STRIDE_INT
     return None
+
+
+# A width or count a model's shapes give (n_cols, hidden_size, num_heads, M, seq_len): a multiple of
+# 16 in the typical call, which the JIT specialises; an index or a sentinel (ignore_index) is not one.
+_SIZE_NAME = re.compile(r"^(n|num|N)_|_(size|dim|len|cols|rows)$|^(hidden|dim|cols|rows|seq)|^[MNKD]$|"
+                        r"(channels|features|head_dim)", re.IGNORECASE)
 
 
 def _constexpr_ok(v) -> bool:
@@ -305,7 +312,7 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
     index_args = []
     launch_pins = pins.for_launch(cfg.launch.line if cfg.launch is not None else None)
     args, sources, notes = {}, {}, []
-    aligned, plain, floats, strides, unit = [], [], [], [], []
+    aligned, plain, floats, strides, unit, sizes = [], [], [], [], [], []
     for p in k.params:
         v = values.get(p.name)
         if p.is_constexpr:
@@ -342,7 +349,7 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
             floats.append(p.name)
         elif (stride := _stride_value(k, p, cfg.launch, src)) is not None:
             args[p.name] = {"kind": "int", "value": stride}
-            (unit if stride == 1 else strides).append(p.name)
+            (unit if stride == 1 else strides if "stride" in p.name.lower() else sizes).append(p.name)
         else:
             args[p.name] = {"kind": "int", "value": PLAIN_INT}
             plain.append(p.name)
@@ -362,6 +369,8 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
     if strides:
         notes.append("strides assumed divisible by 16, as the JIT specialises a contiguous tensor's row stride: "
                      + ", ".join(strides))
+    if sizes:
+        notes.append("sizes assumed divisible by 16, as the JIT specialises a model's widths: " + ", ".join(sizes))
     if unit:
         notes.append("strides of the last dimension assumed 1, as the JIT specialises them: " + ", ".join(unit))
     if plain:

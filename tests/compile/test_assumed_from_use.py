@@ -11,20 +11,20 @@ import triton.language as tl
 
 @triton.jit
 def row_norm_kernel(Y_ptr, X_ptr, W_ptr, Y_row_stride, X_row_stride, x_col_stride, n_cols, offset, gate,
-                    smoothing: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+                    ignore_index, smoothing: tl.constexpr, BLOCK_SIZE: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_SIZE)
     mask = cols < n_cols
     x = tl.load(X_ptr + row * X_row_stride + cols * x_col_stride, mask=mask, other=0.0).to(tl.float32)
     w = tl.load(W_ptr + cols, mask=mask, other=0.0) + offset.to(tl.float32)
     eps = smoothing / n_cols
-    y = x * w * gate.to(tl.float32) * (1 - smoothing) + eps
+    y = tl.where(cols == ignore_index, 0.0, x * w * gate.to(tl.float32) * (1 - smoothing) + eps)
     tl.store(Y_ptr + row * Y_row_stride + cols, y, mask=mask)
 
 
-def row_norm(y, x, w, offset, gate, smoothing, block):
+def row_norm(y, x, w, offset, gate, ignore_index, smoothing, block):
     row_norm_kernel[(x.shape[0],)](y, x, w, y.stride(0), x.stride(0), x.stride(-1), x.shape[1], offset, gate,
-                                   smoothing=smoothing, BLOCK_SIZE=block)
+                                   ignore_index, smoothing=smoothing, BLOCK_SIZE=block)
 '''
 
 
@@ -35,7 +35,8 @@ def test_integers_are_specialised_as_the_jit_would_for_a_typical_call_and_floats
     # a row stride divisible by 16, a last-dimension stride of 1: as a contiguous tensor's
     assert args["Y_row_stride"] == args["X_row_stride"] == {"kind": "int", "value": 4096}
     assert args["x_col_stride"] == {"kind": "int", "value": 1}
-    assert args["n_cols"] == {"kind": "int", "value": 3}  # a size: no specialisation, the least favourable
+    assert args["n_cols"] == {"kind": "int", "value": 4096}  # a model's width: a multiple of 16, as the JIT sees it
+    assert args["ignore_index"] == {"kind": "int", "value": 3}  # a sentinel: no specialisation, the least favourable
     # scalars the kernel turns into floats, and a constexpr it divides and takes from 1, are floats
     assert args["offset"] == args["gate"] == {"kind": "float", "value": 1.0}
     assert args["smoothing"] == {"kind": "constexpr", "value": 0.1}
@@ -43,6 +44,7 @@ def test_integers_are_specialised_as_the_jit_would_for_a_typical_call_and_floats
     assert "strides assumed divisible by 16, as the JIT specialises a contiguous tensor's row stride: " \
            "Y_row_stride, X_row_stride" in notes
     assert "strides of the last dimension assumed 1, as the JIT specialises them: x_col_stride" in notes
+    assert "sizes assumed divisible by 16, as the JIT specialises a model's widths: n_cols" in notes
     assert "assumed smoothing=0.1 (a float, by how the kernel uses it" in notes
 
 

@@ -37,7 +37,7 @@ def test_a_reused_model_gives_the_cold_answer():
     assert (configs, info) == static_configs_of_text(edited)
     (cfg,) = configs["scale_kernel"]
     assert cfg["args"]["weight"] == {"kind": "float", "value": 1.0}  # the wrapper's `factor: float`
-    assert cfg["args"]["n"] == {"kind": "int", "value": 3}
+    assert cfg["args"]["n"] == {"kind": "int", "value": 4096}  # a size: a multiple of 16, as a typical call
     assert info["scale_kernel"] == StaticKernel(line=7, note=None)
 
 

@@ -16,10 +16,10 @@ import triton.language as tl
 
 
 @triton.jit
-def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+def scale_kernel(x_ptr, out_ptr, bound, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n)
-    tl.store(out_ptr + offs, x * 2, mask=offs < n)
+    x = tl.load(x_ptr + offs, mask=offs < bound)
+    tl.store(out_ptr + offs, x * 2, mask=offs < bound)
 
 
 def scale(x, out, BLOCK):
