@@ -36,9 +36,9 @@ def test_the_real_size_case_is_checked_on_one_seed_and_the_smaller_ones_on_all()
     assert good.evidence["out_bytes"] == 200 * 4  # the timed case is the first, the harness's performance shape
     assert not wrong.accepted and wrong.reason.startswith("wrong result on case 0 (200, seed 0)"), wrong.reason
     # where the time went, over the three jobs: every phase named, and they add up to the total
-    assert line.startswith("time: ") and "original runs" in line and "candidate runs" in line, line
-    phases = verifier.phases
-    assert phases["inputs"] > 0 and phases["compare"] > 0, phases
+    assert line.startswith("time: ") and "original runs" in line, line
+    phases = verifier.phases  # the line leaves out phases under 0.05 s: a fast interpreter's candidate runs
+    assert phases["inputs"] > 0 and phases["compare"] > 0 and phases["candidate"] > 0, phases
     assert abs(sum(v for k, v in phases.items() if k != "total") - phases["total"]) < 0.05 * phases["total"]
     assert phases["timing"] == 0.0 and phases["compile"] == 0.0  # the interpreter neither times nor compiles
 
