@@ -207,13 +207,8 @@ class HostEval(HostExpressions):
         raise Unfoldable  # loops, with, try, raise in a helper, nested definitions
 
     def _if(self, st, env, f: ProjectFile, wrapper: bool) -> None:
-        arms = [(st.child_by_field_name("condition"), st.child_by_field_name("consequence"))]
-        orelse = None
-        for alt in st.children_by_field_name("alternative"):
-            if alt.type == "elif_clause":
-                arms.append((alt.child_by_field_name("condition"), alt.child_by_field_name("consequence")))
-            else:
-                orelse = alt.child_by_field_name("body")
+        arms = _arms(st)
+        orelse = arms.pop()[1] if arms[-1][0] is None else None
         read: dict[str, int] = {}  # the branch taken rests on every condition asked on the way
         for cond, body in arms:
             outer, self.used = self.used, {}
@@ -229,11 +224,7 @@ class HostEval(HostExpressions):
     def _check_way(self, st, taken, env, f: ProjectFile) -> None:
         """The `if` on the way to the launch enters block `taken`: every condition before it must
         come out false and its own true."""
-        arms = [(st.child_by_field_name("condition"), st.child_by_field_name("consequence"))]
-        for alt in st.children_by_field_name("alternative"):
-            arms.append((alt.child_by_field_name("condition"), alt.child_by_field_name("consequence"))
-                        if alt.type == "elif_clause" else (None, alt.child_by_field_name("body")))
-        for cond, body in arms:
+        for cond, body in _arms(st):
             here = body is not None and (body.start_byte, body.end_byte) == (taken.start_byte, taken.end_byte)
             if cond is None:
                 return
@@ -366,6 +357,15 @@ def _as_env(names: dict) -> Env:
     env = Env()
     env.update(names)
     return env
+
+
+def _arms(st) -> list:
+    """An if statement's [(condition, block)], its `else` last with condition None."""
+    arms = [(st.child_by_field_name("condition"), st.child_by_field_name("consequence"))]
+    for alt in st.children_by_field_name("alternative"):
+        arms.append((alt.child_by_field_name("condition"), alt.child_by_field_name("consequence"))
+                    if alt.type == "elif_clause" else (None, alt.child_by_field_name("body")))
+    return arms
 
 
 def _blocks(st) -> list:
