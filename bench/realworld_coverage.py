@@ -19,7 +19,7 @@ sub-folder and seeded; `--recount` classifies a result's kernels again. The code
 `tritonlens` package maps all of that checkout's folders (a mixed import is refused). Which kernels
 are launchable and self-contained is decided by this checkout, so two runs count the same kernels.
 
-Run: python bench/realworld_coverage.py [--sample N | --all] [--jobs J] [--projects a,b] [--out NAME]
+Run: python bench/realworld_coverage.py [--sample N | --all | --held-out] [--jobs J] [--projects a,b] [--out NAME]
      → table + bench/results/realworld_coverage.json
 """
 
@@ -51,7 +51,10 @@ from realworld_kernels import classify, kernel_files, project_packages, sample
 
 ALL_PROJECTS = [*PROJECTS, "geak-eval"]
 DEFAULT_SAMPLE = 10  # files per project: 8 x 10 files at 5-15 s each is 7-20 min on one core
-TARGETS = {"self_contained": 0.90, "library": 0.70, "median_s": 5.0}
+TARGETS = {"self_contained": 0.90, "library": 0.80, "median_s": 5.0}
+# The held-out part: files the development sample (seed 17) does not take, drawn with this seed. It was
+# named before the coverage work it measures and is run only to report, never to tune on.
+HELD_OUT_SEED = 18
 CATEGORIES = ("self_contained", "library")
 
 
@@ -271,12 +274,23 @@ def compile_all(plan: list[tuple], root: Path, jobs: int, timeout: float, checko
     return records
 
 
+def _chosen(files: list, folder: Path, args) -> list:
+    """The development sample, or with --held-out the files it leaves, sampled with HELD_OUT_SEED."""
+    development = sample(files, folder, args.sample, args.seed)
+    if not args.held_out:
+        return development
+    rest = [f for f in files if f not in set(development)]
+    return sample(rest, folder, args.sample, HELD_OUT_SEED)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--projects", default=",".join(ALL_PROJECTS))
     ap.add_argument("--sample", type=int, default=DEFAULT_SAMPLE, help="kernel files per project")
     ap.add_argument("--all", action="store_true", help="every kernel file (~1,200: hours on 2 cores)")
     ap.add_argument("--seed", type=int, default=17)
+    ap.add_argument("--held-out", action="store_true", help="the held-out part: --sample files per project "
+                    "that the --seed sample does not take, drawn with HELD_OUT_SEED (for reports only)")
     ap.add_argument("--jobs", type=int, default=2, help="files compiled at once")
     ap.add_argument("--timeout", type=float, default=90.0, help="seconds per file")
     ap.add_argument("--offline", action="store_true", help="use only what the cache holds")
@@ -296,7 +310,7 @@ def main(argv=None) -> int:
         files = kernel_files(folder)
         population[project] = len(files)
         chosen = ([root / r["path"] for r in old["files"] if r["project"] == project] if old else
-                  files if args.all else sample(files, folder, args.sample, args.seed))
+                  files if args.all else _chosen(files, folder, args))
         packages = project_packages(folder)
         plan += [(project, p, classify(p.read_text(encoding="utf-8", errors="replace"), packages)) for p in chosen]
     t0 = time.perf_counter()
@@ -319,7 +333,8 @@ def main(argv=None) -> int:
                 "machine": f"{platform.machine()}, {os.cpu_count()} cores", "python": platform.python_version(),
                 "code_under_test": {"this_checkout": code["checkout"] == str(REPO), "commit": code["commit"],
                                     "modified_files": code["modified_files"]},
-                "sample": None if args.all else args.sample, "seed": args.seed, "jobs": args.jobs,
+                "sample": None if args.all else args.sample, "seed": args.seed, "held_out": args.held_out,
+                "jobs": args.jobs,
                 "timeout_s": args.timeout, "wall_s": round(time.perf_counter() - t0, 1)}
     rows = {p: {"archive": folders[p][0], "population": population[p],
                 **summarize([r for r in records if r["project"] == p])} for p in folders}
