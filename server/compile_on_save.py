@@ -6,6 +6,9 @@ cancels the compile still running for older text (the engine kills its worker). 
 kept apart from the static ones (DocumentState.extra["compile"]), each anchored to the source of
 its kernel: a static re-publish shows them moved with their kernel, and drops them once that
 kernel's text changed, since they describe the compile of the text they were computed on.
+
+A file is compiled kernel by kernel (compile_stream.py), with `$/progress` naming each: a kernel's
+findings and hover facts are shown as soon as it is compiled, not when the whole file is.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from . import engines
+from . import compile_stream, engines
 from .analyzed import module_of
 from .compile_facts import Compiled, CompileFacts
 from .diagnostics import AnchoredFinding, kernel_hash
@@ -51,14 +54,15 @@ class CompileOnSave(LanguageFeature):
 
     def __init__(self, ls):
         super().__init__(ls)
-        self.latest: dict[str, Compiled] = {}
+        self.latest: dict[str, Compiled] = {}  # each document's latest complete compile
+        self.shown: dict[str, Compiled] = {}  # while a compile streams in: its kernels so far
         self.running: dict[str, _Run] = {}
         self.seq = 0
         self.warmed: set = set()  # the interpreters whose compile worker was started
         self.told: set = set()  # problems already shown to the user once
 
     def facts(self, uri: str) -> CompileFacts:
-        return CompileFacts(self.latest.get(uri))
+        return CompileFacts(self.shown.get(uri) or self.latest.get(uri))
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -91,7 +95,7 @@ class CompileOnSave(LanguageFeature):
         """Compile findings of a document whose compile settings changed no longer apply."""
         for uri in list(self.ls.workspace.text_documents):
             settings = self.ls.settings.for_uri(uri)
-            latest = self.latest.get(uri)
+            latest = self.shown.get(uri) or self.latest.get(uri)
             on = _publishes(settings)
             if not on and (latest is not None or uri in self.running):
                 log.info("compile findings of %s withdrawn: compile on save is off", uri)
@@ -116,6 +120,7 @@ class CompileOnSave(LanguageFeature):
         if run is not None:
             run.cancel.set()
         self.latest.pop(uri, None)
+        self.shown.pop(uri, None)
 
     def shutdown(self) -> None:
         for run in self.running.values():
@@ -151,6 +156,7 @@ class CompileOnSave(LanguageFeature):
 
     def drop(self, uri: str) -> None:
         self.latest.pop(uri, None)
+        self.shown.pop(uri, None)
         run = self.running.pop(uri, None)
         if run is not None:
             run.cancel.set()
@@ -216,54 +222,60 @@ class CompileOnSave(LanguageFeature):
         except EngineUnavailable as exc:
             self._tell_once(("engine",), str(exc), quiet=True)
             return None
-        names = ", ".join(await ls.analysis.run(_launchable, module))
+        launchable, harness = await ls.analysis.run(_launchable_and_harness, module, snap.text, api.has_harness)
+        steps = compile_stream.plan(launchable, harness)
+        hashes = {k.name: kernel_hash(k.text) for k in module.kernels}
+        carried = self.shown.get(uri) or self.latest.get(uri)
+        if carried is not None and (carried.target, carried.python) != (settings.compile_target, settings.python):
+            carried = None
+        reports, anchored, done = [], [], set()
         t0 = time.perf_counter()
         try:
-            async with Progress(ls, f"tritonlens: compiling {names} for {settings.compile_target}") as p:
+            async with Progress(ls, f"tritonlens: compiling {', '.join(launchable)} for {settings.compile_target}") as p:
                 p.on_cancel(cancel.set)
                 # The configurations of kernels no captured launch reaches, from the model the
                 # analysis already holds for this text (a cold analysis would compete with typing).
                 static = await ls.analysis.run(_static_configs, module, snap.path)
-                try:
-                    result = await asyncio.to_thread(api.compile_file, snap.path, text=snap.text,
-                                                     target=settings.compile_target, python=settings.python or None,
-                                                     cancel=cancel, static=static)
-                except api.CompileCancelled as exc:
-                    raise Cancelled(str(exc)) from exc
+                for i, kernel in enumerate(steps):
+                    if cancel.is_set():
+                        raise Cancelled("cancelled between kernels")
+                    if kernel is not None:
+                        p.report(f"compiling {i + 1} of {len(steps)} kernels: {kernel}", 100 * i // len(steps))
+                    try:
+                        result, findings = await asyncio.to_thread(_compile_one, api, snap, settings, cancel, static,
+                                                                   kernel)
+                    except api.CompileCancelled as exc:
+                        raise Cancelled(str(exc)) from exc
+                    except api.CompileError as exc:
+                        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                        self._tell_once(("error", uri, first), f"cannot compile {Path(snap.path).name}: {first}")
+                        log.debug("compile of %s (%s) failed: %s", uri, kernel or "all kernels", exc)
+                        continue  # the other kernels may still compile
+                    if not self._current(uri, settings, cancel, seq):
+                        return None
+                    reports.append(result)
+                    done.update([kernel] if kernel is not None else launchable)
+                    anchored += _anchored(findings, module, hashes)
+                    if i + 1 < len(steps):
+                        self._shown_so_far(uri, snap, settings, seq, reports, anchored, carried, done, hashes, t0)
         except Cancelled:
             log.info("compile of %s cancelled (a newer save, a close or the user)", uri)
             return None
-        except api.CompileError as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            self._tell_once(("error", uri, first), f"cannot compile {Path(snap.path).name}: {first}")
-            log.debug("compile of %s failed: %s", uri, exc)
+        if not reports:
             return None
         seconds = time.perf_counter() - t0
-        latest = self.latest.get(uri)
-        if cancel.is_set() or uri not in ls.workspace.text_documents or (latest is not None and latest.seq > seq):
-            return None  # superseded while it ran
-        now = ls.settings.for_uri(uri)
-        if (now.compile_target, now.python) != (settings.compile_target, settings.python):
-            return None  # the settings moved on while it ran
-        findings = api.findings_from(result, snap.text)
-        hashes = {k.name: kernel_hash(k.text) for k in module.kernels}
-        anchored = []
-        for f in _selected(findings, settings, snap.text):
-            k = module.kernel(f.kernel) if f.kernel else None
-            if k is not None:
-                anchored.append(AnchoredFinding(f, k.name, hashes[k.name], k.range.start.line))
+        result = compile_stream.merged(reports)
         compiled = Compiled(seq, snap.version, snap.text, settings.compile_target, settings.python, result, hashes,
                             seconds)
         self.latest[uri] = compiled
-        if not _publishes(now):
+        self.shown.pop(uri, None)
+        if not _publishes(ls.settings.for_uri(uri)):
             # Switched off while it ran, or compiled for Show IR only: the IR and the hover facts
             # stand, the diagnostics are not wanted.
             log.info("compiled %s for %s in %.0f ms (diagnostics off)", Path(snap.path).name,
                      settings.compile_target, seconds * 1000)
             return compiled
-        st = ls.analysis.state(uri)
-        st.extra[PRODUCER] = anchored
-        st.generation += 1
+        self._publish(uri, anchored)
         for err in result.capture_errors:
             # The harness failed before a launch: that launch has no compile facts. Say why once.
             self._tell_once(("capture", uri, err), f"{Path(snap.path).name}: the harness raised before launching "
@@ -271,8 +283,34 @@ class CompileOnSave(LanguageFeature):
                             f"autotune configs with assumed arguments: {err}", quiet=True)
         log.info("compiled %s for %s in %.0f ms%s: %d finding(s)", Path(snap.path).name, settings.compile_target,
                  seconds * 1000, " (cached)" if result.cached else "", len(anchored))
-        self._show(uri)
         return compiled
+
+    def _current(self, uri: str, settings, cancel: threading.Event, seq: int) -> bool:
+        """Whether a compile started as `seq` with `settings` may still be shown."""
+        latest = self.latest.get(uri)
+        if cancel.is_set() or uri not in self.ls.workspace.text_documents or (latest is not None and latest.seq > seq):
+            return False  # superseded while it ran
+        now = self.ls.settings.for_uri(uri)
+        return (now.compile_target, now.python) == (settings.compile_target, settings.python)
+
+    def _shown_so_far(self, uri, snap, settings, seq, reports, anchored, carried, done, hashes, t0) -> None:
+        """Show the kernels compiled so far, with the previous answer for those still waiting."""
+        shown = Compiled(seq, snap.version, snap.text, settings.compile_target, settings.python,
+                         compile_stream.merged(reports, carried.result if carried else None, done),
+                         compile_stream.hashes_shown(hashes, carried.kernel_hashes if carried else {}, done),
+                         time.perf_counter() - t0)
+        self.shown[uri] = shown
+        log.info("compiled %s of %s for %s", ", ".join(sorted(done)), Path(snap.path).name, settings.compile_target)
+        if _publishes(self.ls.settings.for_uri(uri)):
+            st = self.ls.analysis.state(uri)
+            waiting = [a for a in st.extra.get(PRODUCER, []) if a.kernel not in done]
+            self._publish(uri, waiting + anchored)
+
+    def _publish(self, uri: str, anchored: list) -> None:
+        st = self.ls.analysis.state(uri)
+        st.extra[PRODUCER] = list(anchored)
+        st.generation += 1
+        self._show(uri)
 
     def _show(self, uri: str) -> None:
         """Deliver the document's diagnostics again, now with the compile findings."""
@@ -307,8 +345,27 @@ def _static_configs(module, path):
         return None
 
 
-def _launchable(module) -> list[str]:
-    """The kernels a compile is about: device helpers are compiled only inside their callers."""
+def _launchable_and_harness(module, text: str, has_harness) -> tuple[list[str], bool]:
+    """The kernels a compile is about (device helpers are compiled only inside their callers),
+    and whether the file has a harness of its own."""
     from tritonlens.analysis.kernel_roles import is_device_helper
 
-    return [k.name for k in module.kernels if not is_device_helper(module, k)] or [k.name for k in module.kernels]
+    names = [k.name for k in module.kernels if not is_device_helper(module, k)] or [k.name for k in module.kernels]
+    return names, has_harness(text)
+
+
+def _compile_one(api, snap, settings, cancel: threading.Event, static, kernel: str | None):
+    """One compile (a kernel, or the file when `kernel` is None) and its findings, on a thread."""
+    result = api.compile_file(snap.path, text=snap.text, kernel=kernel, target=settings.compile_target,
+                              python=settings.python or None, cancel=cancel, static=static)
+    findings = list(_selected(api.findings_from(result, snap.text), settings, snap.text))
+    return result, findings
+
+
+def _anchored(findings, module, hashes: dict[str, str]) -> list[AnchoredFinding]:
+    out = []
+    for f in findings:
+        k = module.kernel(f.kernel) if f.kernel else None
+        if k is not None:
+            out.append(AnchoredFinding(f, k.name, hashes[k.name], k.range.start.line))
+    return out
