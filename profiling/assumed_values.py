@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from tritonlens.analysis.source import Source
 from tritonlens.analysis.values import UNKNOWN
 from tritonlens.profiling.config_pins import DType, KernelPins, show
+from tritonlens.profiling.param_use import ParamUse
 from tritonlens.profiling.representative_eval import HostEval, Size, representative_size
 
 SOURCES = ("captured", "configs", "static", "pinned", "assumed")  # strongest first
@@ -58,6 +59,9 @@ MAX_FOLDED_TILE = 1 << 16
 MAX_2D_TILE, MAX_DOT_TILE = 4096, 256
 MAX_FOLDED_UNROLL = 64
 MAX_MESSAGE = 160  # a message shown to users
+# A tile that does not compile (a reshape that needs another size, a block over Triton's element
+# limit) is retried with these, in order: the neighbours a kernel's tiles usually take.
+_TILE_ALTERNATIVES = {SMALL_TILE: (32, 64), DOT_TILE: (32, 16), ROW_TILE: (256, 64)}
 _FLAG_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO|SAVE|STORE|RETURN|COMPUTE)_|"
                         r"_(FLAG|ENABLED)$", re.IGNORECASE)
 _DTYPE_NAME = re.compile(r"dtype$|_type$|^type_|^(DTYPE|TYPE)$", re.IGNORECASE)
@@ -91,6 +95,9 @@ class Filled:
     value: object
     source: str
     why: str = ""
+    # The next representative values, tried in order when this one does not compile
+    # (worker/compile_retry.py); only an assumed value has them.
+    alternatives: tuple = ()
 
     def note(self, name: str) -> str:
         """The line that says how to pin an assumed value."""
@@ -109,8 +116,9 @@ def _ok(v) -> bool:
 class Assumer:
     """Fills the unknown values of one kernel's resolved configurations."""
 
-    def __init__(self, module, kernel, pins: KernelPins, host: HostEval, half: str | None):
-        self.module, self.k, self.pins, self.host = module, kernel, pins, host
+    def __init__(self, module, kernel, pins: KernelPins, host: HostEval, half: str | None,
+                 use: ParamUse = ParamUse()):
+        self.module, self.k, self.pins, self.host, self.use = module, kernel, pins, host, use
         self.src = kernel.src or module.src
         self.text = kernel.text or self.src.text_of(kernel.outer)
         self.half = half
@@ -120,7 +128,7 @@ class Assumer:
         words = r"([A-Za-z_]\w*)"
         self.as_dtype = _found(self.text, rf"dtype\s*=\s*{words}", rf"\.to\(\s*{words}", rf"cast\([^()\n]*,\s*{words}")
         self.as_flag = _found(self.text, rf"\bif\s+(?:not\s+)?{words}\s*:", rf"\bnot\s+{words}",
-                              rf"\b(?:and|or)\s+{words}", rf"{words}\s+(?:and|or)\b")
+                              rf"\b(?:and|or)\s+{words}", rf"{words}\s+(?:and|or)\b") | use.condition
         # static_range(N), static_range(0, N - 1, 2): any name in its bounds unrolls the loop
         self.unrolled = {n for m in re.finditer(r"static_range\(([^()\n]*)\)", self.text)
                          for n in re.findall(r"[A-Za-z_]\w*", m.group(1))}
@@ -129,7 +137,9 @@ class Assumer:
         self.as_float = _found(self.text, rf"{words}\s*/(?![/=])", rf"\b1(?:\.0*)?\s*-\s*{words}",
                                rf"{words}\s*[<>]=?\s*\d*\.\d")
         self.compared: dict[str, str] = {}  # name → the first literal or name it is compared with
-        for m in re.finditer(r"([\w.]+|\"[^\"\n]*\"|'[^'\n]*')\s*==\s*([\w.]+|\"[^\"\n]*\"|'[^'\n]*')", self.text):
+        # each side alone: `K % BLOCK_K == 0` compares `K % BLOCK_K`, not BLOCK_K, with 0
+        for m in re.finditer(r"(?<![%*/+\-&|^<>]\s)(?<![\w.%*/+\-&|^<>])([\w.]+|\"[^\"\n]*\"|'[^'\n]*')\s*==\s*"
+                             r"([\w.]+|\"[^\"\n]*\"|'[^'\n]*')(?![\w.])(?!\s*[%*/+\-&|^<>(\[])", self.text):
             self.compared.setdefault(m.group(1), m.group(2))
             self.compared.setdefault(m.group(2), m.group(1))
 
@@ -207,7 +217,10 @@ class Assumer:
         if name in self.unrolled and isinstance(value, int) and value > MAX_FOLDED_UNROLL:
             return None  # a representative size as a tl.static_range bound unrolls thousands of times
         sizes = ", ".join(f"{n}={v}" for n, v in list(used.items())[:3])
-        return Filled(value, "assumed", f"the launch at line {cfg.launch.line} with {sizes}")
+        own = self._by_use(name)  # if the folded value does not compile: what the name's use gives
+        more = (own.value, *own.alternatives) if isinstance(value, int) and own.value != value else ()
+        return Filled(value, "assumed", f"the launch at line {cfg.launch.line} with {sizes}",
+                      tuple(v for v in more if isinstance(v, int) and not isinstance(v, bool) and v != value))
 
     def _folded_tile_limit(self) -> int:
         """The largest tile a representative size may fold into: 256 along an MMA tile (4096 would
@@ -256,7 +269,7 @@ class Assumer:
             if c.name == "arange":
                 nodes = [c.arg(1, "end")]
             elif c.name in ("zeros", "full", "reshape", "broadcast_to"):
-                nodes = [c.arg(0, "shape")] if c.name != "reshape" else [c.arg(1, "shape")]
+                nodes = [c.arg(0, "shape")] if c.name in ("zeros", "full") else [c.arg(1, "shape")]
             elif c.name in ("make_block_ptr", "make_tensor_descriptor"):
                 nodes = [c.kwargs.get("block_shape")]
             else:
@@ -266,7 +279,7 @@ class Assumer:
                     out |= names & set(re.findall(r"[A-Za-z_]\w*", self.src.text_of(node)))
         return out
 
-    def _by_use(self, name: str) -> Filled:
+    def _by_use(self, name: str, compared: bool = True) -> Filled:
         k = self.k
         p = k.param(name)
         if name == "num_warps":
@@ -274,7 +287,12 @@ class Assumer:
         if name == "num_stages":
             return Filled(3, "assumed", "Triton's default")
         ann = (p.annotation or "") if p is not None else ""
-        if is_float_name(name) or _DTYPE_BOUND.search(name) or "float" in ann:
+        if name in self.use.string:
+            return Filled("", "assumed", "a string: the kernel passes it as eviction_policy or cache_modifier")
+        if name in self.use.condition and "float" not in ann:
+            return Filled(False, "assumed", "a flag: the path without it")
+        float_name = (is_float_name(name) or _DTYPE_BOUND.search(name)) and name not in self.use.address
+        if float_name or "float" in ann:
             value = 1e-6 if _EPS.search(name) else 1.0
             return Filled(value, "assumed", "a float, by its name" if "float" not in ann else "annotated float")
         if _DTYPE_NAME.search(name) or name in self.as_dtype:
@@ -285,19 +303,21 @@ class Assumer:
             if self.half:
                 return Filled(DType(self.half), "assumed", f"the kernel names tl.{self.half}")
             return Filled(DType("float32"), "assumed", "a dtype, fp32 by default")
-        literal = self._compared_literal(name)
+        literal = self._compared_literal(name) if compared else None
         if literal is not None:
-            return Filled(literal, "assumed", "the first value the kernel compares it with")
+            own = self._by_use(name, compared=False)
+            more = (own.value, *own.alternatives) if isinstance(literal, int) and own.value != literal else ()
+            return Filled(literal, "assumed", "the first value the kernel compares it with", more)
         if "bool" in ann or _FLAG_NAME.search(name) or name in self.as_flag:
             return Filled(False, "assumed", "a flag: the path without it")
         if name in self.unrolled:
-            return Filled(UNROLL, "assumed", "a tl.static_range bound, kept small")
+            return Filled(UNROLL, "assumed", "a tl.static_range bound, kept small", (2, 8))
         if name in self.tiles:
             dot = any(c.name == "dot" for c in k.calls)
             size = DOT_TILE if dot or len(self.tiles) == 2 else SMALL_TILE if len(self.tiles) > 2 else ROW_TILE
             why = ("a tile with tl.dot" if dot else "one of the kernel's 2-D tile sizes" if size == DOT_TILE
                    else "one of its 3 or more tile sizes, kept small" if size == SMALL_TILE else "a 1-D tile")
-            return Filled(size, "assumed", why)
+            return Filled(size, "assumed", why, _TILE_ALTERNATIVES[size])
         if name in self.as_float:
             return Filled(0.1, "assumed", "a float, by how the kernel uses it")
         return Filled(representative_size(name), "assumed", f"a representative size for {name}")
@@ -328,3 +348,19 @@ class Assumer:
 def _found(text: str, *patterns: str) -> set[str]:
     """The identifiers the patterns' first group matches anywhere in `text`."""
     return {m.group(1) for p in patterns for m in re.finditer(p, text)}
+
+
+def notes_after_retry(notes: list[str], spec: dict, compiled: dict) -> list[str]:
+    """`notes` of a configuration whose assumed values the worker retried (worker/compile_retry.py):
+    each name whose compiled value (`compiled`: constexprs, num_warps, num_stages) is not the
+    assumed one says which value compiled and that the assumed one did not."""
+    out = list(notes)
+    for name in spec.get("retry") or {}:
+        arg = (spec.get("args") or {}).get(name)
+        old = arg.get("value") if isinstance(arg, dict) else (spec.get("options") or {}).get(name)
+        new = compiled.get(name)
+        if new is None or new == old:
+            continue
+        note = Filled(new, "assumed", f"retried: {name}={show(old)} did not compile").note(name)
+        out = [note if n.startswith(f"assumed {name}=") else n for n in out]
+    return out

@@ -31,121 +31,27 @@ import re
 from dataclasses import dataclass
 
 from tritonlens.analysis.engine import Analyzer
-from tritonlens.analysis.estimates import ElementSizes, base_pointer
+from tritonlens.analysis.estimates import ElementSizes
 from tritonlens.analysis.kernel_roles import is_device_helper
-from tritonlens.analysis.model import ATOMICS
+from tritonlens.analysis.rules._host_dtypes import pointer_dtype
 from tritonlens.analysis.values import UNKNOWN
 from tritonlens.profiling.assumed_values import Assumer, Filled, is_float_name, weakest
 from tritonlens.profiling.config_pins import DType, KernelPins, kernel_pins
+from tritonlens.profiling.kernel_pointers import (
+    atomic_max_pointers,
+    helper_calls,
+    integer_pointers,
+    packed_pointers,
+    pointer_params,
+)
+from tritonlens.profiling.param_use import ParamUse, param_use
 from tritonlens.profiling.representative_eval import HostEval
 
 MAX_STATIC_CONFIGS = 8  # the worker compiles at most this many per kernel
 # An integer the JIT specialises on nothing: not 1 (a constant) and not a multiple of 16.
 PLAIN_INT = 3
 STRIDE_INT = 4096  # a stride as the JIT sees a contiguous row's: divisible by 16
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_POINTER_CALLS = {"load", "store", "make_block_ptr"} | ATOMICS
-
-
-def _pointer_params(kernel, module=None, depth: int = 0) -> set[str]:
-    params = {p.name for p in kernel.params if not p.is_constexpr}
-    out = {n for n in params if n.lower().endswith("ptr")}
-    if module is not None and depth < 3:
-        out |= _passed_to_helpers(kernel, module, params, depth)
-    for c in kernel.calls:
-        if c.name not in _POINTER_CALLS:
-            continue
-        node = c.arg(0, "base") if c.name == "make_block_ptr" else c.arg(0, "pointer")
-        try:
-            base = base_pointer(kernel, node)
-        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace stays an int
-            base = None
-        if base in params:
-            out.add(base)
-    return out
-
-
-def _helper_calls(kernel, module, params: set[str]):
-    """(helper kernel, {its parameter: our parameter}) for each call of a jit helper that hands it
-    one of our parameters unchanged."""
-    from tritonlens.analysis.kernel_body import split_arguments
-    from tritonlens.analysis.source import captures
-
-    src = kernel.src or module.src
-    for call in captures(kernel.node, "(call function: (identifier) @f) @c", "c"):
-        helper = module.kernel(src.text_of(call.child_by_field_name("function")))
-        if helper is None or helper is kernel:
-            continue
-        args, kwargs = split_arguments(call, src)
-        passed = [(helper.params[i].name, a) for i, a in enumerate(args) if i < len(helper.params)]
-        passed += list(kwargs.items())
-        yield helper, {name: src.text_of(node) for name, node in passed
-                       if node is not None and node.type == "identifier" and src.text_of(node) in params}
-
-
-def _passed_to_helpers(kernel, module, params: set[str], depth: int) -> set[str]:
-    """Parameters the kernel hands, unchanged, to a jit helper that loads or stores through them
-    (`_norm_block(Qo, Q, ...)` whose body loads `Q + offs`): pointers the kernel never indexes itself."""
-    out: set[str] = set()
-    for helper, mapping in _helper_calls(kernel, module, params):
-        theirs = _pointer_params(helper, module, depth + 1)
-        out |= {ours for name, ours in mapping.items() if name in theirs}
-    return out
-
-
-def _integer_pointers(kernel, module, pointers: set[str], depth: int = 0) -> dict[str, str]:
-    """`_index_pointers` of the kernel and of the jit helpers it hands its pointers to."""
-    out = _index_pointers(kernel, pointers)
-    if depth >= 3:
-        return out
-    for helper, mapping in _helper_calls(kernel, module, pointers):
-        theirs = _integer_pointers(helper, module, _pointer_params(helper, module, depth + 1), depth + 1)
-        for name, ours in mapping.items():
-            if name in theirs:
-                out.setdefault(ours, theirs[name])
-    return out
-
-
-def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
-    """Pointers whose loaded values are integers, with the integer type: indices (int64) offset
-    another pointer (`ids = tl.load(IDS + i)`, then `LOGITS + ids` or `offs = ids * D + j; T +
-    offs`) or bound a loop (`lo = tl.load(LO)`, `range(lo, hi)`): token ids, gather indices, CSR
-    offsets; packed words (int32) are shifted or masked (`w >> 4`, `w & 0xF`): quantized weights."""
-    src = kernel.src
-    derived = {}  # name → the names its assignments read
-    for name, assigns in kernel.assignments.items():
-        for a in assigns:
-            if a.value is not None:
-                derived.setdefault(name, set()).update(_IDENT.findall(src.text_of(a.value)))
-    out: dict[str, str] = {}
-    for c in kernel.calls:
-        if c.name != "load":
-            continue
-        try:
-            base = base_pointer(kernel, c.arg(0, "pointer"))
-        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps the data type
-            base = None
-        stmt = c.node.parent
-        while stmt is not None and stmt.type not in ("assignment", "block", "module"):
-            stmt = stmt.parent
-        left = stmt.child_by_field_name("left") if stmt is not None and stmt.type == "assignment" else None
-        if base not in pointers or left is None or left.type != "identifier":
-            continue
-        names = {src.text_of(left)}
-        for _ in range(4):  # what is computed from the loaded values, a few assignments deep
-            names |= {n for n, reads in derived.items() if reads & names and n not in pointers}
-        held = "|".join(re.escape(n) for n in sorted(names))
-        others = "|".join(re.escape(q) for q in pointers if q != base)
-        # `LOGITS + ids`, `table + ids * stride`: one address expression (no comma between them).
-        address = others and re.search(rf"\b({others})\b[^,\n]*\+[^,\n]*\b({held})\b|"
-                                       rf"\b({held})\b[^,\n]*\+\s*\b({others})\b", kernel.text)
-        if address or re.search(rf"\brange\([^)\n]*\b({held})\b", kernel.text):
-            out[base] = "int64"
-        elif re.search(rf"\b({held})\b(\[[^\]\n]*\])?\s*(>>|<<)|(>>|<<)\s*\(?\s*\b({held})\b|"
-                       rf"\b({held})\b\s*[&|^]\s*(0x[0-9a-fA-F]+|\d+)\b", kernel.text):
-            out.setdefault(base, "int32")  # shifted, or masked with a literal: packed integers
-    return out
-
+_INDEX_NOTE = "pointers assumed integer (their loads index other pointers, bound loops or are bit-shifted)"
 
 def _launch_arg(kernel, launch, pname: str):
     """The node the launch passes for `pname` (keyword or position), or None."""
@@ -157,8 +63,9 @@ def _launch_arg(kernel, launch, pname: str):
     return launch.args[idx] if idx is not None and idx < len(launch.args) else None
 
 
-def _is_float_param(kernel, param, launch, src) -> str | None:
-    """Why `param` is a float, or None: annotation, default, what the launch passes, or its name."""
+def _is_float_param(kernel, param, launch, src, use: ParamUse) -> str | None:
+    """Why `param` is a float, or None: annotation, default, what the launch passes, or its name
+    or use, unless the kernel uses it where a float does not compile (an address, a condition)."""
     if param.annotation and "float" in param.annotation:
         return "annotation"
     if param.has_default and isinstance(param.default, float):
@@ -179,6 +86,8 @@ def _is_float_param(kernel, param, launch, src) -> str | None:
                     val = p.child_by_field_name("value")
                     if (ty is not None and src.text_of(ty) == "float") or (val is not None and val.type == "float"):
                         return "launch"
+    if param.name in use.address or param.name in use.condition:
+        return None
     if is_float_name(param.name):
         return "name"
     if _converted_to_float(kernel.text or src.text_of(kernel.outer), param.name):
@@ -278,13 +187,15 @@ def static_configs(module, kernels: set[str] | None = None, skip: set[str] = fro
 
 def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
     src = k.src or module.src  # a cached model's nodes index the text it was built from
-    pointers = _pointer_params(k, module)
-    indices = _integer_pointers(k, module, pointers)
+    pointers = pointer_params(k, module)
+    use = _uses(module, k, pointers)
+    pointers |= use.pointer_alias
+    typed = _typed_pointers(module, k, pointers, src)
     hint = ElementSizes(k, module).half_hint
     dtype = hint[0] if hint else "float32"
     dtype_why = (f"pointers assumed {dtype} (the kernel uses tl.{dtype} at line {hint[1]})" if hint
                  else "pointers assumed float32 (no half-precision type in the kernel)")
-    assumer = Assumer(module, k, pins, host, hint[0] if hint else None)
+    assumer = Assumer(module, k, pins, host, hint[0] if hint else None, use)
     configs, seen, branched = [], set(), False
     for cfg in k.configs:
         if not all(_constexpr_ok(v.value) for v in cfg.values.values() if v.value is not UNKNOWN):
@@ -296,7 +207,7 @@ def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
             off = {b: Filled(False, "assumed", "a heuristic's other branch") for b in branches}
             variants.append(({**filled, **off}, " (heuristic flags false)"))
         for values, suffix in variants:
-            c = _config(k, cfg, values, pins, (pointers, indices), (dtype, dtype_why), src, suffix)
+            c = _config(k, cfg, values, pins, (pointers, typed, use), (dtype, dtype_why), src, suffix)
             key = json.dumps([c["args"], c["options"]], sort_keys=True, default=str)
             if key not in seen:
                 seen.add(key)
@@ -304,12 +215,46 @@ def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
     return configs
 
 
+def _uses(module, k, pointers: set[str], depth: int = 0) -> ParamUse:
+    """How `k` and the jit helpers it hands its parameters to use them (param_use.py)."""
+    use = param_use(k, k.src or module.src, pointers)
+    if depth < 2:
+        for helper, mapping in helper_calls(k, module, {p.name for p in k.params}):
+            use = use.merged(_uses(module, helper, pointer_params(helper, module), depth + 1), mapping)
+    return use
+
+
+def _typed_pointers(module, k, pointers: set[str], src) -> dict[str, tuple[str, str]]:
+    """{pointer: (element dtype, why)} for the pointers whose type the text gives or their use
+    decides: the tensors the wrapper allocates, indices and packed words, atomic max targets."""
+    out: dict[str, tuple[str, str]] = {}
+    ctx = _LaunchContext(k, src)
+    for p in sorted(pointers):
+        dt = pointer_dtype(ctx, p)
+        if dt is not None:
+            out[p] = (dt, "pointer dtypes read from the tensors the launch passes")
+    for p, dt in {**packed_pointers(k, pointers), **integer_pointers(k, module, pointers)}.items():
+        out.setdefault(p, (dt, _INDEX_NOTE))
+    for p in atomic_max_pointers(k, pointers):
+        out.setdefault(p, ("float32", "pointers of tl.atomic_max/min assumed float32 (no half-precision atomic max)"))
+    return out
+
+
+@dataclass(frozen=True)
+class _LaunchContext:
+    """The kernel and the text its launches are read from, as _host_dtypes reads them."""
+
+    kernel: object
+    src: object
+
+
 def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple, dtype: tuple, src,
             suffix: str) -> dict:
-    """One CONFIG; `pointers` is (pointer params, index pointers), `dtype` (stand-in dtype, why)."""
+    """One CONFIG; `pointers` is (pointer params, {pointer: (dtype, why)}, the parameters' uses),
+    `dtype` (the other pointers' stand-in dtype, why)."""
     dtype, dtype_why = dtype
-    pointers, indices = pointers
-    index_args = []
+    pointers, typed, use = pointers
+    typed_args: dict[str, list[str]] = {}
     launch_pins = pins.for_launch(cfg.launch.line if cfg.launch is not None else None)
     args, sources, notes = {}, {}, []
     aligned, plain, floats, strides, unit, sizes = [], [], [], [], [], []
@@ -328,9 +273,9 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
             if pin is not None and isinstance(pin.value, DType):
                 args[p.name] = {"kind": "tensor", "dtype": pin.value.name, "align": 16}
                 sources[p.name] = "pinned"
-            elif p.name in indices:
-                args[p.name] = {"kind": "tensor", "dtype": indices[p.name], "align": 16}
-                index_args.append(f"{p.name} ({indices[p.name]})")
+            elif p.name in typed:
+                args[p.name] = {"kind": "tensor", "dtype": typed[p.name][0], "align": 16}
+                typed_args.setdefault(typed[p.name][1], []).append(f"{p.name} ({typed[p.name][0]})")
             else:
                 args[p.name] = {"kind": "tensor", "dtype": dtype, "align": 16}
                 aligned.append(p.name)
@@ -344,7 +289,7 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
             continue
         if p.has_default:
             continue  # the worker takes the default
-        if _is_float_param(k, p, cfg.launch, src):
+        if _is_float_param(k, p, cfg.launch, src, use):
             args[p.name] = {"kind": "float", "value": 1.0}
             floats.append(p.name)
         elif (stride := _stride_value(k, p, cfg.launch, src)) is not None:
@@ -363,9 +308,7 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
                 notes.append(v.note(n))
     if aligned:
         notes.append(f"{dtype_why}, 16-byte aligned: {', '.join(aligned)}")
-    if index_args:
-        notes.append("pointers assumed integer (their loads index other pointers, bound loops or are "
-                     "bit-shifted): " + ", ".join(index_args))
+    notes += [f"{why}: {', '.join(names)}" for why, names in typed_args.items()]
     if strides:
         notes.append("strides assumed divisible by 16, as the JIT specialises a contiguous tensor's row stride: "
                      + ", ".join(strides))
@@ -378,8 +321,14 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
     if floats:
         notes.append("floats unknown, compiled as fp32: " + ", ".join(floats))
     source = weakest(sources.values())
-    return {"label": f"{source}: {cfg.label}{suffix}", "args": args, "options": options, "source": source,
-            "value_sources": sources, "assumed": notes}
+    out = {"label": f"{source}: {cfg.label}{suffix}", "args": args, "options": options, "source": source,
+           "value_sources": sources, "assumed": notes}
+    # Only assumed values are retried when they do not compile: a pinned or read one is the user's.
+    retry = {n: list(v.alternatives) for n, v in values.items()
+             if v.source == "assumed" and v.alternatives and (n in args or n in options)}
+    if retry:
+        out["retry"] = retry
+    return out
 
 
 def _constexpr_arg(v) -> dict:

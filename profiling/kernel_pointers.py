@@ -1,0 +1,173 @@
+"""Which parameters of a kernel are pointers, and the element type each one's stand-in tensor gets
+when the launch does not say: pointers by name (`*ptr`) or as the base of a load, store, atomic or
+block pointer (also through a jit helper the kernel hands them to, or a local alias); integer
+pointers by what is done with their loads (indices, packed words); pointers whose element type a
+kernel casts to and then bit-shifts (`out_ptr.dtype.element_ty`), which hold integers; and pointers
+of `tl.atomic_max` / `tl.atomic_min`, which take no half-precision type.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tritonlens.analysis.estimates import base_pointer
+from tritonlens.analysis.model import ATOMICS
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_POINTER_CALLS = {"load", "store", "make_block_ptr"} | ATOMICS
+
+
+def pointer_params(kernel, module=None, depth: int = 0) -> set[str]:
+    params = {p.name for p in kernel.params if not p.is_constexpr}
+    out = {n for n in params if n.lower().endswith("ptr")}
+    if module is not None and depth < 3:
+        out |= _passed_to_helpers(kernel, module, params, depth)
+    for c in kernel.calls:
+        if c.name not in _POINTER_CALLS:
+            continue
+        node = c.arg(0, "base") if c.name == "make_block_ptr" else c.arg(0, "pointer")
+        try:
+            base = base_pointer(kernel, node)
+        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace stays an int
+            base = None
+        if base in params:
+            out.add(base)
+    return out
+
+
+def helper_calls(kernel, module, params: set[str]):
+    """(helper kernel, {its parameter: our parameter}) for each call of a jit helper that hands it
+    one of our parameters unchanged."""
+    from tritonlens.analysis.kernel_body import split_arguments
+    from tritonlens.analysis.source import captures
+
+    src = kernel.src or module.src
+    for call in captures(kernel.node, "(call function: (identifier) @f) @c", "c"):
+        helper = module.kernel(src.text_of(call.child_by_field_name("function")))
+        if helper is None or helper is kernel:
+            continue
+        args, kwargs = split_arguments(call, src)
+        passed = [(helper.params[i].name, a) for i, a in enumerate(args) if i < len(helper.params)]
+        passed += list(kwargs.items())
+        yield helper, {name: src.text_of(node) for name, node in passed
+                       if node is not None and node.type == "identifier" and src.text_of(node) in params}
+
+
+def _passed_to_helpers(kernel, module, params: set[str], depth: int) -> set[str]:
+    """Parameters the kernel hands, unchanged, to a jit helper that loads or stores through them
+    (`_norm_block(Qo, Q, ...)` whose body loads `Q + offs`): pointers the kernel never indexes itself."""
+    out: set[str] = set()
+    for helper, mapping in helper_calls(kernel, module, params):
+        theirs = pointer_params(helper, module, depth + 1)
+        out |= {ours for name, ours in mapping.items() if name in theirs}
+    return out
+
+
+def integer_pointers(kernel, module, pointers: set[str], depth: int = 0) -> dict[str, str]:
+    """`_index_pointers` of the kernel and of the jit helpers it hands its pointers to."""
+    out = _index_pointers(kernel, pointers)
+    if depth >= 3:
+        return out
+    for helper, mapping in helper_calls(kernel, module, pointers):
+        theirs = integer_pointers(helper, module, pointer_params(helper, module, depth + 1), depth + 1)
+        for name, ours in mapping.items():
+            if name in theirs:
+                out.setdefault(ours, theirs[name])
+    return out
+
+
+def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
+    """Pointers whose loaded values are integers, with the integer type: indices (int64) offset
+    another pointer (`ids = tl.load(IDS + i)`, then `LOGITS + ids` or `offs = ids * D + j; T +
+    offs`) or bound a loop (`lo = tl.load(LO)`, `range(lo, hi)`): token ids, gather indices, CSR
+    offsets; packed words (int32) are shifted or masked (`w >> 4`, `w & 0xF`): quantized weights."""
+    src = kernel.src
+    text = _joined(kernel.text)
+    derived = {}  # name → the names its assignments read
+    for name, assigns in kernel.assignments.items():
+        for a in assigns:
+            if a.value is not None:
+                derived.setdefault(name, set()).update(_IDENT.findall(src.text_of(a.value)))
+    out: dict[str, str] = {}
+    for c in kernel.calls:
+        if c.name != "load":
+            continue
+        try:
+            base = base_pointer(kernel, c.arg(0, "pointer"))
+        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps the data type
+            base = None
+        stmt = c.node.parent
+        while stmt is not None and stmt.type not in ("assignment", "block", "module"):
+            stmt = stmt.parent
+        left = stmt.child_by_field_name("left") if stmt is not None and stmt.type == "assignment" else None
+        if base not in pointers or left is None or left.type != "identifier":
+            continue
+        names = {src.text_of(left)}
+        for _ in range(4):  # what is computed from the loaded values, a few assignments deep
+            names |= {n for n, reads in derived.items() if reads & names and n not in pointers}
+        held = "|".join(re.escape(n) for n in sorted(names))
+        others = "|".join(re.escape(q) for q in pointers if q != base)
+        # `LOGITS + ids`, `table + ids * stride`: one address expression (no comma between them).
+        address = others and re.search(rf"\b({others})\b[^,\n]*\+[^,\n]*\b({held})\b|"
+                                       rf"\b({held})\b[^,\n]*\+\s*\b({others})\b", text)
+        if address or re.search(rf"\brange\([^)\n]*\b({held})\b", text):
+            out[base] = "int64"
+        elif re.search(rf"\b({held})\b(\[[^\]\n]*\])?\s*(>>|<<)|(>>|<<)\s*\(?\s*\b({held})\b|"
+                       rf"\b({held})\b\s*[&|^]\s*(0x[0-9a-fA-F]+|\d+)\b", text):
+            out.setdefault(base, "int32")  # shifted, or masked with a literal: packed integers
+    return out
+
+
+def _joined(text: str) -> str:
+    """`text` without comments, each bracketed expression on one line: an address written over
+    several lines (`grad_ptr\n + idx[:, None] * stride`) reads as the one expression it is."""
+    out, depth = [], 0
+    for line in text.splitlines():
+        code = re.sub(r"#.*", "", line)
+        depth = max(depth + _opens(code), 0)
+        out.append(code + (" " if depth > 0 else "\n"))
+    return "".join(out)
+
+
+def _opens(code: str) -> int:
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
+def packed_pointers(kernel, pointers: set[str]) -> dict[str, str]:
+    """Pointers whose element type the kernel casts values to and then bit-shifts or ors
+    (`out_dtype = out_ptr.dtype.element_ty`, `x.to(out_dtype)`, `lo | (hi << 4)`): they hold
+    packed integers (int32, as the packed words of `integer_pointers`); a float would not compile."""
+    text = _joined(kernel.text)
+    out = {}
+    for p in pointers:
+        elem = rf"{re.escape(p)}\.dtype\.element_ty"
+        types = [elem] + [re.escape(n) for n in re.findall(
+            rf"([A-Za-z_]\w*)\s*(?::\s*tl\.constexpr\s*)?=\s*{elem}\b", text)]
+        cast: set[str] = set()
+        for t in types:
+            cast |= set(re.findall(rf"([A-Za-z_]\w*)\s*=[^\n]*\.to\(\s*{t}\s*\)\s*$", text, re.MULTILINE))
+        for _ in range(3):  # what is computed from them: `lo, hi = tl.split(out.reshape(...))`
+            names = "|".join(re.escape(v) for v in sorted(cast))
+            if not names:
+                break
+            cast |= {n for m in re.finditer(rf"^\s*([\w, ]+?)\s*=[^\n]*\b(?:{names})\b", text, re.MULTILINE)
+                     for n in re.split(r"\s*,\s*", m.group(1)) if n}
+        if any(re.search(rf"\b{re.escape(v)}\b\s*(?:<<|>>|[|&^](?!=))|(?:<<|>>|[|&^])\s*\(?\s*\b{re.escape(v)}\b", text)
+               for v in cast):
+            out[p] = "int32"
+    return out
+
+
+def atomic_max_pointers(kernel, pointers: set[str]) -> set[str]:
+    """Pointers of `tl.atomic_max` / `tl.atomic_min`: Triton has them for 32- and 64-bit types
+    only, so a half-precision stand-in would not compile."""
+    out = set()
+    for c in kernel.calls:
+        if c.name in ("atomic_max", "atomic_min"):
+            try:
+                base = base_pointer(kernel, c.arg(0, "pointer"))
+            except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps its type
+                base = None
+            if base in pointers:
+                out.add(base)
+    return out

@@ -1,0 +1,139 @@
+"""How a kernel's body uses its parameters, where the use alone decides what a value can be:
+
+- **in an address**: a name added to a pointer (`scale_ptr + r * scale_cols`), directly or through
+  the locals the address is built from (`offs = pid * H_scale`, then `ptr + offs`), is an integer:
+  a float there is "invalid operands of type pointer<fp32> and fp32";
+- **as a condition**: `if X:`, `X if … else …`, `not X`, `X and …` is a flag: a float condition is
+  refused;
+- **as an API's string**: `eviction_policy=X`, `cache_modifier=X` is a string;
+- **as a pointer's alias**: `in_ptr = in_ptr_a` (then `in_ptr + offs`) makes `in_ptr_a` a pointer.
+
+Read from the syntax tree: the sub-expressions of a call's arguments are not followed (what
+`tl.load(p + i)` returns is data, and `acc + tl.load(p + i)` does not make `acc` an address).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tritonlens.analysis.source import captures
+
+_STRING_KEYWORDS = ("eviction_policy", "cache_modifier")
+_DEPTH = 6  # assignments followed from an address back to the names it is computed from
+
+
+@dataclass(frozen=True)
+class ParamUse:
+    """The kernel's parameters by use (module doc): each a frozenset of parameter names."""
+
+    address: frozenset = frozenset()
+    condition: frozenset = frozenset()
+    string: frozenset = frozenset()
+    pointer_alias: frozenset = frozenset()
+
+    def merged(self, theirs: "ParamUse", mapping: dict[str, str]) -> "ParamUse":
+        """These uses and those of a jit helper the kernel hands its parameters to, `mapping`
+        being {the helper's parameter: ours}."""
+        def ours(names):
+            return frozenset(mapping[n] for n in names if n in mapping)
+        return ParamUse(self.address | ours(theirs.address), self.condition | ours(theirs.condition),
+                        self.string | ours(theirs.string), self.pointer_alias | ours(theirs.pointer_alias))
+
+
+def param_use(kernel, src, pointers: set[str]) -> ParamUse:
+    """`kernel`'s parameters by use; `pointers` are the parameters known to be pointers."""
+    params = {p.name for p in kernel.params}
+    reads = _assignment_reads(kernel, src)
+    ptrs = set(pointers)
+    aliases: set[str] = set()
+    bases = _pointer_bases(kernel, src)
+    for _ in range(_DEPTH):  # locals that hold a pointer: `x_ptrs = x_ptr + offs`, `in_ptr = in_ptr_a`
+        before = len(ptrs) + len(aliases)
+        for name, values in reads.items():
+            for names, is_sum, bare in values:
+                if bare and bare in params and name in ptrs | bases:
+                    aliases.add(bare)  # a parameter assigned to a local that addresses memory
+                if names & ptrs and (is_sum or bare in ptrs):
+                    ptrs.add(name)
+        ptrs |= aliases
+        if len(ptrs) + len(aliases) == before:
+            break
+    address: set[str] = set()
+    for node in captures(kernel.node, "(binary_operator) @b", "b"):
+        op = node.child_by_field_name("operator")
+        if op is None or src.text_of(op) not in ("+", "-"):
+            continue
+        names = _names(node, src)
+        if names & ptrs:
+            address |= names - ptrs
+    for _ in range(_DEPTH):
+        more = {n for local in address & set(reads) for names, _s, _b in reads[local] for n in names} - ptrs
+        if more <= address:
+            break
+        address |= more
+    text = kernel.text or src.text_of(kernel.outer)
+    return ParamUse(address=frozenset(address & params - ptrs),
+                    condition=frozenset(n for n in params if used_as_condition(text, n)),
+                    string=frozenset(n for n in params if re.search(
+                        rf"\b(?:{'|'.join(_STRING_KEYWORDS)})\s*=\s*{re.escape(n)}\b", text)),
+                    pointer_alias=frozenset(aliases))
+
+
+def used_as_condition(text: str, name: str) -> bool:
+    """Whether `text` tests `name` as a condition: `if X:`, `elif not X:`, `a if X else b`,
+    `not X`, `X and …`, `… or X`."""
+    n = re.escape(name)
+    return bool(re.search(rf"\b(?:if|elif|while)\s+(?:not\s+)?{n}\s*(?::|\belse\b)|\bnot\s+{n}\b(?!\s*[.(\[])|"
+                          rf"\b(?:and|or)\s+{n}\b(?!\s*[.(\[=<>!+*/-])|(?<![.\w]){n}\s+(?:and|or)\b", text))
+
+
+def _pointer_bases(kernel, src) -> set[str]:
+    """Locals the kernel loads or stores through directly (`tl.load(in_ptr + offs)`)."""
+    out = set()
+    for c in kernel.calls:
+        if c.name in ("load", "store") or c.name.startswith("atomic_"):
+            node = c.arg(0, "pointer")
+            while node is not None and node.type in ("binary_operator", "parenthesized_expression"):
+                node = node.child_by_field_name("left") or (node.named_children[0] if node.named_children else None)
+            if node is not None and node.type == "identifier":
+                out.add(src.text_of(node))
+    return out
+
+
+def _assignment_reads(kernel, src) -> dict[str, list[tuple[set, bool, str | None]]]:
+    """{local: [(names its value reads, whether the value is a sum, the bare name it copies)]}."""
+    out: dict[str, list] = {}
+    for name, assigns in kernel.assignments.items():
+        for a in assigns:
+            value = a.value
+            if value is None:
+                continue
+            while value.type == "parenthesized_expression" and value.named_children:
+                value = value.named_children[0]
+            is_sum = value.type == "binary_operator" and src.text_of(value.child_by_field_name("operator")) in "+-"
+            bare = src.text_of(value) if value.type == "identifier" else None
+            out.setdefault(name, []).append((_names(value, src), is_sum, bare))
+    return out
+
+
+def _names(node, src) -> set[str]:
+    """The identifiers of an expression, without a call's arguments (`tl.load(...)`'s result is
+    data) but with a method call's object (`(offs // D).to(tl.int64)` reads offs and D)."""
+    out: set[str] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if n.type == "identifier":
+            out.add(src.text_of(n))
+        elif n.type == "call":
+            fn = n.child_by_field_name("function")
+            if fn is not None and fn.type == "attribute":
+                todo.append(fn.child_by_field_name("object"))
+        elif n.type == "attribute":
+            todo.append(n.child_by_field_name("object"))
+        elif n.type == "keyword_argument":
+            continue
+        else:
+            todo.extend(n.named_children)
+    return out

@@ -1,0 +1,60 @@
+"""Values the static model assumes by how the kernel uses each parameter, so that the assumption
+compiles: a float-named integer that addresses memory, a flag tested in a conditional expression,
+pointers whose element type the wrapper allocates or the kernel's use decides (packed integers,
+loaded indices over several lines, an atomic max target), parameters aliased into a local pointer,
+and a string the kernel passes as eviction_policy. Compiled by the real Triton compiler (sm_90, no GPU)."""
+
+from pathlib import Path
+
+import pytest
+from tritonlens.profiling.compile_job import compile_file
+from tritonlens.profiling.static_configs import static_configs_of_text
+
+FIXTURE = Path(__file__).parent / "fixtures" / "assumed_by_use" / "kernels.py"
+
+
+@pytest.fixture(scope="module")
+def report():
+    return compile_file(FIXTURE, target="sm_90")
+
+
+@pytest.fixture(scope="module")
+def configs():
+    return static_configs_of_text(FIXTURE.read_text())[0]
+
+
+def _only(report, name):
+    (c,) = report.kernel(name).configs
+    assert c.error is None and c.registers is not None, c.error
+    return c
+
+
+def test_float_named_integers_that_address_memory_and_flags_in_conditional_expressions(report, configs):
+    args = configs["grouped_scale_kernel"][0]["args"]
+    assert args["scale_cols"]["kind"] == args["H_scale"]["kind"] == "int"
+    assert args["SCALE_BYTES"] == {"kind": "constexpr", "value": False}
+    _only(report, "grouped_scale_kernel")
+
+
+def test_pointer_types_from_the_launch_and_from_use(report, configs):
+    by_name = {n: configs[n][0]["args"] for n in ("pack_nibbles_kernel", "index_scatter_kernel", "amax_kernel")}
+    assert by_name["pack_nibbles_kernel"]["out_ptr"]["dtype"] == "uint8"  # torch.empty(..., dtype=torch.uint8)
+    assert by_name["index_scatter_kernel"]["index_ptr"]["dtype"] == "int64"
+    assert by_name["amax_kernel"]["amax_ptr"]["dtype"] == "float32" and by_name["amax_kernel"]["x_ptr"]["dtype"] == \
+        "float16"
+    for name in by_name:
+        _only(report, name)
+
+
+def test_packed_output_without_a_wrapper_holds_integers():
+    text = FIXTURE.read_text().split("def pack_nibbles(x):")[0]
+    (cfg,) = static_configs_of_text(text)[0]["pack_nibbles_kernel"]
+    assert cfg["args"]["out_ptr"]["dtype"] == "int32"
+
+
+def test_aliased_pointers_and_string_constexprs(report, configs):
+    args = configs["stack_two_kernel"][0]["args"]
+    assert args["in_a"]["kind"] == args["in_b"]["kind"] == "tensor"
+    assert configs["streamed_copy_kernel"][0]["args"]["EVICT"] == {"kind": "constexpr", "value": ""}
+    _only(report, "stack_two_kernel")
+    _only(report, "streamed_copy_kernel")
