@@ -10,6 +10,7 @@ report, so that hover, JSON and text can name them.
 
 from __future__ import annotations
 
+from tritonlens.profiling.assumed_values import notes_after_retry
 from tritonlens.profiling.worker.compile_report import (
     CompileReport,
     ConfigFacts,
@@ -74,7 +75,8 @@ def mark_sources(result: CompileReport, job: CompileJob, static_info: dict, capt
             spec = _spec_for(kspec, facts.label) or {}
             facts.source = spec.get("source", default)
             facts.value_sources = _value_sources(facts, spec, facts.source)
-            facts.assumed = list(spec.get("assumed") or [])
+            compiled = {**facts.constexprs, "num_warps": facts.num_warps, "num_stages": facts.num_stages}
+            facts.assumed = notes_after_retry(list(spec.get("assumed") or []), spec, compiled)
     present = {k.name for k in result.kernels}
     for name, entry in static_info.items():
         if name in present or not entry.note:

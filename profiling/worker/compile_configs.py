@@ -110,7 +110,10 @@ def expand_configs(fn, autotune, heuristics, configs):
         for vlabel, extra, copts in variants:
             a = {**args, **extra}
             o = {**opts, **copts}  # an autotuned launch cannot pass num_warps itself: the config's win
-            out.append({"label": vlabel, "args": a, "options": o, "heuristics": heuristics, "pnames": pnames})
+            # assumed values the worker may retry (compile_retry.py), less those an autotune config sets
+            retry = {n: v for n, v in (cfg.get("retry") or {}).items() if n not in extra and n not in copts}
+            out.append({"label": vlabel, "args": a, "options": o, "heuristics": heuristics, "pnames": pnames,
+                        "retry": retry})
     return out[:MAX_CONFIGS]
 
 

@@ -30,6 +30,7 @@ import time
 
 from compile_configs import build_args, expand_configs, specialise
 from compile_loading import JobError, _compile_mode, def_line, unwrap_kernel
+from compile_retry import compile_with_retries
 from tolerant_module import define_again, load_tolerant
 
 DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
@@ -317,14 +318,15 @@ def handle(job) -> dict:
             entry["error"] = {"type": type(exc).__name__, "message": f"expanding its configurations: {exc}"[:500]}
             continue
         for cfg in configs:
-            try:
-                entry["configs"].append(compile_config(fn, text, path, backend, target, cfg,
-                                                       job.cache_dir, artifacts))
-            except Exception as exc:  # noqa: BLE001 - one configuration Triton's binder refuses
-                # (num_warps not a power of 2, a missing argument) costs only that configuration
-                kind = "JobError" if isinstance(exc, JobError) else type(exc).__name__
-                entry["configs"].append({"label": cfg["label"], "error": {"type": kind, "message": str(exc)[:500],
-                                                                          "line": entry["line"], "column": 0}})
+            def compile_one(c, fn=fn, line=entry["line"]):
+                try:
+                    return compile_config(fn, text, path, backend, target, c, job.cache_dir, artifacts)
+                except Exception as exc:  # noqa: BLE001 - one configuration Triton's binder refuses
+                    # (num_warps not a power of 2, a missing argument) costs only that configuration
+                    kind = "JobError" if isinstance(exc, JobError) else type(exc).__name__
+                    return {"label": c["label"], "error": {"type": kind, "message": str(exc)[:500],
+                                                           "line": line, "column": 0}}
+            entry["configs"].append(compile_with_retries(compile_one, cfg, text))
     reply["compile_calls"] = COMPILE_CALLS
     return reply
 

@@ -1,0 +1,103 @@
+"""A configuration built from ASSUMED values that does not compile for a value-dependent reason
+(modulo by zero, a tile over Triton's element limit, a reshape that changes the element count, a
+static assertion, num_warps not a power of 2, ...) is compiled again with the next representative
+values the static model offers for its assumed names (CONFIG "retry": {name: [next values]}).
+
+The names on the line the error points at move first (`tl.reshape(q, (TN, R * TK))` moves TN, R
+and TK together), one step of their alternatives per attempt; then every assumed name takes its
+first alternative. Bounded: MAX_RETRIES attempts and RETRY_BUDGET_S seconds per configuration. A
+configuration without "retry" (a user's pin, a captured launch) is never retried: its error is real.
+
+Standalone (stdlib only): shipped as a plain file beside job_compile.py.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+MAX_RETRIES = 3
+RETRY_BUDGET_S = 20.0
+# Errors that another value of the same names can cure; a type error or a missing name cannot.
+_VALUE_DEPENDENT = re.compile(
+    r"modulo by zero|division by zero|divide by zero|exceeds triton maximum tensor numel|"
+    r"cannot change total number of elements|must be a power of 2|must be a power of two|"
+    r"arange's (?:range|end)|static assert|assertion|out of resource|incompatible dimensions|"
+    r"shape mismatch|must be >= 16|must be at least 16", re.IGNORECASE)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def value_dependent(error: dict | None) -> bool:
+    """Whether a compile error (map_error's dict) may go away with other values of the same names."""
+    if not error:
+        return False
+    return bool(_VALUE_DEPENDENT.search(f"{error.get('type', '')}: {error.get('message', '')}"))
+
+
+def implicated(error: dict, text: str, names) -> list[str]:
+    """The assumed `names` the error's line (1-based, in `text`) mentions; num_warps for its own errors."""
+    message = str(error.get("message", ""))
+    if "num_warps" in message and "num_warps" in names:
+        return ["num_warps"]
+    lines = text.splitlines()
+    line = error.get("line")
+    said = set(_IDENT.findall(lines[line - 1])) if isinstance(line, int) and 0 < line <= len(lines) else set()
+    return [n for n in names if n in said]
+
+
+def attempts(retry: dict[str, list], first: list[str]) -> list[dict]:
+    """The value changes to try in order: the `first` names one step at a time, then every name's
+    first alternative; each {name: value}, none repeated, at most MAX_RETRIES."""
+    out: list[dict] = []
+    for step in range(max((len(retry[n]) for n in first), default=0)):
+        change = {n: retry[n][step] for n in first if step < len(retry[n])}
+        if change and change not in out:
+            out.append(change)
+    every = {n: alts[0] for n, alts in retry.items() if alts}
+    if every and every not in out:
+        out.append(every)
+    return out[:MAX_RETRIES]
+
+
+def changed(cfg: dict, change: dict) -> dict:
+    """`cfg` with the values of `change` (constexpr arguments or options)."""
+    args, options = dict(cfg["args"]), dict(cfg["options"])
+    for name, value in change.items():
+        if name in ("num_warps", "num_stages"):
+            options[name] = value
+        else:
+            args[name] = {"kind": "constexpr", "value": value}
+    return {**cfg, "args": args, "options": options}
+
+
+def compile_with_retries(compile_one, cfg: dict, text: str) -> dict:
+    """`compile_one(cfg)`'s result; when it is a value-dependent error and `cfg` has assumed values
+    to retry, the first retry that compiles, its label naming what changed and why."""
+    result = compile_one(cfg)
+    error = result.get("error")
+    retry = {n: list(v) for n, v in (cfg.get("retry") or {}).items() if v}
+    if not retry or not value_dependent(error):
+        return result
+    first = implicated(error, text, list(retry)) or list(retry)
+    start = time.monotonic()
+    for change in attempts(retry, first):
+        if time.monotonic() - start > RETRY_BUDGET_S:
+            break
+        values = ", ".join(f"{n}={_show(v)}" for n, v in change.items())
+        was = ", ".join(f"{n}={_show(_value(cfg, n))}" for n in change)
+        label = f"{cfg['label']}, retried with {values} ({was} did not compile: {str(error.get('message'))[:80]})"
+        again = compile_one({**changed(cfg, change), "label": label})
+        if not again.get("error"):
+            return again
+    return result
+
+
+def _value(cfg: dict, name: str):
+    if name in ("num_warps", "num_stages"):
+        return cfg["options"].get(name)
+    arg = cfg["args"].get(name)
+    return arg.get("value") if isinstance(arg, dict) else arg
+
+
+def _show(v) -> str:
+    return repr(v) if isinstance(v, str) else str(v)
