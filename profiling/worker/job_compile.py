@@ -30,6 +30,7 @@ import time
 
 from compile_configs import build_args, expand_configs, specialise
 from compile_loading import JobError, _compile_mode, def_line, unwrap_kernel
+from compile_refusals import in_user_terms
 from compile_retry import compile_with_retries
 from tolerant_module import define_again, load_tolerant
 
@@ -38,7 +39,7 @@ DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
 # 0.5-1 s, and per-line spill traffic is all the facts need it for).
 ALL_ARTIFACTS = ("ttir", "ttgir", "llir", "ptx", "sass", "sass?", "cubin")
 # Bump when what a cached entry holds changes.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: errors in user terms (compile_refusals.py)
 
 COMPILE_CALLS = 0  # triton.compile invocations in this process (tests prove cache hits with it)
 
@@ -135,6 +136,9 @@ def map_error(exc, text: str, fn, path: str) -> dict:
             base, indent = _locate_source(text, src, fn)
             out["line"] = base + rel_line - 1
             out["column"] = (rel_col or 0) + indent
+    import triton
+
+    out["message"] = in_user_terms(out["message"], triton.__version__)
     if out["line"] is None:
         # Errors from later stages (MLIR passes, ptxas) name no position: the kernel's def line.
         out["line"] = def_line(fn)
