@@ -109,6 +109,10 @@ class Filled:
         return head + why + pin
 
 
+def _count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
 def _ok(v) -> bool:
     return v is not UNKNOWN and not isinstance(v, Size) and isinstance(v, (bool, int, float, str, DType))
 
@@ -151,6 +155,8 @@ class Assumer:
         pins = self.pins.for_launch(cfg.launch.line if cfg.launch is not None else None)
         out: dict[str, Filled] = {}
         for name, v in cfg.values.items():
+            if name in ("num_warps", "num_stages") and not _count(v.value):
+                continue  # not a count (an env lookup read as False): assumed below, as if unread
             if v.value is not UNKNOWN:
                 pin = pins.get(name)
                 if pin is not None and v.origin.startswith(_DEFAULTS):
@@ -208,7 +214,7 @@ class Assumer:
             if splat is None:
                 return None
             value, used = self.host.launch_kwarg(cfg.launch, splat, name)  # `**kernel_args`
-        if not _ok(value) or (name in ("num_warps", "num_stages") and not isinstance(value, int)):
+        if not _ok(value) or (name in ("num_warps", "num_stages") and not _count(value)):
             return None
         if not used:
             return Filled(value, "static")

@@ -58,3 +58,30 @@ def test_aliased_pointers_and_string_constexprs(report, configs):
     assert configs["streamed_copy_kernel"][0]["args"]["EVICT"] == {"kind": "constexpr", "value": ""}
     _only(report, "stack_two_kernel")
     _only(report, "streamed_copy_kernel")
+
+
+NUM_WARPS_FLAG = '''import triton
+import triton.language as tl
+
+WIDE = False
+
+
+@triton.jit
+def ln_kernel(x_ptr, n, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def ln(x):
+    ln_kernel[(1,)](x, x.numel(), N=x.shape[-1], num_warps=WIDE)
+'''
+
+
+def test_num_warps_read_as_no_count_is_assumed(tmp_path):
+    # an environment switch read as False is no warp count: Triton's default, not a binder refusal
+    (cfg,) = static_configs_of_text(NUM_WARPS_FLAG)[0]["ln_kernel"]
+    assert cfg["options"]["num_warps"] == 4 and cfg["value_sources"]["num_warps"] == "assumed"
+    path = tmp_path / "ln.py"
+    path.write_text(NUM_WARPS_FLAG)
+    (c,) = compile_file(path, target="sm_90").kernel("ln_kernel").configs
+    assert c.error is None and c.num_warps == 4
