@@ -80,7 +80,8 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
     """Pointers whose loaded values are integers, with the integer type: indices (int64) offset
     another pointer (`ids = tl.load(IDS + i)`, then `LOGITS + ids` or `offs = ids * D + j; T +
     offs`) or bound a loop (`lo = tl.load(LO)`, `range(lo, hi)`): token ids, gather indices, CSR
-    offsets; packed words (int32) are shifted or masked (`w >> 4`, `w & 0xF`): quantized weights."""
+    offsets, and addresses cast to a pointer type (int64); packed words (int32) are shifted or masked
+    (`w >> 4`, `w & 0xF`): quantized weights."""
     src = kernel.src
     text = _joined(kernel.text)
     derived = {}  # name → the names its assignments read
@@ -97,10 +98,15 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
         except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps the data type
             base = None
         stmt = c.node.parent
-        while stmt is not None and stmt.type not in ("assignment", "block", "module"):
+        while stmt is not None and stmt.type not in ("assignment", "augmented_assignment", "block", "module"):
             stmt = stmt.parent
-        left = stmt.child_by_field_name("left") if stmt is not None and stmt.type == "assignment" else None
+        # `total += tl.load(P + i)` holds what P holds, as `x = tl.load(P + i)` does
+        left = stmt.child_by_field_name("left") if stmt is not None and stmt.type in (
+            "assignment", "augmented_assignment") else None
         if base not in pointers or left is None or left.type != "identifier":
+            continue
+        if "pointer_type(" in src.text_of(stmt):  # `tl.load(P + i).to(tl.pointer_type(...))`: a table of addresses
+            out[base] = "int64"
             continue
         names = {src.text_of(left)}
         for _ in range(4):  # what is computed from the loaded values, a few assignments deep

@@ -46,6 +46,12 @@ def test_pointer_types_from_the_launch_and_from_use(report, configs):
         _only(report, name)
 
 
+def test_address_tables_and_summed_offsets_are_integers(report, configs):
+    args = configs["gather_segments_kernel"][0]["args"]
+    assert args["segment_ptrs"]["dtype"] == args["start_lens"]["dtype"] == "int64"
+    _only(report, "gather_segments_kernel")
+
+
 def test_packed_output_without_a_wrapper_holds_integers():
     text = FIXTURE.read_text().split("def pack_nibbles(x):")[0]
     (cfg,) = static_configs_of_text(text)[0]["pack_nibbles_kernel"]
