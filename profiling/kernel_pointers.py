@@ -177,3 +177,34 @@ def atomic_max_pointers(kernel, pointers: set[str]) -> set[str]:
             if base in pointers:
                 out.add(base)
     return out
+
+
+def int8_dot_pointers(kernel, pointers: set[str]) -> set[str]:
+    """Pointers loaded into the operands of a `tl.dot` that accumulates into int32
+    (`acc = tl.zeros(..., dtype=tl.int32)`, `acc += tl.dot(a, b)`): int8 matrices, which is the
+    only input an int32 MMA takes."""
+    text = _joined(kernel.text)
+    accs = set(re.findall(r"([A-Za-z_]\w*)\s*=\s*tl\.zeros\([^\n]*dtype\s*=\s*tl\.int32", text))
+    operands: set[str] = set()
+    for acc in accs:
+        a = re.escape(acc)
+        for m in re.finditer(rf"\b{a}\s*\+=\s*tl\.dot\(\s*(\w+)\s*,\s*(\w+)|tl\.dot\(\s*(\w+)\s*,\s*(\w+)\s*,\s*"
+                             rf"(?:acc\s*=\s*)?{a}\b", text):
+            operands |= {g for g in m.groups() if g}
+    out = set()
+    for c in kernel.calls:
+        if c.name != "load" or not operands:
+            continue
+        stmt = c.node.parent
+        while stmt is not None and stmt.type not in ("assignment", "block", "module"):
+            stmt = stmt.parent
+        left = stmt.child_by_field_name("left") if stmt is not None and stmt.type == "assignment" else None
+        if left is None or kernel.src.text_of(left) not in operands:
+            continue
+        try:
+            base = base_pointer(kernel, c.arg(0, "pointer"))
+        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps its type
+            base = None
+        if base in pointers:
+            out.add(base)
+    return out

@@ -40,6 +40,7 @@ from tritonlens.profiling.config_pins import DType, KernelPins, kernel_pins
 from tritonlens.profiling.kernel_pointers import (
     atomic_max_pointers,
     helper_calls,
+    int8_dot_pointers,
     integer_pointers,
     packed_pointers,
     pointer_params,
@@ -233,6 +234,8 @@ def _typed_pointers(module, k, pointers: set[str], src) -> dict[str, tuple[str, 
         dt = pointer_dtype(ctx, p)
         if dt is not None:
             out[p] = (dt, "pointer dtypes read from the tensors the launch passes")
+    for p in int8_dot_pointers(k, pointers):
+        out.setdefault(p, ("int8", "pointers assumed int8 (their loads feed a tl.dot into an int32 accumulator)"))
     for p, dt in {**packed_pointers(k, pointers), **integer_pointers(k, module, pointers)}.items():
         out.setdefault(p, (dt, _INDEX_NOTE))
     for p in atomic_max_pointers(k, pointers):

@@ -52,6 +52,12 @@ def test_address_tables_and_summed_offsets_are_integers(report, configs):
     _only(report, "gather_segments_kernel")
 
 
+def test_int32_dot_operands_are_int8(report, configs):
+    args = configs["int8_mm_kernel"][0]["args"]
+    assert args["A"]["dtype"] == args["B"]["dtype"] == "int8" and args["C"]["dtype"] == "float32"
+    assert _only(report, "int8_mm_kernel").mma
+
+
 def test_packed_output_without_a_wrapper_holds_integers():
     text = FIXTURE.read_text().split("def pack_nibbles(x):")[0]
     (cfg,) = static_configs_of_text(text)[0]["pack_nibbles_kernel"]
