@@ -90,6 +90,7 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
             if a.value is not None:
                 derived.setdefault(name, set()).update(_IDENT.findall(src.text_of(a.value)))
     out: dict[str, str] = {}
+    literal_sums: set[str] = set()
     for c in kernel.calls:
         if c.name != "load":
             continue
@@ -108,6 +109,9 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
         if "pointer_type(" in src.text_of(stmt):  # `tl.load(P + i).to(tl.pointer_type(...))`: a table of addresses
             out[base] = "int64"
             continue
+        if stmt.type == "augmented_assignment" and any(
+                a.value is not None and a.value.type == "integer" for a in kernel.assignments.get(src.text_of(left), ())):
+            literal_sums.add(base)  # `n = 0`, then `n += tl.load(P + j)`: a loop-carried int32 stays int32
         names = {src.text_of(left)}
         for _ in range(4):  # what is computed from the loaded values, a few assignments deep
             names |= {n for n, reads in derived.items() if reads & names and n not in pointers}
@@ -121,7 +125,7 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
         elif re.search(rf"\b({held})\b(\[[^\]\n]*\])?\s*(>>|<<)|(>>|<<)\s*\(?\s*\b({held})\b|"
                        rf"\b({held})\b\s*[&|^]\s*(0x[0-9a-fA-F]+|\d+)\b", text):
             out.setdefault(base, "int32")  # shifted, or masked with a literal: packed integers
-    return out
+    return {**out, **{p: "int32" for p in literal_sums}}
 
 
 def _joined(text: str) -> str:

@@ -50,6 +50,8 @@ def test_address_tables_and_summed_offsets_are_integers(report, configs):
     args = configs["gather_segments_kernel"][0]["args"]
     assert args["segment_ptrs"]["dtype"] == args["start_lens"]["dtype"] == "int64"
     _only(report, "gather_segments_kernel")
+    assert configs["pad_rows_kernel"][0]["args"]["lens_ptr"]["dtype"] == "int32"
+    _only(report, "pad_rows_kernel")
 
 
 def test_int32_dot_operands_are_int8(report, configs):
