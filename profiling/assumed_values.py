@@ -62,6 +62,9 @@ MAX_MESSAGE = 160  # a message shown to users
 # A tile that does not compile (a reshape that needs another size, a block over Triton's element
 # limit) is retried with these, in order: the neighbours a kernel's tiles usually take.
 _TILE_ALTERNATIVES = {SMALL_TILE: (32, 64), DOT_TILE: (32, 16), ROW_TILE: (256, 64)}
+# A size given to a constexpr that does not compile at model scale (a shift count, a bound Triton
+# unrolls) is retried smaller.
+_SIZE_ALTERNATIVES = (128, 16)
 _FLAG_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO|SAVE|STORE|RETURN|COMPUTE)_|"
                         r"_(FLAG|ENABLED)$", re.IGNORECASE)
 _DTYPE_NAME = re.compile(r"dtype$|_type$|^type_|^(DTYPE|TYPE)$", re.IGNORECASE)
@@ -135,7 +138,7 @@ class Assumer:
                               rf"\b(?:and|or)\s+{words}", rf"{words}\s+(?:and|or)\b") | use.condition
         # static_range(N), static_range(0, N - 1, 2): any name in its bounds unrolls the loop
         self.unrolled = {n for m in re.finditer(r"static_range\(([^()\n]*)\)", self.text)
-                         for n in re.findall(r"[A-Za-z_]\w*", m.group(1))}
+                         for n in re.findall(r"[A-Za-z_]\w*", m.group(1))} | use.unrolled  # also in a jit helper's
         # a float by how the kernel uses it: divided into (`label_smoothing / n_cols`), taken from 1
         # (`1 - label_smoothing`) or compared with a float literal; a size is rarely any of these
         self.as_float = _found(self.text, rf"{words}\s*/(?![/=])", rf"\b1(?:\.0*)?\s*-\s*{words}",
@@ -297,7 +300,7 @@ class Assumer:
             return Filled("", "assumed", "a string: the kernel passes it as eviction_policy or cache_modifier")
         if name in self.use.condition and "float" not in ann:
             return Filled(False, "assumed", "a flag: the path without it")
-        float_name = (is_float_name(name) or _DTYPE_BOUND.search(name)) and name not in self.use.address
+        float_name = (is_float_name(name) or _DTYPE_BOUND.search(name)) and name not in self.use.integer
         if float_name or "float" in ann:
             value = 1e-6 if _EPS.search(name) else 1.0
             return Filled(value, "assumed", "a float, by its name" if "float" not in ann else "annotated float")
@@ -326,7 +329,9 @@ class Assumer:
             return Filled(size, "assumed", why, _TILE_ALTERNATIVES[size])
         if name in self.as_float:
             return Filled(0.1, "assumed", "a float, by how the kernel uses it")
-        return Filled(representative_size(name), "assumed", f"a representative size for {name}")
+        size = representative_size(name)
+        more = tuple(v for v in _SIZE_ALTERNATIVES if isinstance(size, int) and v < size)
+        return Filled(size, "assumed", f"a representative size for {name}", more)
 
     def _bitwise_target(self, name: str) -> bool:
         """Is `name` a dtype that values are cast to and then shifted, or-ed or masked

@@ -1,12 +1,15 @@
 """How a kernel's body uses its parameters, where the use alone decides what a value can be:
 
-- **in an address**: a name added to a pointer (`scale_ptr + r * scale_cols`), directly or through
-  the locals the address is built from (`offs = pid * H_scale`, then `ptr + offs`), is an integer:
-  a float there is "invalid operands of type pointer<fp32> and fp32";
+- **as an integer**: a name added to a pointer (`scale_ptr + r * scale_cols`), directly or through
+  the locals the address is built from (`offs = pid * H_scale`, then `ptr + offs`), or shifted by
+  (`1 << LOG2_SCALE`): a float there is "invalid operands of type pointer<fp32> and fp32";
 - **as a condition**: `if X:`, `X if … else …`, `not X`, `X and …` is a flag: a float condition is
   refused;
 - **as an API's string**: `eviction_policy=X`, `cache_modifier=X` is a string;
-- **as a pointer's alias**: `in_ptr = in_ptr_a` (then `in_ptr + offs`) makes `in_ptr_a` a pointer.
+- **as a pointer's alias**: `in_ptr = in_ptr_a` (then `in_ptr + offs`) makes `in_ptr_a` a pointer;
+- **as a `tl.static_range` bound**: the loop unrolls, so the value is kept small.
+
+A jit helper's uses count for the parameters the kernel hands it (`ParamUse.merged`).
 
 Read from the syntax tree: the sub-expressions of a call's arguments are not followed (what
 `tl.load(p + i)` returns is data, and `acc + tl.load(p + i)` does not make `acc` an address).
@@ -27,18 +30,20 @@ _DEPTH = 6  # assignments followed from an address back to the names it is compu
 class ParamUse:
     """The kernel's parameters by use (module doc): each a frozenset of parameter names."""
 
-    address: frozenset = frozenset()
+    integer: frozenset = frozenset()  # in an address or a shift
     condition: frozenset = frozenset()
     string: frozenset = frozenset()
     pointer_alias: frozenset = frozenset()
+    unrolled: frozenset = frozenset()  # in a tl.static_range bound: unrolled, so kept small
 
     def merged(self, theirs: "ParamUse", mapping: dict[str, str]) -> "ParamUse":
         """These uses and those of a jit helper the kernel hands its parameters to, `mapping`
         being {the helper's parameter: ours}."""
         def ours(names):
             return frozenset(mapping[n] for n in names if n in mapping)
-        return ParamUse(self.address | ours(theirs.address), self.condition | ours(theirs.condition),
-                        self.string | ours(theirs.string), self.pointer_alias | ours(theirs.pointer_alias))
+        return ParamUse(self.integer | ours(theirs.integer), self.condition | ours(theirs.condition),
+                        self.string | ours(theirs.string), self.pointer_alias | ours(theirs.pointer_alias),
+                        self.unrolled | ours(theirs.unrolled))
 
 
 def param_use(kernel, src, pointers: set[str]) -> ParamUse:
@@ -73,11 +78,14 @@ def param_use(kernel, src, pointers: set[str]) -> ParamUse:
             break
         address |= more
     text = kernel.text or src.text_of(kernel.outer)
-    return ParamUse(address=frozenset(address & params - ptrs),
+    shifted = {n for n in params if re.search(rf"(?:<<|>>)\s*\(?\s*{re.escape(n)}\b", text)}
+    return ParamUse(integer=frozenset((address | shifted) & params - ptrs),
                     condition=frozenset(n for n in params if used_as_condition(text, n)),
                     string=frozenset(n for n in params if re.search(
                         rf"\b(?:{'|'.join(_STRING_KEYWORDS)})\s*=\s*{re.escape(n)}\b", text)),
-                    pointer_alias=frozenset(aliases))
+                    pointer_alias=frozenset(aliases),
+                    unrolled=frozenset(n for m in re.finditer(r"static_range\(([^()\n]*)\)", text)
+                                       for n in re.findall(r"[A-Za-z_]\w*", m.group(1)) if n in params))
 
 
 def used_as_condition(text: str, name: str) -> bool:

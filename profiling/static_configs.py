@@ -87,7 +87,7 @@ def _is_float_param(kernel, param, launch, src, use: ParamUse) -> str | None:
                     val = p.child_by_field_name("value")
                     if (ty is not None and src.text_of(ty) == "float") or (val is not None and val.type == "float"):
                         return "launch"
-    if param.name in use.address or param.name in use.condition:
+    if param.name in use.integer or param.name in use.condition:
         return None
     if is_float_name(param.name):
         return "name"

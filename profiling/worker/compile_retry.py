@@ -23,7 +23,7 @@ _VALUE_DEPENDENT = re.compile(
     r"modulo by zero|division by zero|divide by zero|exceeds triton maximum tensor numel|"
     r"cannot change total number of elements|must be a power of 2|must be a power of two|"
     r"arange's (?:range|end)|static assert|assertion|out of resource|incompatible dimensions|"
-    r"shape mismatch|must be >= 16|must be at least 16", re.IGNORECASE)
+    r"shape mismatch|must be >= 16|must be at least 16|nonrepresentable integer", re.IGNORECASE)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 

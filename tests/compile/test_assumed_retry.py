@@ -42,6 +42,11 @@ def test_a_static_assertion_on_an_assumed_tile(report):
     assert _compiled(report, "split_k_kernel").constexprs == {"K": 128, "BLOCK_K": 64}
 
 
+def test_a_size_too_large_to_represent_is_retried_smaller(report):
+    c = _compiled(report, "fixed_point_kernel")
+    assert c.constexprs["LOG2_SCALE"] == 16 and "Nonrepresentable integer" in c.label
+
+
 def test_no_retry_for_a_pin_and_an_uncured_error_stays_a_hint(report):
     (pinned,) = report.kernel("pinned_block_kernel").configs
     assert pinned.error is not None and pinned.constexprs == {"BLOCK": 1024} and "retried" not in pinned.label
