@@ -5,7 +5,8 @@ values the static model offers for its assumed names (CONFIG "retry": {name: [ne
 
 The names on the line the error points at move first (`tl.reshape(q, (TN, R * TK))` moves TN, R
 and TK together), one step of their alternatives per attempt; then every assumed name takes its
-first alternative. Bounded: MAX_RETRIES attempts and RETRY_BUDGET_S seconds per configuration. A
+first alternative. Bounded: MAX_RETRIES attempts per configuration, RETRY_BUDGET_S seconds per
+kernel, and none once one of the kernel's configurations compiled (it has its facts). A
 configuration without "retry" (a user's pin, a captured launch) is never retried: its error is real.
 
 Standalone (stdlib only): shipped as a plain file beside job_compile.py.
@@ -17,7 +18,7 @@ import re
 import time
 
 MAX_RETRIES = 3
-RETRY_BUDGET_S = 20.0
+RETRY_BUDGET_S = 20.0  # per kernel
 # Errors that another value of the same names can cure; a type error or a missing name cannot.
 _VALUE_DEPENDENT = re.compile(
     r"modulo by zero|division by zero|divide by zero|exceeds triton maximum tensor numel|"
@@ -70,24 +71,36 @@ def changed(cfg: dict, change: dict) -> dict:
     return {**cfg, "args": args, "options": options}
 
 
-def compile_with_retries(compile_one, cfg: dict, text: str) -> dict:
+class KernelRetries:
+    """One kernel's retry budget: seconds left, and whether a configuration of it compiled."""
+
+    def __init__(self, seconds: float = RETRY_BUDGET_S):
+        self.deadline = time.monotonic() + seconds
+        self.compiled = False
+
+    def allows(self) -> bool:
+        return not self.compiled and time.monotonic() < self.deadline
+
+
+def compile_with_retries(compile_one, cfg: dict, text: str, budget: KernelRetries) -> dict:
     """`compile_one(cfg)`'s result; when it is a value-dependent error and `cfg` has assumed values
     to retry, the first retry that compiles, its label naming what changed and why."""
     result = compile_one(cfg)
     error = result.get("error")
+    budget.compiled |= not error
     retry = {n: list(v) for n, v in (cfg.get("retry") or {}).items() if v}
-    if not retry or not value_dependent(error):
+    if not retry or not value_dependent(error) or not budget.allows():
         return result
     first = implicated(error, text, list(retry)) or list(retry)
-    start = time.monotonic()
     for change in attempts(retry, first):
-        if time.monotonic() - start > RETRY_BUDGET_S:
+        if not budget.allows():
             break
         values = ", ".join(f"{n}={_show(v)}" for n, v in change.items())
         was = ", ".join(f"{n}={_show(_value(cfg, n))}" for n in change)
         label = f"{cfg['label']}, retried with {values} ({was} did not compile: {str(error.get('message'))[:80]})"
         again = compile_one({**changed(cfg, change), "label": label})
         if not again.get("error"):
+            budget.compiled = True
             return again
     return result
 

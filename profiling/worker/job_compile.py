@@ -31,7 +31,8 @@ import time
 from compile_configs import build_args, expand_configs, specialise
 from compile_loading import JobError, _compile_mode, def_line, unwrap_kernel
 from compile_refusals import in_user_terms
-from compile_retry import compile_with_retries
+from compile_retry import KernelRetries, compile_with_retries
+from messages import NOT_IN_CACHE
 from tolerant_module import define_again, load_tolerant
 
 DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
@@ -158,7 +159,7 @@ def _locate_source(text: str, src: str, fn) -> tuple[int, int]:
     return start, 0
 
 
-def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts):
+def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts, cached_only=False):
     import triton
     from triton.compiler import ASTSource
 
@@ -197,6 +198,8 @@ def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts):
     if cached is not None:
         cached.update(label=cfg["label"], cached=True)
         return cached
+    if cached_only:
+        raise JobError(NOT_IN_CACHE)
     t0 = time.perf_counter()
     try:
         COMPILE_CALLS += 1
@@ -321,16 +324,18 @@ def handle(job) -> dict:
         except Exception as exc:  # noqa: BLE001 - a heuristic that raises on these arguments
             entry["error"] = {"type": type(exc).__name__, "message": f"expanding its configurations: {exc}"[:500]}
             continue
+        retries = KernelRetries()
         for cfg in configs:
             def compile_one(c, fn=fn, line=entry["line"]):
                 try:
-                    return compile_config(fn, text, path, backend, target, c, job.cache_dir, artifacts)
+                    return compile_config(fn, text, path, backend, target, c, job.cache_dir, artifacts,
+                                          job.cached_only)
                 except Exception as exc:  # noqa: BLE001 - one configuration Triton's binder refuses
                     # (num_warps not a power of 2, a missing argument) costs only that configuration
                     kind = "JobError" if isinstance(exc, JobError) else type(exc).__name__
                     return {"label": c["label"], "error": {"type": kind, "message": str(exc)[:500],
                                                            "line": line, "column": 0}}
-            entry["configs"].append(compile_with_retries(compile_one, cfg, text))
+            entry["configs"].append(compile_with_retries(compile_one, cfg, text, retries))
     reply["compile_calls"] = COMPILE_CALLS
     return reply
 
