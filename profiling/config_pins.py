@@ -245,7 +245,10 @@ def _check(pins: dict[str, Pin], kernel, messages: list[str]) -> dict[str, Pin]:
 
 def kernel_pins(module, kernel, path=None) -> KernelPins:
     """The pins of `kernel` (the analysis' Kernel) in `module`'s text and the project's pyproject.toml."""
-    src = kernel.src or module.src
+    # A kernel of this file is read in the module's current text: the analysis keeps the model of
+    # a kernel whose own text did not change, with the older text it was built from as its `src`,
+    # and an edited pin above it would otherwise read as it was.
+    src = module.src if kernel.src is None or any(k is kernel for k in module.kernels) else kernel.src
     lines = src.text.splitlines()
     messages: list[str] = []
     pins = _pyproject_pins(path, kernel.name, messages)
