@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from tritonlens.analysis.source import Source
 from tritonlens.analysis.values import UNKNOWN
 from tritonlens.profiling.config_pins import DType, KernelPins, show
-from tritonlens.profiling.param_use import ParamUse
+from tritonlens.profiling.param_use import ParamUse, string_default
 from tritonlens.profiling.representative_eval import HostEval, Size, representative_size
 
 SOURCES = ("captured", "configs", "static", "pinned", "assumed")  # strongest first
@@ -296,8 +296,9 @@ class Assumer:
         if name == "num_stages":
             return Filled(3, "assumed", "Triton's default")
         ann = (p.annotation or "") if p is not None else ""
-        if name in self.use.string:
-            return Filled("", "assumed", "a string: the kernel passes it as eviction_policy or cache_modifier")
+        string = string_default(self.use, name)
+        if string is not None:
+            return Filled(string[0], "assumed", f"a string: the kernel passes it as {string[1]}, this its default")
         if name in self.use.condition and "float" not in ann:
             return Filled(False, "assumed", "a flag: the path without it")
         float_name = (is_float_name(name) or _DTYPE_BOUND.search(name)) and name not in self.use.integer

@@ -5,7 +5,8 @@
   (`1 << LOG2_SCALE`): a float there is "invalid operands of type pointer<fp32> and fp32";
 - **as a condition**: `if X:`, `X if … else …`, `not X`, `X and …` is a flag: a float condition is
   refused;
-- **as an API's string**: `eviction_policy=X`, `cache_modifier=X` is a string;
+- **as an API's string**: `eviction_policy=X`, `cache_modifier=X` is a string (the API's default,
+  ""), `input_precision=X` a dot's precision ("tf32", Triton's default for fp32 on sm_80 and newer);
 - **as a pointer's alias**: `in_ptr = in_ptr_a` (then `in_ptr + offs`) makes `in_ptr_a` a pointer;
 - **as a `tl.static_range` bound**: the loop unrolls, so the value is kept small.
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from tritonlens.analysis.source import captures
 
-_STRING_KEYWORDS = ("eviction_policy", "cache_modifier")
+_STRING_KEYWORDS = {"eviction_policy": "", "cache_modifier": "", "input_precision": "tf32"}  # → the default
 _DEPTH = 6  # assignments followed from an address back to the names it is computed from
 
 
@@ -32,7 +33,7 @@ class ParamUse:
 
     integer: frozenset = frozenset()  # in an address or a shift
     condition: frozenset = frozenset()
-    string: frozenset = frozenset()
+    string: frozenset = frozenset()  # (name, the keyword it is passed as) pairs
     pointer_alias: frozenset = frozenset()
     unrolled: frozenset = frozenset()  # in a tl.static_range bound: unrolled, so kept small
 
@@ -42,7 +43,7 @@ class ParamUse:
         def ours(names):
             return frozenset(mapping[n] for n in names if n in mapping)
         return ParamUse(self.integer | ours(theirs.integer), self.condition | ours(theirs.condition),
-                        self.string | ours(theirs.string), self.pointer_alias | ours(theirs.pointer_alias),
+                        self.string | frozenset((mapping[n], k) for n, k in theirs.string if n in mapping), self.pointer_alias | ours(theirs.pointer_alias),
                         self.unrolled | ours(theirs.unrolled))
 
 
@@ -81,8 +82,8 @@ def param_use(kernel, src, pointers: set[str]) -> ParamUse:
     shifted = {n for n in params if re.search(rf"(?:<<|>>)\s*\(?\s*{re.escape(n)}\b", text)}
     return ParamUse(integer=frozenset((address | shifted) & params - ptrs),
                     condition=frozenset(n for n in params if used_as_condition(text, n)),
-                    string=frozenset(n for n in params if re.search(
-                        rf"\b(?:{'|'.join(_STRING_KEYWORDS)})\s*=\s*{re.escape(n)}\b", text)),
+                    string=frozenset((n, k) for n in params for k in _STRING_KEYWORDS
+                                     if re.search(rf"\b{k}\s*=\s*{re.escape(n)}\b", text)),
                     pointer_alias=frozenset(aliases),
                     unrolled=frozenset(n for m in re.finditer(r"static_range\(([^()\n]*)\)", text)
                                        for n in re.findall(r"[A-Za-z_]\w*", m.group(1)) if n in params))
@@ -145,3 +146,8 @@ def _names(node, src) -> set[str]:
         else:
             todo.extend(n.named_children)
     return out
+
+
+def string_default(use: ParamUse, name: str) -> tuple[str, str] | None:
+    """(the API's default, the keyword) for a name the kernel passes as an API's string, or None."""
+    return next(((_STRING_KEYWORDS[k], k) for n, k in sorted(use.string) if n == name), None)

@@ -70,6 +70,8 @@ def test_aliased_pointers_and_string_constexprs(report, configs):
     args = configs["stack_two_kernel"][0]["args"]
     assert args["in_a"]["kind"] == args["in_b"]["kind"] == "tensor"
     assert configs["streamed_copy_kernel"][0]["args"]["EVICT"] == {"kind": "constexpr", "value": ""}
+    assert configs["precise_dot_kernel"][0]["args"]["PRECISION"] == {"kind": "constexpr", "value": "tf32"}
+    _only(report, "precise_dot_kernel")
     _only(report, "stack_two_kernel")
     _only(report, "streamed_copy_kernel")
 
