@@ -17,7 +17,9 @@ it; else, in this order:
    one (`args["bias"] is not None`, `args["n"] % args["BLOCK"] == 0`) whose answer depends on
    something assumed is compiled both ways: one configuration with every such flag True, one
    with every flag False (two compiles, not two to the power of the flags).
-3. **How the kernel uses the name.**
+3. **How the kernel uses the name** (param_use.py reads what its use allows first: a name in an
+   address or a shift is an integer, one tested as a condition a flag, one passed as
+   `eviction_policy` / `cache_modifier` / `input_precision` that API's default string):
    - a float by its name (`eps` 1e-6; `scale`, `alpha`, `temperature`, a dtype's `_min`/`_max`
      bound: 1.0) or its `float` annotation;
    - a dtype (`.to(X)`, `dtype=X`, `tl.cast(v, X)`, or a name ending in dtype/type): float32 for
@@ -34,6 +36,10 @@ it; else, in this order:
    - a `tl.static_range` bound: 4 (it unrolls);
    - num_warps 4 and num_stages 3: Triton's defaults;
    - any other integer: the representative size for its name.
+
+Each assumed value also carries the next representative values to try when it does not compile
+(`Filled.alternatives`: a tile's neighbours, a smaller size, the use's value for a folded or
+compared one), which the compile worker retries (worker/compile_retry.py).
 
 Every assumed value carries how to pin it, e.g. "assumed BLOCK_SIZE=4096 (… ; pin it:
 `# tritonlens: BLOCK_SIZE=4096` above the kernel)".

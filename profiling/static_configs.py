@@ -12,8 +12,10 @@ arguments it could not read are described conservatively and every such guess is
 config's "assumed" list, after the assumed values:
 
 - pointers (a `*ptr` name, or the base of a `tl.load` / `tl.store` / atomic / block pointer) get the
-  element type the analysis' estimates assume (fp16/bf16 when the kernel converts to or allocates in
-  half precision, else fp32) and 16-byte alignment, which every torch allocation has;
+  dtype of the tensor the wrapper allocates, else the one their use decides (kernel_pointers.py:
+  indices, packed words, int8 dot operands, atomic max targets), else the element type the
+  analysis' estimates assume (fp16/bf16 when the kernel converts to or allocates in half precision,
+  else fp32), and 16-byte alignment, which every torch allocation has;
 - strides (named so, or passed as `x.stride(i)`) and sizes named as widths or counts (`n_cols`,
   `hidden_size`, `M`) get what a typical call passes and the JIT specialises: 1 for `x.stride(-1)`,
   a multiple of 16 for the others (a contiguous row's stride, a model's width);
