@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from tritonlens.analysis.source import Source
 from tritonlens.analysis.values import UNKNOWN
 from tritonlens.profiling.config_pins import DType, KernelPins, show
-from tritonlens.profiling.param_use import ParamUse, string_default
+from tritonlens.profiling.param_use import NO_USE, ParamUse, string_default
 from tritonlens.profiling.representative_eval import HostEval, Size, representative_size
 
 SOURCES = ("captured", "configs", "static", "pinned", "assumed")  # strongest first
@@ -130,7 +130,7 @@ class Assumer:
     """Fills the unknown values of one kernel's resolved configurations."""
 
     def __init__(self, module, kernel, pins: KernelPins, host: HostEval, half: str | None,
-                 use: ParamUse = ParamUse()):
+                 use: ParamUse = NO_USE):
         self.module, self.k, self.pins, self.host, self.use = module, kernel, pins, host, use
         self.src = kernel.src or module.src
         self.text = kernel.text or self.src.text_of(kernel.outer)

@@ -37,7 +37,7 @@ class ParamUse:
     pointer_alias: frozenset = frozenset()
     unrolled: frozenset = frozenset()  # in a tl.static_range bound: unrolled, so kept small
 
-    def merged(self, theirs: "ParamUse", mapping: dict[str, str]) -> "ParamUse":
+    def merged(self, theirs: ParamUse, mapping: dict[str, str]) -> ParamUse:
         """These uses and those of a jit helper the kernel hands its parameters to, `mapping`
         being {the helper's parameter: ours}."""
         def ours(names):
@@ -45,6 +45,9 @@ class ParamUse:
         return ParamUse(self.integer | ours(theirs.integer), self.condition | ours(theirs.condition),
                         self.string | frozenset((mapping[n], k) for n, k in theirs.string if n in mapping), self.pointer_alias | ours(theirs.pointer_alias),
                         self.unrolled | ours(theirs.unrolled))
+
+
+NO_USE = ParamUse()  # a kernel whose uses were not read
 
 
 def param_use(kernel, src, pointers: set[str]) -> ParamUse:
