@@ -159,6 +159,8 @@ def kernel_outcome(k: dict, run: dict) -> dict:
         reason = run["failure"]
     elif entry is None:
         reason = _message(doc.get("error")) or _message(report.get("error")) or "not in the compile report"
+    elif entry.get("reason"):  # the compile's own line (profiling/no_facts.py); older results lack it
+        reason = entry["reason"]
     elif out["compile_errors"]:
         reason = "compile error: " + out["compile_errors"][0]
     elif configs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -12,12 +13,16 @@ from tritonlens.profiling.worker.compile_report import CompileReport
 # The CLI's JSON contract: exactly these keys, in this order (README, "Where configurations come from").
 CONFIG_KEYS = ("constexprs", "num_warps", "num_stages", "registers", "spill_bytes", "shared_bytes", "occupancy",
                "limiter", "mma", "pipelined", "vectorized", "error", "source", "value_sources", "assumed")
-KERNEL_KEYS = ("name", "line", "configs", "lines", "pin_messages", "error", "note")
+# `reason`: why the kernel has no facts (null when a configuration compiled), one line (no_facts.py).
+KERNEL_KEYS = ("name", "line", "configs", "lines", "pin_messages", "error", "note", "reason")
 # A file's keys: `error` when nothing of it could be read (a syntax error), `module_failures` the
 # top-level statements that raised in the worker and were skipped, `capture_errors` why a harness
 # stopped early: a file with no compiled kernel always says why.
 REPORT_KEYS = ("target", "triton_version", "source", "error", "module_failures", "capture_errors", "kernels")
 SHOWN_SOURCES = ("pinned", "assumed")  # the text marks these values; the others are read, not chosen
+# The whole compile's seconds: each kernel gets its share, so a file with one slow kernel still ends
+# in time (a kernel past its share is named in its reason); an editor's save allows the engine's own.
+DEFAULT_BUDGET_S = 60.0
 
 
 def register(subparsers) -> None:
@@ -31,7 +36,19 @@ def register(subparsers) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--python", help="interpreter with torch + triton to run the worker (default: this one)")
     p.add_argument("--no-cache", action="store_true", help="recompile even if the answer is cached")
+    p.add_argument("--budget", type=_seconds, default=DEFAULT_BUDGET_S, metavar="SECONDS",
+                   help=f"seconds the compile may take in all, shared by the kernels (default {DEFAULT_BUDGET_S:g})")
     p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def to_json(result: CompileReport) -> dict:
@@ -46,7 +63,7 @@ def to_json(result: CompileReport) -> dict:
             configs.append(entry)
         kernels.append({"name": k.name, "line": k.line, "configs": configs,
                         "lines": [ln.to_json() for ln in k.lines], "pin_messages": list(k.pin_messages),
-                        "error": _error(k.error), "note": k.note})
+                        "error": _error(k.error), "note": k.note, "reason": k.reason})
     return {"target": result.target, "triton_version": result.triton_version, "source": result.source,
             "error": _error(result.error), "module_failures": list(result.module_failures),
             "capture_errors": list(result.capture_errors), "kernels": kernels}
@@ -72,6 +89,8 @@ def _text(result: CompileReport, findings) -> str:
             out.append(f"    error: {k.error.message}")
         if k.note:
             out.append(f"    note: {k.note}")
+        if k.reason and k.reason != k.note:
+            out.append(f"    no facts: {k.reason}")
         for m in k.pin_messages:
             out.append(f"    pin: {m}")
         for c in k.configs:
@@ -110,7 +129,7 @@ def run(args) -> int:
 
     try:
         result = compile_file(args.file, kernel=args.kernel, target=args.target, python=args.python,
-                              use_cache=not args.no_cache)
+                              use_cache=not args.no_cache, timeout=args.budget)
     except CompileError as exc:
         print(f"tritonlens compile: {exc}", file=sys.stderr)
         return 1

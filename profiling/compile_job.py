@@ -28,11 +28,13 @@ import json
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from tritonlens.analysis.python_ast import parse as parse_python
 from tritonlens.profiling import ir_line_map
+from tritonlens.profiling.compile_budget import compile_within
 from tritonlens.profiling.compile_notes import explain_missing_names
 from tritonlens.profiling.compile_worker import (
     STATS,
@@ -55,6 +57,7 @@ from tritonlens.profiling.compiled_facts import (
 from tritonlens.profiling.config_pins import pyproject_fingerprint
 from tritonlens.profiling.config_sources import mark_sources, static_fallback
 from tritonlens.profiling.launch_records import records_for
+from tritonlens.profiling.no_facts import fill_reasons
 from tritonlens.profiling.occupancy import limits_for
 from tritonlens.profiling.worker.compile_report import (
     CompileReport,
@@ -102,9 +105,12 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     configs: {kernel name: [CONFIG]} (job_compile's format) instead of capturing launches.
     cancel: a threading.Event; setting it kills the worker and raises CompileCancelled.
     max_cases: capture only the first N harness cases (the first is the performance shape).
+    timeout: the seconds the whole compile may take: each kernel is compiled within its share of
+    what is left (compile_budget.py), and a kernel past it is named in its `reason`.
     static: `static_configs.static_configs` of the file's model, when the caller has one (the
     server, from the analysis it already ran); else the fallback analyses `text` cold.
     """
+    started = time.monotonic()
     path = os.path.abspath(str(path))
     if text is None:
         try:
@@ -166,7 +172,12 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     job = CompileJob("compile", path=path, text=text, target=target, artifacts=list(ARTIFACTS),
                      cache_dir=str(root / "configs"),
                      kernels=[{"name": name, "configs": cfgs} for name, cfgs in configs.items()])
-    reply = compile_job(job, python, cancel, timeout) if job.kernels else CompileResult(target=target)
+    stopped: dict[str, str] = {}
+    if job.kernels:
+        budgeted = compile_within(job, python, cancel, max(timeout - (time.monotonic() - started), 1.0))
+        reply, stopped = budgeted.result, budgeted.stopped
+    else:
+        reply = CompileResult(target=target)
 
     result = CompileReport(path=path, target=target, triton_version=reply.triton_version or version,
                            kernels=[kernel_facts(k, path, target, root) for k in reply.kernels],
@@ -174,8 +185,13 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
                            source=source, capture_errors=[str(e)[:500] for e in capture_errors][:5])
     mark_sources(result, job, static_info, capture_errors, "configs" if source == "configs" else "captured")
     explain_missing_names(result, text, python)
-    add_vector_whatifs(result, job, python, cancel, timeout, root)
-    if use_cache:
+    for k in result.kernels:
+        k.reason = stopped.get(k.name)
+    fill_reasons(result)
+    left = timeout - (time.monotonic() - started)
+    if left > 5:  # TL106's evidence is optional: never worth going past the budget
+        add_vector_whatifs(result, job, python, cancel, left, root)
+    if use_cache and not stopped:  # a kernel the budget stopped may finish next time
         _write_json(cached_path, result.to_json())
     return result
 

@@ -59,7 +59,9 @@ class CompileFacts:
         configs = entry.configs
         ok = [c for c in configs if c.compiled]
         parts = [head]
-        if entry.note:
+        if entry.reason:
+            parts.append(f"**No compile facts:** {entry.reason}")
+        if entry.note and entry.note != entry.reason:
             parts.append(f"_{entry.note}_")
         parts.extend(f"- pin: {m}" for m in entry.pin_messages[:4])
         # The assumed values first (each says how to pin it), then the argument stand-ins.

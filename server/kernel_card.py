@@ -100,6 +100,8 @@ def compile_lines(ctx, k, w: Writer) -> list[str]:
     ok = [c for c in entry.configs if c.compiled]
     if ok:
         first = f"{w.text(latest.target)}{stale}: " + _compiled_line(ok[0], len(ok))
+    elif entry.reason:  # the compile's own one line: the JSON and the bench say the same
+        first = f"No compile facts{stale}: {w.text(entry.reason)}"
     elif entry.note:
         first = f"Not compiled{stale}: {w.text(one_line(entry.note, 200))}"
     else:

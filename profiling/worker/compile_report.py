@@ -135,6 +135,7 @@ class KernelCompile(Message):
     source: str | None = json_field(OPT_STR, None)  # captured | configs | static (the static model's path)
     note: str | None = json_field(OPT_STR, None)  # why it was compiled from the static model, or not at all
     pin_messages: list = json_field(list, factory=list)  # pins that were ignored or not used, and why
+    reason: str | None = json_field(OPT_STR, None)  # why no configuration compiled, one line (no_facts.py)
 
 
 @dataclass

@@ -220,6 +220,12 @@ class CompileJob(Job):
     artifacts: list | None = json_field((list, NONE), None)  # ttir ttgir llir ptx sass sass? cubin
     warmup: bool = json_field(bool, False)
     disassemble: str | None = json_field(OPT_STR, None)
+    # Answer only what the config cache holds; every other configuration is NOT_IN_CACHE (what is
+    # left of a kernel whose job was killed past its time: the configurations it finished).
+    cached_only: bool = json_field(bool, False)
+
+
+NOT_IN_CACHE = "not compiled: its kernel's time ran out before this configuration was done"
 
 
 @dataclass

@@ -31,7 +31,7 @@ def test_cli_json_schema_then_cached_answer_without_any_compile(capsys):
     assert list(out) == ["target", "triton_version", "source", "error", "module_failures", "capture_errors", "kernels"]
     assert out["target"] == "sm_90"
     (k,) = out["kernels"]
-    assert list(k) == ["name", "line", "configs", "lines", "pin_messages", "error", "note"]
+    assert list(k) == ["name", "line", "configs", "lines", "pin_messages", "error", "note", "reason"]
     assert k["name"] == "scale_kernel" and k["line"] == 14
     (c,) = k["configs"]
     assert list(c) == CONFIG_KEYS

@@ -42,7 +42,7 @@ def test_cli_json_keeps_its_keys():
     out = to_json(CompileReport.from_json(REPORT))
     assert list(out) == ["target", "triton_version", "source", "error", "module_failures", "capture_errors", "kernels"]
     (k,) = out["kernels"]
-    assert list(k) == ["name", "line", "configs", "lines", "pin_messages", "error", "note"]
+    assert list(k) == ["name", "line", "configs", "lines", "pin_messages", "error", "note", "reason"]
     static, captured = k["configs"]
     # Every configuration names its source, the source of each value and what was assumed.
     assert list(static) == list(captured) == list(CONFIG_KEYS)
