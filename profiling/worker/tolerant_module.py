@@ -125,7 +125,8 @@ def _run(stmts: list[ast.stmt], path: str, loaded: LoadedModule, package: str | 
         try:
             _exec(stmt, path, scope)
         except Exception as exc:  # noqa: BLE001 - one statement's failure costs only its own names
-            if not (isinstance(stmt, ast.ImportFrom) and _from_project_files(stmt, package, root, scope, depth)):
+            if not (isinstance(stmt, ast.ImportFrom) and _from_project_files(stmt, package, root, scope, depth,
+                                                                            os.path.dirname(path))):
                 loaded.failures.append(f"line {stmt.lineno}: {type(exc).__name__}: {str(exc)[:200]}")
         if isinstance(stmt, ast.If) and any(n not in scope for n in _jit_names(ast.Module(stmt.body, []))):
             # Kernels behind a condition this machine answers "no" (`if has_triton():`,
@@ -136,17 +137,25 @@ def _run(stmts: list[ast.stmt], path: str, loaded: LoadedModule, package: str | 
 
 _PROJECT_MODULES: dict[str, LoadedModule] = {}
 MAX_IMPORT_DEPTH = 3
+MAX_PARENTS = 12  # folders above a file searched for the package an absolute import names
 
 
-def _from_project_files(stmt: ast.ImportFrom, package: str | None, root: str, scope: dict, depth: int) -> bool:
+def _from_project_files(stmt: ast.ImportFrom, package: str | None, root: str, scope: dict, depth: int,
+                        folder: str) -> bool:
     """`from .helpers import twice` (or `from pkg.ops.helpers import twice`) whose import raised
     because a package `__init__` on the way needs what this machine lacks: the module's own file,
-    loaded the same tolerant way without its packages' `__init__`s. True when every name bound."""
+    loaded the same tolerant way without its packages' `__init__`s. True when every name bound.
+    A folder without `__init__.py` (a namespace package) is still a package here: a relative
+    import is found from the importing file's `folder`, an absolute one from the folder above
+    the enclosing folder of the package's name."""
     if depth >= MAX_IMPORT_DEPTH:
         return False
-    if stmt.level:
-        if not package:
-            return False
+    if stmt.level and not package:
+        root = folder
+        for _ in range(stmt.level - 1):
+            root = os.path.dirname(root)
+        dotted = stmt.module or ""
+    elif stmt.level:
         parts = package.split(".")
         if stmt.level > len(parts):
             return False
@@ -155,7 +164,9 @@ def _from_project_files(stmt: ast.ImportFrom, package: str | None, root: str, sc
     else:
         dotted = stmt.module or ""
         if not package or dotted.split(".")[0] != package.split(".")[0]:
-            return False  # another project's package: its own import is the only honest way
+            root = _enclosing_root(folder, dotted.split(".")[0])
+            if root is None:
+                return False  # another project's package: its own import is the only honest way
     bound = {}
     for alias in stmt.names:
         if alias.name == "*":
@@ -173,8 +184,21 @@ def _from_project_files(stmt: ast.ImportFrom, package: str | None, root: str, sc
     return True
 
 
+def _enclosing_root(folder: str, top: str) -> str | None:
+    """The folder holding the package folder `top` that encloses `folder`, or None."""
+    here = folder
+    for _ in range(MAX_PARENTS):
+        if os.path.basename(here) == top:
+            return os.path.dirname(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    return None
+
+
 def _project_file_module(dotted: str, root: str, depth: int) -> LoadedModule | None:
-    base = os.path.join(root, *dotted.split("."))
+    base = os.path.join(root, *[p for p in dotted.split(".") if p])
     for candidate in (base + ".py", os.path.join(base, "__init__.py")):
         if os.path.isfile(candidate):
             return _project_module(candidate, depth)
@@ -185,7 +209,7 @@ def _project_attr(dotted: str, name: str, root: str, depth: int):
     got = _project_file_module(dotted, root, depth)
     if got is not None and name in got.module.__dict__:
         return got.module.__dict__[name]
-    base = os.path.join(root, *dotted.split("."))
+    base = os.path.join(root, *[p for p in dotted.split(".") if p])
     sub = os.path.join(base, name)
     for candidate in (sub + ".py", os.path.join(sub, "__init__.py")):  # `from . import submodule`
         if os.path.isfile(candidate):
