@@ -144,7 +144,8 @@ def _from_project_files(stmt: ast.ImportFrom, package: str | None, root: str, sc
                         folder: str) -> bool:
     """`from .helpers import twice` (or `from pkg.ops.helpers import twice`) whose import raised
     because a package `__init__` on the way needs what this machine lacks: the module's own file,
-    loaded the same tolerant way without its packages' `__init__`s. True when every name bound.
+    loaded the same tolerant way without its packages' `__init__`s; the names it holds are bound
+    (one name a GPU-only statement failed to define costs only that name). True when every name bound.
     A folder without `__init__.py` (a namespace package) is still a package here: a relative
     import is found from the importing file's `folder`, an absolute one from the folder above
     the enclosing folder of the package's name."""
@@ -167,21 +168,23 @@ def _from_project_files(stmt: ast.ImportFrom, package: str | None, root: str, sc
             root = _enclosing_root(folder, dotted.split(".")[0])
             if root is None:
                 return False  # another project's package: its own import is the only honest way
-    bound = {}
+    bound, complete = {}, True
     for alias in stmt.names:
         if alias.name == "*":
             got = _project_file_module(dotted, root, depth)
             if got is None:
-                return False
+                complete = False
+                continue
             names = got.module.__dict__.get("__all__") or [n for n in got.module.__dict__ if not n.startswith("_")]
             bound.update({n: got.module.__dict__[n] for n in names if n in got.module.__dict__})
             continue
         value = _project_attr(dotted, alias.name, root, depth)
         if value is None:
-            return False
+            complete = False  # the statement's failure is still reported; the names found are bound
+            continue
         bound[alias.asname or alias.name] = value
     scope.update(bound)
-    return True
+    return complete
 
 
 def _enclosing_root(folder: str, top: str) -> str | None:
