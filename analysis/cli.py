@@ -176,12 +176,14 @@ def run_rules(args: argparse.Namespace) -> int:
         print(json.dumps([{"id": r.id, "name": r.name, "severity": r.severity.value, "summary": r.summary,
                            "fix": r.fix_title, "doc": r.help_uri,
                            "fix_applicability": r.fix_applicability.value if r.fix_applicability else None,
-                           "kind": "static" if r.id in RULES else "compile", "default": r.default}
+                           "kind": "static" if r.id in RULES else "compile", "default": r.default,
+                           "off_because": r.off_because or None}
                           for r in ALL_RULES.values()], indent=2))
         return 0
     for r in ALL_RULES.values():
         fix = f"  (fix: {r.fix_applicability.value})" if r.fix_applicability else ""
-        off = "" if r.default else "  (off by default: --select " + r.id + ")"
+        why = f"; {r.off_because}" if r.off_because else ""
+        off = "" if r.default else f"  (off by default: --select {r.id}{why})"
         print(f"{r.id}  {r.severity.value:<7}  {r.name:<34} {r.summary}{fix}{off}")
     return 0
 

@@ -42,6 +42,9 @@ class RuleInfo:
     # In the default rule set, which runs when no rules are selected. A rule whose findings on real
     # code are mostly right but seldom worth acting on stays out: `--select TLNNN` or `ALL` runs it.
     default: bool = True
+    # Why a rule is out of the default set, in a few words that `tritonlens rules` and the rule's
+    # page print after "off by default": its judged precision on real code where it was judged.
+    off_because: str = ""
 
     def __post_init__(self) -> None:
         if (self.fix_title is None) != (self.fix_applicability is None) or (self.fix_title is not None) != bool(self.fix_safety):

@@ -35,7 +35,10 @@ def docstring_of(code: str) -> str:
 
 def default_words(info: RuleInfo) -> str:
     """Whether `info` runs without `--select`, as `tritonlens rules` and the rule's page say it."""
-    return "on" if info.default else f"off (`--select {info.id}` or `--select ALL` runs it)"
+    if info.default:
+        return "on"
+    why = f"{info.off_because}; " if info.off_because else ""
+    return f"off ({why}`--select {info.id}` or `--select ALL` runs it)"
 
 
 def _header(info: RuleInfo) -> str:

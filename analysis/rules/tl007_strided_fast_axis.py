@@ -59,6 +59,7 @@ RULE = RuleInfo(
     severity=Severity.INFO,
     summary="fastest-varying arange axis multiplied by a runtime stride: likely uncoalesced",
     default=False,  # on seven real projects its findings were layouts Triton already coalesces
+    off_because="judged 0 of 6 findings true on real code",
 )
 
 

@@ -54,6 +54,7 @@ RULE = RuleInfo(
     severity=Severity.INFO,
     summary="matmul tile sizes / num_warps hard-coded at the launch with no @triton.autotune",
     default=False,
+    off_because="judged 3 of 20 findings true on real code",
 )
 
 # GROUP_M (the swizzle) and quantization group sizes are fixed on purpose: not tile choices.
