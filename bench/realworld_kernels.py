@@ -4,7 +4,10 @@ A kernel file is one `check` reads (other vendors' backend folders skipped) that
 JIT function. Each JIT function is launchable or a device helper (`kernel_roles` where the checkout
 has it, else kernel discovery's kinds), and a launchable kernel is self-contained when a wrapper in
 its own file launches it and neither the kernel (with its decorators and the file's JIT functions it
-calls) nor that wrapper uses a name imported from the project; the rest are library kernels.
+calls) nor that wrapper uses a name imported from the project; the rest are library kernels. A
+kernel a function builds (a jit def nested in a top-level function: profiling/factory_kernels.py) is
+counted too, launchable unless it returns a value, never self-contained. Files whose only kernels are
+built by functions are not kernel files, so that the drawn samples stay the ones already measured.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 
 from tritonlens.analysis.file_walk import Walk, iter_python_files
 from tritonlens.analysis.kernel_discovery import discover
+from tritonlens.profiling.factory_kernels import factory_kernels
 
 
 def kernel_files(folder: Path) -> list[Path]:
@@ -102,4 +106,6 @@ def classify(text: str, packages: set[str]) -> list[dict]:
                         todo.append(fns[n.id])
         out.append({"name": j.name, "line": j.line, "launchable": j.name not in helpers,
                     "self_contained": bool(wrappers[j.name]) and not (needed & project_names)})
+    out += [{"name": f.name, "line": f.line, "launchable": not f.helper, "self_contained": False}
+            for f in factory_kernels(text) if f.name not in fns]
     return out

@@ -56,12 +56,15 @@ from tritonlens.profiling.compiled_facts import (
 )
 from tritonlens.profiling.config_pins import pyproject_fingerprint
 from tritonlens.profiling.config_sources import mark_sources, static_fallback
+from tritonlens.profiling.factory_kernels import factory_kernels
+from tritonlens.profiling.factory_kernels import reason as factory_reason
 from tritonlens.profiling.launch_records import records_for
 from tritonlens.profiling.no_facts import fill_reasons
 from tritonlens.profiling.occupancy import limits_for
 from tritonlens.profiling.worker.compile_report import (
     CompileReport,
     ConfigFacts,
+    KernelCompile,
 )
 from tritonlens.profiling.worker.messages import (
     CaptureResult,
@@ -188,6 +191,10 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
     for k in result.kernels:
         k.reason = stopped.get(k.name)
     fill_reasons(result)
+    present = {k.name for k in result.kernels}
+    result.kernels += [KernelCompile(name=f.name, line=f.line, source="static", reason=factory_reason(f))
+                       for f in factory_kernels(text) if not f.helper and f.name not in present
+                       and (kernel is None or f.name == kernel)]
     left = timeout - (time.monotonic() - started)
     if left > 5:  # TL106's evidence is optional: never worth going past the budget
         add_vector_whatifs(result, job, python, cancel, left, root)

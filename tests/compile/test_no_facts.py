@@ -69,3 +69,13 @@ def _env() -> dict:
     import os
 
     return {k: v for k, v in os.environ.items() if k not in ("TRITONLENS_COMPILE_CACHE", "TRITON_CACHE_DIR")}
+
+
+def test_a_kernel_a_function_builds_is_named_with_its_factory(tmp_path):
+    """Nothing to compile: the only kernel exists once `_kernels()` runs. Its device helper is not
+    a kernel of its own and is not listed."""
+    doc = to_json(compile_file(FIXTURES / "factory_kernels.py"))
+    (k,) = doc["kernels"]
+    assert (k["name"], k["line"], k["configs"]) == ("double_kernel", 16, [])
+    assert k["reason"].startswith("built inside _kernels() when it runs"), k["reason"]
+    assert len(k["reason"]) <= REASON_WIDTH
