@@ -1,5 +1,10 @@
 """TL102 — low theoretical occupancy
 
+Off by default (`--select TL102`): judged 1 of 30 findings true on real code (a seeded random draw
+of corpus files, docs/judgements/compile/TL102.md); most were one candidate of an autotune sweep
+whose other candidates fill the SM better (the tuner decides), or a configuration the wrapper never
+launches (an assumed size far above any call, 2 warps paired with a width that gets 4).
+
 ## What it finds
 A configuration whose programs (thread blocks) leave at most 25% of the SM's warp slots filled,
 computed from the compiled kernel's registers per thread, shared memory per program and
@@ -43,4 +48,6 @@ RULE = RuleInfo(
     severity=Severity.INFO,
     summary="theoretical occupancy at or below 25%, naming the limiter",
     kind="compile",
+    default=False,
+    off_because="judged 1 of 30 findings true on real code",
 )

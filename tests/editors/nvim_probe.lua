@@ -1,6 +1,7 @@
 -- What the Neovim drivers share: starting the server on the opened buffer, and writing what a run
 -- saw as JSON before quitting with its status (a failed run still leaves its steps to read).
--- env: PROBE_PY (python), PROBE_FILE (.py to open), PROBE_OUT (json path)
+-- env: PROBE_PY (python), PROBE_FILE (.py to open), PROBE_OUT (json path), PROBE_SELECT (optional:
+-- comma-separated rule ids the server reports instead of its default set)
 local M = {}
 
 function M.open_with_server()
@@ -10,6 +11,7 @@ function M.open_with_server()
     name = 'tritonlens',
     cmd = { os.getenv('PROBE_PY'), '-m', 'tritonlens', 'serve' },
     root_dir = vim.fn.fnamemodify(os.getenv('PROBE_FILE'), ':h'),
+    init_options = os.getenv('PROBE_SELECT') and { select = vim.split(os.getenv('PROBE_SELECT'), ',') } or nil,
   }, { bufnr = buf })
   return buf, client_id
 end

@@ -83,7 +83,7 @@ def test_neovim_shows_compile_findings_without_an_edit(tmp_path):
     which comes seconds after the static findings, must still show while the user only looks."""
     source = REPO / "tests" / "server" / "data" / "compile_bad_arange.py"
     result, on_disk = run_driver(tmp_path, Path(__file__).parent / "nvim_compile_findings.lua", source, 200,
-                                 PROBE_CODE="TL105", PROBE_WAIT_MS="150000")
+                                 PROBE_CODE="TL105", PROBE_WAIT_MS="150000", PROBE_SELECT="ALL")
     steps = result["steps"]
     assert "TL105" not in steps["static_codes"], "TL105 is the compiler's, not the static analysis'"
     assert "TL105" in steps["codes"] and not steps["edited"]

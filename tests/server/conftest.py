@@ -83,8 +83,9 @@ async def module_client(lsp_client: LanguageClient, request, tmp_path_factory):
     A module opts in with `client = module_client` fixtures and a module-scoped event loop."""
     root = tmp_path_factory.mktemp("workspace")
     # A short debounce keeps the suite fast; test_debounce_is_honoured checks the setting itself.
-    lsp_client.init_result = await lsp_client.initialize_session(
-        init_params(request.param, root, {"debounceMs": 20}))
+    # A module's SERVER_OPTIONS add to it (the compile rules, off by default, are selected so).
+    options = {"debounceMs": 20, **getattr(request.module, "SERVER_OPTIONS", {})}
+    lsp_client.init_result = await lsp_client.initialize_session(init_params(request.param, root, options))
     lsp_client.profile_name = request.param
     lsp_client.root = root
     yield

@@ -33,6 +33,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 DATA = Path(__file__).parent / "data"
 COMPILE_CODES = {"TL101", "TL102", "TL103", "TL104", "TL105", "TL106"}
 WAIT = 90  # seconds: a cold capture + cross-compile on a busy 2-core machine
+# The compile rules are off by default (their judged precision on real code is low): selected here.
+SETTINGS = {"debounceMs": 20, "compileOnSave": True, "select": ["ALL"]}
 
 
 @pytest_lsp.fixture(config=CONFIG, params=CLIENTS, scope="module")
@@ -41,7 +43,7 @@ async def client(lsp_client: LanguageClient, request, tmp_path_factory):
     fixtures choose for other tests."""
     root = tmp_path_factory.mktemp("workspace")
     lsp_client.init_result = await lsp_client.initialize_session(
-        init_params(request.param, root, {"debounceMs": 20, "compileOnSave": True}))
+        init_params(request.param, root, SETTINGS))
     lsp_client.profile_name = request.param
     lsp_client.root = root
     yield
@@ -250,7 +252,7 @@ async def test_compile_on_save_off_publishes_no_compile_diagnostics(client, file
     doc = Doc(client, MATMUL).open()
     await compile_diagnostics(doc, lambda ds: "TL104" in codes(ds))
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"tritonlens": {"debounceMs": 20, "compileOnSave": False}}))
+        settings={"tritonlens": {**SETTINGS, "compileOnSave": False}}))
     try:
         # Switching it off withdraws what was shown ...
         off = await compile_diagnostics(doc, lambda ds: not codes(ds) & COMPILE_CODES, timeout=20)
@@ -271,7 +273,7 @@ async def test_compile_on_save_off_publishes_no_compile_diagnostics(client, file
         await close(doc)
     finally:
         client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-            settings={"tritonlens": {"debounceMs": 20}}))
+            settings={"tritonlens": SETTINGS}))
 
 
 async def test_captured_dtypes_reach_inlay_hints_and_variable_hover(client, files):

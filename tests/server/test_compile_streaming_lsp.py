@@ -106,7 +106,7 @@ async def client(lsp_client: LanguageClient, tmp_path_factory):
     # Neovim's profile: diagnostics are pushed, so each delivery is a message the client sees.
     root = tmp_path_factory.mktemp("workspace")
     lsp_client.init_result = await lsp_client.initialize_session(
-        init_params("neovim", root, {"debounceMs": 20, "compileOnSave": True}))
+        init_params("neovim", root, {"debounceMs": 20, "compileOnSave": True, "select": ["ALL"]}))
     lsp_client.root = root
     yield
     await lsp_client.shutdown_session()

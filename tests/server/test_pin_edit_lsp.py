@@ -25,7 +25,7 @@ WAIT = 150  # seconds: cold cross-compiles on a busy 2-core machine
 @pytest_lsp.fixture(config=CONFIG)
 async def client(lsp_client: LanguageClient, tmp_path):
     lsp_client.init_result = await lsp_client.initialize_session(
-        init_params("neovim", tmp_path, {"debounceMs": 20, "compileOnSave": True}))
+        init_params("neovim", tmp_path, {"debounceMs": 20, "compileOnSave": True, "select": ["ALL"]}))
     lsp_client.root = tmp_path
     yield
     await lsp_client.shutdown_session()

@@ -10,6 +10,7 @@ import pytest
 from lsp_helpers import Doc, position_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+SERVER_OPTIONS = {"select": ["ALL"]}  # the compile rules are off by default
 
 TEXT = '''import triton
 import triton.language as tl
