@@ -11,7 +11,8 @@ shared memory from a configuration that compiled), split into self-contained and
 (realworld_kernels.py says which is which);
 where each compiled configuration came from (the JSON's "source", "unknown" where it names none);
 configurations that failed to compile; files of which nothing compiled; seconds per file; and, over
-all projects, why launchable kernels got no facts, grouped, with examples (file:line in the corpus).
+all projects, why launchable kernels got no facts, grouped, with examples (file:line in the corpus);
+and the compile rules' (TL101–TL106) precision on their judged samples (`compile_precision.py`).
 
 A full run is ~1,200 files; `--sample N` (the default) takes N files per project, stratified by
 sub-folder and seeded; `--recount` classifies a result's kernels again. The code under test is what
@@ -47,6 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(REPO))  # classify kernels with this checkout, whatever PYTHONPATH the CLI runs under
 from realworld import CACHE, PROJECTS, RESULTS, fetch
+from compile_precision import compile_precision, print_precision
 from realworld_kernels import classify, kernel_files, project_packages, sample
 
 ALL_PROJECTS = [*PROJECTS, "geak-eval"]
@@ -350,9 +352,12 @@ def main(argv=None) -> int:
         print("\nfiles whose whole compile failed:")
         for reason, n in list(total["failures"].items())[:8]:
             print(f"  {n:>4}  {reason}")
+    judged = compile_precision()
+    print_precision(judged)
     if not args.no_write:
         RESULTS.mkdir(exist_ok=True)
-        out = {**meta, "targets": TARGETS, "got": met, "projects": rows, "total": total, "files": records}
+        out = {**meta, "targets": TARGETS, "got": met, "projects": rows, "total": total,
+               "compile_rule_precision": judged, "files": records}
         dest.write_text(json.dumps(out, indent=1) + "\n")
         print(f"wrote {dest}")
     return 0
