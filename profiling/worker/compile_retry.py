@@ -25,6 +25,8 @@ _VALUE_DEPENDENT = re.compile(
     r"cannot change total number of elements|must be a power of 2|must be a power of two|"
     r"arange's (?:range|end)|static assert|assertion|out of resource|incompatible dimensions|"
     r"shape mismatch|must be >= 16|must be at least 16|nonrepresentable integer", re.IGNORECASE)
+# ... but Triton's own type checks are AssertionErrors too, and no value cures them.
+_TYPE_ERRORS = re.compile(r"Mismatched type|Loop-carried variable|type mismatch", re.IGNORECASE)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -32,7 +34,8 @@ def value_dependent(error: dict | None) -> bool:
     """Whether a compile error (map_error's dict) may go away with other values of the same names."""
     if not error:
         return False
-    return bool(_VALUE_DEPENDENT.search(f"{error.get('type', '')}: {error.get('message', '')}"))
+    said = f"{error.get('type', '')}: {error.get('message', '')}"
+    return bool(_VALUE_DEPENDENT.search(said)) and not _TYPE_ERRORS.search(said)
 
 
 def implicated(error: dict, text: str, names) -> list[str]:
