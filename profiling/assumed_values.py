@@ -67,7 +67,9 @@ MAX_FOLDED_UNROLL = 64
 MAX_MESSAGE = 160  # a message shown to users
 # A tile that does not compile (a reshape that needs another size, a block over Triton's element
 # limit) is retried with these, in order: the neighbours a kernel's tiles usually take.
+# An MMA tile goes down first (shared memory), a 2-D elementwise one up first (a row of 128).
 _TILE_ALTERNATIVES = {SMALL_TILE: (32, 64), DOT_TILE: (32, 16), ROW_TILE: (256, 64)}
+_2D_TILE_ALTERNATIVES = (128, 32)
 # A size given to a constexpr that does not compile at model scale (a shift count, a bound Triton
 # unrolls) is retried smaller.
 _SIZE_ALTERNATIVES = (128, 16)
@@ -333,7 +335,8 @@ class Assumer:
             size = DOT_TILE if dot or len(self.tiles) == 2 else SMALL_TILE if len(self.tiles) > 2 else ROW_TILE
             why = ("a tile with tl.dot" if dot else "one of the kernel's 2-D tile sizes" if size == DOT_TILE
                    else "one of its 3 or more tile sizes, kept small" if size == SMALL_TILE else "a 1-D tile")
-            return Filled(size, "assumed", why, _TILE_ALTERNATIVES[size])
+            more = _2D_TILE_ALTERNATIVES if size == DOT_TILE and not dot else _TILE_ALTERNATIVES[size]
+            return Filled(size, "assumed", why, more)
         if name in self.as_float:
             return Filled(0.1, "assumed", "a float, by how the kernel uses it")
         size = representative_size(name)

@@ -32,6 +32,12 @@ def test_tiles_on_the_failing_line_move_together(report):
     assert any(n.startswith("assumed TN=32 (retried: TN=16 did not compile; pin it:") for n in c.assumed)
 
 
+def test_every_assumed_name_moves_when_the_failing_line_names_too_few(report):
+    # the reshape's line names ROWS and WARPS; the 2-D tile it needs, BLOCK, moves with every name
+    c = _compiled(report, "rows_by_warp_kernel")
+    assert c.constexprs["BLOCK"] == 32 * c.constexprs["WARPS"]
+
+
 def test_a_block_over_the_element_limit_falls_back_to_the_tiles_own_size(report):
     c = _compiled(report, "group_topk_kernel")
     assert c.constexprs["BLOCK_GROUP"] * c.constexprs["BLOCK_EXPERT"] <= 1 << 20
