@@ -10,20 +10,6 @@ import triton.language as tl
 MAX_FUSED_SIZE = 65536
 
 
-def calculate_settings(n):
-    BLOCK_SIZE = triton.next_power_of_2(n)
-    if BLOCK_SIZE > MAX_FUSED_SIZE:
-        raise RuntimeError(f"a row of {n} columns exceeds the fused block of {MAX_FUSED_SIZE}")
-    num_warps = 4
-    if BLOCK_SIZE >= 32768:
-        num_warps = 32
-    elif BLOCK_SIZE >= 8192:
-        num_warps = 16
-    elif BLOCK_SIZE >= 2048:
-        num_warps = 8
-    return BLOCK_SIZE, num_warps
-
-
 @triton.jit
 def _row_norm_forward_kernel(Y_ptr, Y_row_stride, X_ptr, X_row_stride, W_ptr, RSTD_ptr, n_cols, eps,
                              BLOCK_SIZE: tl.constexpr):
@@ -55,6 +41,20 @@ def _block_row_norm_forward_kernel(Y_ptr, Y_row_stride, X_ptr, X_row_stride, W_p
     tl.store(RSTD_ptr + rows, rstd, mask=row_mask)
     y = x * rstd[:, None] * w[None, :]
     tl.store(Y_ptr + rows[:, None] * Y_row_stride + cols[None, :], y.to(Y_ptr.dtype.element_ty), mask=mask)
+
+
+def calculate_settings(n):
+    BLOCK_SIZE = triton.next_power_of_2(n)
+    if BLOCK_SIZE > MAX_FUSED_SIZE:
+        raise RuntimeError(f"a row of {n} columns exceeds the fused block of {MAX_FUSED_SIZE}")
+    num_warps = 4
+    if BLOCK_SIZE >= 32768:
+        num_warps = 32
+    elif BLOCK_SIZE >= 8192:
+        num_warps = 16
+    elif BLOCK_SIZE >= 2048:
+        num_warps = 8
+    return BLOCK_SIZE, num_warps
 
 
 def row_norm_forward(X, W, eps=1e-6):
