@@ -323,9 +323,12 @@ class Assumer:
             return Filled(DType("float32"), "assumed", "a dtype, fp32 by default")
         literal = self._compared_literal(name) if compared else None
         if literal is not None:
-            own = self._by_use(name, compared=False)
-            more = (own.value, *own.alternatives) if isinstance(literal, int) and own.value != literal else ()
-            return Filled(literal, "assumed", "the first value the kernel compares it with", more)
+            # a tile compared with a literal (`BLOCK == 1`) may need its own size instead; a mode
+            # compared with 0, 1, 2 is no size
+            own = self._by_use(name, compared=False) if name in self.tiles else None
+            more = (own.value, *own.alternatives) if own is not None and own.value != literal else ()
+            return Filled(literal, "assumed", "the first value the kernel compares it with",
+                          tuple(v for v in more if _count(v) and v != literal))
         if "bool" in ann or _FLAG_NAME.search(name) or name in self.as_flag:
             return Filled(False, "assumed", "a flag: the path without it")
         if name in self.unrolled:

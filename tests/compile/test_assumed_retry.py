@@ -67,3 +67,5 @@ def test_the_comparison_of_a_remainder_is_not_the_tiles_value():
     assert cfg["args"]["BLOCK_K"]["value"] != 0 and cfg["retry"]["BLOCK_K"]
     (pinned,) = static_configs_of_text(FIXTURE.read_text())[0]["pinned_block_kernel"]
     assert "retry" not in pinned
+    (mode,) = static_configs_of_text(FIXTURE.read_text())[0]["mode_kernel"]
+    assert mode["args"]["MODE"]["value"] == 0 and "MODE" not in mode["retry"] and mode["retry"]["BLOCK"]
