@@ -81,7 +81,7 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
     another pointer (`ids = tl.load(IDS + i)`, then `LOGITS + ids` or `offs = ids * D + j; T +
     offs`) or bound a loop (`lo = tl.load(LO)`, `range(lo, hi)`): token ids, gather indices, CSR
     offsets, and addresses cast to a pointer type (int64); packed words (int32) are shifted or masked
-    (`w >> 4`, `w & 0xF`): quantized weights."""
+    (`w >> 4`, `w & 0xF`): quantized weights; values floor-divided (`loc // PAGE`) are int32."""
     src = kernel.src
     text = _joined(kernel.text)
     derived = {}  # name → the names its assignments read
@@ -123,8 +123,10 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
         if address or re.search(rf"\brange\([^)\n]*\b({held})\b", text):
             out[base] = "int64"
         elif re.search(rf"\b({held})\b(\[[^\]\n]*\])?\s*(>>|<<)|(>>|<<)\s*\(?\s*\b({held})\b|"
-                       rf"\b({held})\b\s*[&|^]\s*(0x[0-9a-fA-F]+|\d+)\b", text):
-            out.setdefault(base, "int32")  # shifted, or masked with a literal: packed integers
+                       rf"\b({held})\b\s*[&|^]\s*(0x[0-9a-fA-F]+|\d+)\b|\b({held})\b\s*//", text):
+            # shifted, or masked with a literal: packed integers; floor-divided: Triton has no
+            # floating `//`, so they are integers too
+            out.setdefault(base, "int32")
     return {**out, **{p: "int32" for p in literal_sums}}
 
 

@@ -52,6 +52,8 @@ def test_address_tables_and_summed_offsets_are_integers(report, configs):
     _only(report, "gather_segments_kernel")
     assert configs["pad_rows_kernel"][0]["args"]["lens_ptr"]["dtype"] == "int32"
     _only(report, "pad_rows_kernel")
+    assert configs["page_ids_kernel"][0]["args"]["token_locs_ptr"]["dtype"] == "int32"
+    _only(report, "page_ids_kernel")
 
 
 def test_int32_dot_operands_are_int8(report, configs):
