@@ -42,7 +42,6 @@ from tritonlens.profiling.compile_worker import (
     CompileError,
     capture_launches,
     client_for,
-    compile_job,
     configs_from_launches,
     run,
     shutdown,

@@ -65,6 +65,8 @@ def fill_reasons(report: CompileReport) -> None:
     """Give every kernel of `report` without facts its reason."""
     for k in report.kernels:
         k.reason = reason_for(k)
+        if report.error is not None and not k.configs and k.error is None and not k.note:
+            k.reason = reason_line(f"the file does not compile: {report.error.message}")
 
 
 def _missing_name(message: str) -> str | None:
