@@ -83,12 +83,8 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
     offsets, and addresses cast to a pointer type (int64); packed words (int32) are shifted or masked
     (`w >> 4`, `w & 0xF`): quantized weights; values floor-divided (`loc // PAGE`) are int32."""
     src = kernel.src
-    text = _joined(kernel.text)
-    derived = {}  # name → the names its assignments read
-    for name, assigns in kernel.assignments.items():
-        for a in assigns:
-            if a.value is not None:
-                derived.setdefault(name, set()).update(_IDENT.findall(src.text_of(a.value)))
+    text = joined_lines(kernel.text)
+    derived = derived_reads(kernel)
     out: dict[str, str] = {}
     literal_sums: set[str] = set()
     for c in kernel.calls:
@@ -112,25 +108,50 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
         if stmt.type == "augmented_assignment" and any(
                 a.value is not None and a.value.type == "integer" for a in kernel.assignments.get(src.text_of(left), ())):
             literal_sums.add(base)  # `n = 0`, then `n += tl.load(P + j)`: a loop-carried int32 stays int32
-        names = {src.text_of(left)}
-        for _ in range(4):  # what is computed from the loaded values, a few assignments deep
-            names |= {n for n, reads in derived.items() if reads & names and n not in pointers}
-        held = "|".join(re.escape(n) for n in sorted(names))
-        others = "|".join(re.escape(q) for q in pointers if q != base)
-        # `LOGITS + ids`, `table + ids * stride`: one address expression (no comma between them).
-        address = others and re.search(rf"\b({others})\b[^,\n]*\+[^,\n]*\b({held})\b|"
-                                       rf"\b({held})\b[^,\n]*\+\s*\b({others})\b", text)
-        if address or re.search(rf"\brange\([^)\n]*\b({held})\b", text):
-            out[base] = "int64"
-        elif re.search(rf"\b({held})\b(\[[^\]\n]*\])?\s*(>>|<<)|(>>|<<)\s*\(?\s*\b({held})\b|"
-                       rf"\b({held})\b\s*[&|^]\s*(0x[0-9a-fA-F]+|\d+)\b|\b({held})\b\s*//", text):
-            # shifted, or masked with a literal: packed integers; floor-divided: Triton has no
-            # floating `//`, so they are integers too
-            out.setdefault(base, "int32")
+        dt = held_type(computed_from({src.text_of(left)}, derived, pointers), pointers - {base}, text)
+        if dt == "int64":
+            out[base] = dt
+        elif dt is not None:
+            out.setdefault(base, dt)
     return {**out, **{p: "int32" for p in literal_sums}}
 
 
-def _joined(text: str) -> str:
+def derived_reads(kernel) -> dict[str, set[str]]:
+    """{local: the names its assignments read}."""
+    derived: dict[str, set[str]] = {}
+    for name, assigns in kernel.assignments.items():
+        for a in assigns:
+            if a.value is not None:
+                derived.setdefault(name, set()).update(_IDENT.findall(kernel.src.text_of(a.value)))
+    return derived
+
+
+def computed_from(names: set[str], derived: dict[str, set[str]], pointers: set[str]) -> set[str]:
+    """`names` and the locals computed from them, a few assignments deep (pointers left out)."""
+    names = set(names)
+    for _ in range(4):
+        names |= {n for n, reads in derived.items() if reads & names and n not in pointers}
+    return names
+
+
+def held_type(names: set[str], others: set[str], text: str) -> str | None:
+    """The integer type of values held in `names` by what `text` (joined) does with them: int64
+    for indices that offset one of the `others` pointers or bound a loop, int32 for packed words
+    (shifted, masked with a literal) and for values floor-divided (Triton has no floating `//`)."""
+    held = "|".join(re.escape(n) for n in sorted(names))
+    ptrs = "|".join(re.escape(q) for q in sorted(others))
+    # `LOGITS + ids`, `table + ids * stride`: one address expression (no comma between them).
+    address = ptrs and re.search(rf"\b({ptrs})\b[^,\n]*\+[^,\n]*\b({held})\b|"
+                                 rf"\b({held})\b[^,\n]*\+\s*\b({ptrs})\b", text)
+    if address or re.search(rf"\brange\([^)\n]*\b({held})\b", text):
+        return "int64"
+    if re.search(rf"\b({held})\b(\[[^\]\n]*\])?\s*(>>|<<)|(>>|<<)\s*\(?\s*\b({held})\b|"
+                 rf"\b({held})\b\s*[&|^]\s*(0x[0-9a-fA-F]+|\d+)\b|\b({held})\b\s*//", text):
+        return "int32"
+    return None
+
+
+def joined_lines(text: str) -> str:
     """`text` without comments, each bracketed expression on one line: an address written over
     several lines (`grad_ptr\n + idx[:, None] * stride`) reads as the one expression it is."""
     out, depth = [], 0
@@ -149,7 +170,7 @@ def packed_pointers(kernel, pointers: set[str]) -> dict[str, str]:
     """Pointers whose element type the kernel casts values to and then bit-shifts or ors
     (`out_dtype = out_ptr.dtype.element_ty`, `x.to(out_dtype)`, `lo | (hi << 4)`): they hold
     packed integers (int32, as the packed words of `integer_pointers`); a float would not compile."""
-    text = _joined(kernel.text)
+    text = joined_lines(kernel.text)
     out = {}
     for p in pointers:
         elem = rf"{re.escape(p)}\.dtype\.element_ty"
@@ -189,7 +210,7 @@ def int8_dot_pointers(kernel, pointers: set[str]) -> set[str]:
     """Pointers loaded into the operands of a `tl.dot` that accumulates into int32
     (`acc = tl.zeros(..., dtype=tl.int32)`, `acc += tl.dot(a, b)`): int8 matrices, which is the
     only input an int32 MMA takes."""
-    text = _joined(kernel.text)
+    text = joined_lines(kernel.text)
     accs = set(re.findall(r"([A-Za-z_]\w*)\s*=\s*tl\.zeros\([^\n]*dtype\s*=\s*tl\.int32", text))
     operands: set[str] = set()
     for acc in accs:

@@ -39,6 +39,8 @@ from tritonlens.analysis.rules._host_dtypes import pointer_dtype
 from tritonlens.analysis.values import UNKNOWN
 from tritonlens.profiling.assumed_values import Assumer, Filled, is_float_name, weakest
 from tritonlens.profiling.config_pins import DType, KernelPins, kernel_pins
+from tritonlens.profiling.helper_loads import helper_loaded_pointers
+from tritonlens.profiling.imported_helpers import Helpers
 from tritonlens.profiling.kernel_pointers import (
     atomic_max_pointers,
     helper_calls,
@@ -193,7 +195,7 @@ def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
     pointers = pointer_params(k, module)
     use = _uses(module, k, pointers)
     pointers |= use.pointer_alias
-    typed = _typed_pointers(module, k, pointers, src)
+    typed = _typed_pointers(module, k, pointers, src, host)
     hint = ElementSizes(k, module).half_hint
     dtype = hint[0] if hint else "float32"
     dtype_why = (f"pointers assumed {dtype} (the kernel uses tl.{dtype} at line {hint[1]})" if hint
@@ -227,7 +229,7 @@ def _uses(module, k, pointers: set[str], depth: int = 0) -> ParamUse:
     return use
 
 
-def _typed_pointers(module, k, pointers: set[str], src) -> dict[str, tuple[str, str]]:
+def _typed_pointers(module, k, pointers: set[str], src, host: HostEval) -> dict[str, tuple[str, str]]:
     """{pointer: (element dtype, why)} for the pointers whose type the text gives or their use
     decides: the tensors the wrapper allocates, indices and packed words, atomic max targets."""
     out: dict[str, tuple[str, str]] = {}
@@ -238,7 +240,8 @@ def _typed_pointers(module, k, pointers: set[str], src) -> dict[str, tuple[str, 
             out[p] = (dt, "pointer dtypes read from the tensors the launch passes")
     for p in int8_dot_pointers(k, pointers):
         out.setdefault(p, ("int8", "pointers assumed int8 (their loads feed a tl.dot into an int32 accumulator)"))
-    for p, dt in {**packed_pointers(k, pointers), **integer_pointers(k, module, pointers)}.items():
+    through_helpers = helper_loaded_pointers(k, Helpers(module, host.main), pointers)
+    for p, dt in {**through_helpers, **packed_pointers(k, pointers), **integer_pointers(k, module, pointers)}.items():
         out.setdefault(p, (dt, _INDEX_NOTE))
     for p in atomic_max_pointers(k, pointers):
         out.setdefault(p, ("float32", "pointers of tl.atomic_max/min assumed float32 (no half-precision atomic max)"))
