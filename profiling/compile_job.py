@@ -35,7 +35,10 @@ from pathlib import Path
 from tritonlens.analysis.python_ast import parse as parse_python
 from tritonlens.profiling import ir_line_map
 from tritonlens.profiling.compile_budget import compile_within
-from tritonlens.profiling.compile_notes import explain_missing_names
+from tritonlens.profiling.compile_notes import (
+    explain_missing_names,
+    explain_none_imports,
+)
 from tritonlens.profiling.compile_worker import (
     STATS,
     CompileCancelled,
@@ -187,6 +190,7 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
                            source=source, capture_errors=[str(e)[:500] for e in capture_errors][:5])
     mark_sources(result, job, static_info, capture_errors, "configs" if source == "configs" else "captured")
     explain_missing_names(result, text, python)
+    explain_none_imports(result, text)
     for k in result.kernels:
         k.reason = stopped.get(k.name)
     fill_reasons(result)

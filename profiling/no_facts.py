@@ -48,6 +48,8 @@ def reason_for(k: KernelCompile) -> str | None:
         message = c.error.message
         if k.note and _missing_name(message) and _missing_name(message) in k.note:
             return reason_line(k.note)  # the failed import that should have bound it, and what to set
+        if k.note and "is None here" in k.note:
+            return reason_line(k.note)  # the import the file replaced by None
         where = f" at line {c.error.line}" if c.error.line else ""
         guessed = " with assumed values" if c.source == "assumed" else ""
         head = f"Triton refused it{where}{guessed}: "

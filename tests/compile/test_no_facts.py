@@ -79,3 +79,11 @@ def test_a_kernel_a_function_builds_is_named_with_its_factory(tmp_path):
     assert (k["name"], k["line"], k["configs"]) == ("double_kernel", 16, [])
     assert k["reason"].startswith("built inside _kernels() when it runs"), k["reason"]
     assert len(k["reason"]) <= REASON_WIDTH
+
+
+@pytest.mark.slow
+def test_a_vendor_import_bound_to_none_is_named_as_the_reason():
+    doc = to_json(compile_file(FIXTURES / "vendor_libdevice.py"))
+    (k,) = doc["kernels"]
+    assert k["reason"] == ("libdevice is None here: its import from triton.language.extra.othervendor (line 6) "
+                           "is not available in this Triton"), k["reason"]
