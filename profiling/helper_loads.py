@@ -1,6 +1,6 @@
-"""Pointers a kernel loads through a jit helper (`b = load_ptr(b_ptrs, mask, ...)`, whose body
-returns `tl.load(ptrs, ...)`), typed by what is done with the loaded values, there or in the helper
-they are handed to (`dequantize(b, ...)`, whose body shifts and masks `b`): packed quantized
+"""Pointers a kernel loads, itself or through a jit helper (`b = load_ptr(b_ptrs, mask, ...)`, whose
+body returns `tl.load(ptrs, ...)`), typed by what is done with the loaded values, there or in the
+helper they are handed to (`dequantize(b, ...)`, whose body shifts and masks `b`): packed quantized
 weights are integers, and a float stand-in does not compile. The helpers may live in another
 file of the project (imported_helpers.py)."""
 
@@ -45,6 +45,16 @@ def helper_loaded_pointers(kernel, helpers, pointers: set[str]) -> dict[str, str
         dt = held_type(held, pointers - {base}, text) or _bitwise_in_helpers(calls, src, helpers, held)
         if dt is not None:
             out.setdefault(base, dt)
+    for c in kernel.calls:  # `b = tl.load(b_ptrs)`, then `dequantize(b, ...)` shifts it
+        left = _assigned(c.node, src) if c.name == "load" else None
+        if left is None:
+            continue
+        try:
+            base = base_pointer(kernel, c.arg(0, "pointer"))
+        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps its type
+            base = None
+        if base in pointers and _bitwise_in_helpers(calls, src, helpers, computed_from({left}, derived, pointers)):
+            out.setdefault(base, "int32")
     return out
 
 

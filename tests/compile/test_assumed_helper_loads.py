@@ -12,10 +12,13 @@ FIXTURE = Path(__file__).parent / "fixtures" / "helper_loads" / "quant" / "gemv.
 
 
 def test_words_loaded_and_unpacked_by_imported_helpers_are_integers():
-    (cfg,) = static_configs_of_text(FIXTURE.read_text(), path=FIXTURE)[0]["packed_gemv_kernel"]
-    assert cfg["args"]["b_ptr"]["dtype"] == "int32" and cfg["args"]["a_ptr"]["dtype"] == "float32"
-    (c,) = compile_file(FIXTURE, target="sm_90").kernel("packed_gemv_kernel").configs
-    assert c.error is None and c.registers is not None, c.error
+    configs = static_configs_of_text(FIXTURE.read_text(), path=FIXTURE)[0]
+    report = compile_file(FIXTURE, target="sm_90")
+    for name in ("packed_gemv_kernel", "direct_load_gemv_kernel"):
+        (cfg,) = configs[name]
+        assert cfg["args"]["b_ptr"]["dtype"] == "int32" and cfg["args"]["a_ptr"]["dtype"] == "float32"
+        (c,) = report.kernel(name).configs
+        assert c.error is None and c.registers is not None, c.error
 
 
 def test_without_the_file_the_helpers_are_unknown_and_nothing_is_guessed():
