@@ -10,7 +10,7 @@ folder), and records from the didOpen:
 - for each kernel, when its hover first stops saying "Compile facts pending" (polled);
 - the first and last publication carrying a compile finding (TL101–TL106).
 
-`--workspace file` copies the file alone into an empty folder; `--workspace project` copies the
+Every rule is selected (the compile rules are off by default). `--workspace file` copies the file alone into an empty folder; `--workspace project` copies the
 project's sdist (its tests included, so recording launches from the tests may start as well).
 Run: python bench/first_minute.py [--label before]  → a table, and bench/results/first_minute.json
 """
@@ -103,7 +103,7 @@ async def run(kind: str, timeout: float, log_file: str | None = None) -> dict:
         if log_file:
             argv += ["--log-file", log_file, "--log-level", "DEBUG"]
         await c.spawn(argv, root, caps,
-                      {"debounceMs": 200, "compileOnSave": True})
+                      {"debounceMs": 200, "compileOnSave": True, "select": ["ALL"]})
         uri = path.as_uri()
         c.t0 = time.perf_counter()
         c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
