@@ -223,11 +223,11 @@ class CompileOnSave(LanguageFeature):
             self._tell_once(("engine",), str(exc), quiet=True)
             return None
         launchable, harness = await ls.analysis.run(_launchable_and_harness, module, snap.text, api.has_harness)
-        steps = compile_stream.plan(launchable, harness)
         hashes = {k.name: kernel_hash(k.text) for k in module.kernels}
         carried = self.shown.get(uri) or self.latest.get(uri)
         if carried is not None and (carried.target, carried.python) != (settings.compile_target, settings.python):
             carried = None
+        steps = compile_stream.plan(launchable, harness, compile_stream.up_to_date(carried, hashes))
         reports, anchored, done = [], [], set()
         t0 = time.perf_counter()
         try:

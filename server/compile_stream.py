@@ -14,12 +14,23 @@ from dataclasses import replace
 STATIC_SOURCE = "static model"  # compile_file's `source` when only the text gave configurations
 
 
-def plan(launchable: list[str], has_harness: bool) -> list[str | None]:
+def plan(launchable: list[str], has_harness: bool, current: set[str] = frozenset()) -> list[str | None]:
     """The compiles to run, in order: one per kernel, or one for the whole file (None) when the
-    file has its own harness, which every compile would otherwise run again."""
+    file has its own harness, which every compile would otherwise run again.
+
+    Kernels `current` (the shown answer has facts for their text as it is) come last: the
+    edited ones, and those with no facts yet, are what the user waits for; the others'
+    configurations are in the worker's cache."""
     if has_harness or not launchable:
         return [None]
-    return list(launchable)
+    return [k for k in launchable if k not in current] + [k for k in launchable if k in current]
+
+
+def up_to_date(shown, hashes: dict[str, str]) -> set[str]:
+    """The kernels whose facts in `shown` (a server Compiled, or None) describe their text now."""
+    if shown is None:
+        return set()
+    return {k.name for k in shown.result.kernels if shown.kernel_hashes.get(k.name) == hashes.get(k.name)}
 
 
 def merged(reports: list, carried=None, done: set[str] = frozenset()):

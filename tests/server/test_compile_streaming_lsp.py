@@ -1,6 +1,7 @@
 """A file's compile arrives kernel by kernel: `$/progress` names each kernel as its compile starts,
-the first kernel's findings and hover facts are delivered while the next still compiles, and a
-save of new text still cancels the compile running for the old one.
+the first kernel's findings and hover facts are delivered while the next still compiles, a save of
+new text still cancels the compile running for the old one, and the kernel just edited is compiled
+before those whose facts still hold.
 
 The data is a fast kernel first (one configuration; a tl.arange over 48 elements that Triton's
 compiler refuses: TL105) and a slow one after it (an autotuned matmul with eight configurations
@@ -177,3 +178,26 @@ async def test_kernels_arrive_one_by_one_and_a_new_save_cancels_the_rest(client)
     assert "Compile facts pending" not in matmul and "registers" in matmul, matmul
     assert "before the last edit" not in await card(doc, "tail_kernel")
     print(f"TL105 of the first kernel {at - client.publications.stream[0][0]:.1f} s after the first publication")
+
+
+async def test_the_kernel_just_edited_compiles_first(client):
+    path = client.root / "edited_second.py"
+    path.write_text(TEXT)
+    names = "tail_kernel, matmul_kernel"
+    before = set(client.progress_reports)
+    doc = Doc(client, path).open()
+    first = await until(lambda: compile_token(client, names, before), "the first compile")
+    assert await until(lambda: ended(client, first), "the first compile") == "done"
+    seen = set(client.progress_reports)
+    assert "registers" in await card(doc, "matmul_kernel")
+
+    # An edit inside the second kernel: it is compiled first; the first kernel keeps its facts.
+    doc.replace(TEXT.replace("acc += tl.dot(a, b)", "acc += tl.dot(a, b)  # the K loop"))
+    doc.save()
+    second = await until(lambda: compile_token(client, names, seen), "the compile of the edit")
+    await until(lambda: reports(client, second), "the first kernel's progress")
+    assert reports(client, second)[0][0] == "compiling 1 of 2 kernels: matmul_kernel"
+    assert "Compile facts pending" not in await card(doc, "tail_kernel")
+    assert await until(lambda: ended(client, second), "the compile of the edit") == "done"
+    assert [m for m, _ in reports(client, second)] == ["compiling 1 of 2 kernels: matmul_kernel",
+                                                       "compiling 2 of 2 kernels: tail_kernel"]
