@@ -58,7 +58,7 @@ from tritonlens.profiling.compiled_facts import (
 )
 from tritonlens.profiling.config_pins import pyproject_fingerprint
 from tritonlens.profiling.config_sources import mark_sources, static_fallback
-from tritonlens.profiling.factory_kernels import factory_kernels
+from tritonlens.profiling.factory_kernels import factory_configs, factory_kernels
 from tritonlens.profiling.factory_kernels import reason as factory_reason
 from tritonlens.profiling.launch_records import records_for
 from tritonlens.profiling.no_facts import fill_reasons
@@ -169,6 +169,10 @@ def compile_file(path, text: str | None = None, kernel: str | None = None, targe
         # autotune configs, with conservative stand-ins for the arguments nobody captured.
         extra, static_info = static_fallback(text, kernel, set(configs), capture_errors, static, path)
         configs.update(extra)
+        built, built_info = factory_configs(text, set(configs), kernel, capture_errors, path)
+        configs.update(built)
+        static_info.update(built_info)
+        extra.update(built)
         if extra and configs.keys() == extra.keys():
             source = "static model"
     if kernel:

@@ -276,7 +276,7 @@ def define_again(loaded: LoadedModule, name: str, path: str) -> tuple[object | N
 
     defs = _definitions(loaded.tree, name)
     if not defs:
-        return None, [f"no `def {name}` in the file"]
+        return _from_factory(loaded, name)
     node = defs[-1]
     bare = ast.FunctionDef(name=node.name, args=node.args, body=node.body, decorator_list=[],
                            returns=node.returns, type_comment=node.type_comment,
@@ -304,3 +304,53 @@ def define_again(loaded: LoadedModule, name: str, path: str) -> tuple[object | N
         return None, [*left_out, f"{name} is not a Triton kernel here: {type(exc).__name__}: {str(exc)[:120]}"]
     scope[name] = obj
     return obj, left_out
+
+
+def _from_factory(loaded: LoadedModule, name: str) -> tuple[object | None, list[str]]:
+    """Kernel `name` built by a top-level function of the file (a factory such as `_kernels()`
+    that imports Triton lazily and returns its kernels): the factory called, when it needs no
+    argument, and the kernel taken from what it returns (a namespace, a dict, a tuple, the kernel
+    itself) or from the module globals it set."""
+    factory = next((top for top in loaded.tree.body if isinstance(top, ast.FunctionDef) and any(
+        isinstance(n, ast.FunctionDef) and n is not top and n.name == name for n in ast.walk(top))), None)
+    if factory is None:
+        return None, [f"no `def {name}` in the file"]
+    a = factory.args
+    if len(a.posonlyargs) + len(a.args) > len(a.defaults) or any(d is None for d in a.kw_defaults):
+        return None, [f"{name} is built by {factory.name}(), which needs arguments only its callers give"]
+    build = loaded.module.__dict__.get(factory.name)
+    if build is None:
+        return None, [f"{factory.name}, which builds {name}, was not defined"]
+    try:
+        built = build()
+    except Exception as exc:  # noqa: BLE001 - the factory's own checks (a GPU, a Triton version)
+        return None, [f"calling {factory.name}() to build {name}: {type(exc).__name__}: {str(exc)[:120]}"]
+    obj = _named_jit(built, name, 0) or _named_jit(loaded.module.__dict__, name, 0)
+    if obj is None:
+        return None, [f"{factory.name}() returned no kernel named {name}"]
+    return obj, []
+
+
+def _named_jit(value, name: str, depth: int):
+    """A jit kernel whose function is called `name` in `value` or in its members (a namespace's,
+    a container's, a launcher's closure), two levels deep."""
+    if _unwraps_to_jit(value):
+        fn = value
+        while not hasattr(fn, "__name__") or hasattr(fn, "fn"):
+            fn = getattr(fn, "fn", None)
+            if fn is None:
+                return None
+        return value if fn.__name__ == name else None
+    if depth >= 2:
+        return None
+    if isinstance(value, dict):
+        members = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        members = list(value)
+    elif isinstance(value, types.FunctionType):  # a launcher closing over its kernel
+        members = [c.cell_contents for c in value.__closure__ or () if c.cell_contents is not value]
+    elif isinstance(value, (types.ModuleType, type)) or not hasattr(value, "__dict__"):
+        return None
+    else:  # a namespace, a dataclass of kernels
+        members = list(vars(value).values())
+    return next((hit for m in members if (hit := _named_jit(m, name, depth + 1)) is not None), None)

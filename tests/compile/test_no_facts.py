@@ -71,13 +71,21 @@ def _env() -> dict:
     return {k: v for k, v in os.environ.items() if k not in ("TRITONLENS_COMPILE_CACHE", "TRITON_CACHE_DIR")}
 
 
-def test_a_kernel_a_function_builds_is_named_with_its_factory(tmp_path):
-    """Nothing to compile: the only kernel exists once `_kernels()` runs. Its device helper is not
-    a kernel of its own and is not listed."""
+@pytest.mark.slow
+def test_a_kernel_a_function_builds_is_compiled_from_the_factory_s_call(tmp_path):
+    """The kernel exists once `_kernels()` runs: the worker calls it and takes the kernel from the
+    namespace it returns; its device helper is compiled inside it, not listed."""
     doc = to_json(compile_file(FIXTURES / "factory_kernels.py"))
     (k,) = doc["kernels"]
-    assert (k["name"], k["line"], k["configs"]) == ("double_kernel", 16, [])
-    assert k["reason"].startswith("built inside _kernels() when it runs"), k["reason"]
+    assert (k["name"], k["line"], k["reason"]) == ("double_kernel", 16, None), k
+    (c,) = k["configs"]
+    assert c["registers"] > 0 and c["source"] == "assumed" and c["constexprs"] == {"BLOCK": 1024}
+    # A factory that needs arguments only its callers give is not called: the kernel says so.
+    path = tmp_path / "made.py"
+    path.write_text((FIXTURES / "factory_kernels.py").read_text().replace("def _kernels():", "def _kernels(scale):")
+                    .replace("_kernels().double", "_kernels(2).double"))
+    (k,) = to_json(compile_file(path))["kernels"]
+    assert k["configs"] == [] and "built by _kernels(), which needs arguments only its callers give" in k["reason"]
     assert len(k["reason"]) <= REASON_WIDTH
 
 
