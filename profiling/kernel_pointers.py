@@ -173,6 +173,8 @@ def packed_pointers(kernel, pointers: set[str]) -> dict[str, str]:
     text = joined_lines(kernel.text)
     out = {}
     for p in pointers:
+        if f"{p}.dtype.element_ty" not in text:
+            continue
         elem = rf"{re.escape(p)}\.dtype\.element_ty"
         types = [elem] + [re.escape(n) for n in re.findall(
             rf"([A-Za-z_]\w*)\s*(?::\s*tl\.constexpr\s*)?=\s*{elem}\b", text)]

@@ -82,22 +82,26 @@ def param_use(kernel, src, pointers: set[str]) -> ParamUse:
             break
         address |= more
     text = kernel.text or src.text_of(kernel.outer)
-    shifted = {n for n in params if re.search(rf"(?:<<|>>)\s*\(?\s*{re.escape(n)}\b", text)}
+    shifted = {m.group(1) for m in re.finditer(_SHIFTED, text)}
     return ParamUse(integer=frozenset((address | shifted) & params - ptrs),
-                    condition=frozenset(n for n in params if used_as_condition(text, n)),
-                    string=frozenset((n, k) for n in params for k in _STRING_KEYWORDS
-                                     if re.search(rf"\b{k}\s*=\s*{re.escape(n)}\b", text)),
+                    condition=frozenset(conditions(text) & params),
+                    string=frozenset((m.group(2), m.group(1)) for m in _STRING.finditer(text) if m.group(2) in params),
                     pointer_alias=frozenset(aliases),
                     unrolled=frozenset(n for m in re.finditer(r"static_range\(([^()\n]*)\)", text)
                                        for n in re.findall(r"[A-Za-z_]\w*", m.group(1)) if n in params))
 
 
-def used_as_condition(text: str, name: str) -> bool:
-    """Whether `text` tests `name` as a condition: `if X:`, `elif not X:`, `a if X else b`,
-    `not X`, `X and …`, `… or X`."""
-    n = re.escape(name)
-    return bool(re.search(rf"\b(?:if|elif|while)\s+(?:not\s+)?{n}\s*(?::|\belse\b)|\bnot\s+{n}\b(?!\s*[.(\[])|"
-                          rf"\b(?:and|or)\s+{n}\b(?!\s*[.(\[=<>!+*/-])|(?<![.\w]){n}\s+(?:and|or)\b", text))
+_W = r"([A-Za-z_]\w*)"
+# `if X:`, `elif not X:`, `a if X else b`, `not X`, `X and …`, `… or X` (X alone, not X.attr or X(…))
+_CONDITIONS = (rf"\b(?:if|elif|while)\s+(?:not\s+)?{_W}\s*(?::|\belse\b)", rf"\bnot\s+{_W}\b(?!\s*[.(\[])",
+               rf"\b(?:and|or)\s+{_W}\b(?!\s*[.(\[=<>!+*/-])", rf"(?<![.\w]){_W}\s+(?:and|or)\b")
+_SHIFTED = rf"(?:<<|>>)\s*\(?\s*{_W}\b"
+_STRING = re.compile(rf"\b({'|'.join(_STRING_KEYWORDS)})\s*=\s*{_W}\b")
+
+
+def conditions(text: str) -> set[str]:
+    """The names `text` tests as a condition (one pass per pattern, not per name)."""
+    return {m.group(1) for p in _CONDITIONS for m in re.finditer(p, text)}
 
 
 def _pointer_bases(kernel, src) -> set[str]:
