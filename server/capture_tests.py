@@ -63,6 +63,9 @@ class CaptureTests(LanguageFeature):
             log.info("no test of the project reaches %s: its kernels compile from the text", Path(path).name)
             return
         backend = settings.backend if settings.backend != "local" else None
+        # The file's compile from its text first: run beside it, the tests' worker (importing the
+        # project, running its tests) took the cores the first kernel's facts were waiting for.
+        await self.ls.compiles.settled(uri)
         cancel = threading.Event()
         self.running.add(cancel)
         try:

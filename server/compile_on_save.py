@@ -56,6 +56,7 @@ class CompileOnSave(LanguageFeature):
         super().__init__(ls)
         self.latest: dict[str, Compiled] = {}  # each document's latest complete compile
         self.shown: dict[str, Compiled] = {}  # while a compile streams in: its kernels so far
+        self.busy: dict[str, int] = {}  # compiles of a document after an open or a save, until they end
         self.running: dict[str, _Run] = {}
         self.seq = 0
         self.warmed: set = set()  # the interpreters whose compile worker was started
@@ -112,7 +113,7 @@ class CompileOnSave(LanguageFeature):
     def saved(self, uri: str) -> None:
         if self._wanted(uri):
             delay = self.ls.settings.for_uri(uri).debounce_ms / 1000
-            self.ls.debouncer.schedule((_DEBOUNCE, uri), delay, lambda: self.compile_document(uri))
+            self.ls.debouncer.schedule((_DEBOUNCE, uri), delay, lambda: self._compile_saved(uri))
 
     def closed(self, uri: str) -> None:
         self.ls.debouncer.cancel((_DEBOUNCE, uri))
@@ -135,6 +136,20 @@ class CompileOnSave(LanguageFeature):
         t = threading.Thread(target=api.shutdown, name="tritonlens-compile-shutdown", daemon=True)
         t.start()
         t.join(timeout=5)
+
+    async def settled(self, uri: str) -> None:
+        """Return once no compile of `uri` is due or running."""
+        while self.ls.debouncer.pending((_DEBOUNCE, uri)) or self.busy.get(uri):
+            await asyncio.sleep(0.1)
+
+    async def _compile_saved(self, uri: str) -> None:
+        self.busy[uri] = self.busy.get(uri, 0) + 1
+        try:
+            await self.compile_document(uri)
+        finally:
+            self.busy[uri] -= 1
+            if not self.busy[uri]:
+                del self.busy[uri]
 
     # -- when to compile ------------------------------------------------------------------------------
 
