@@ -76,11 +76,14 @@ def _source_line(latest, entry, w: Writer) -> str:
     origin = "the text (launch sites, autotune configs)" if entry.source == "static" else (
         latest.result.source or "the given configurations")
     line = f"Configurations from {w.text(origin)}"
-    assumed: dict[str, object] = {}
+    by_source: dict[str, dict[str, object]] = {"pinned": {}, "assumed": {}}
     for c in entry.configs:
         for name, source in c.value_sources.items():
-            if source == "assumed" and name not in assumed:
-                assumed[name] = c.constexprs.get(name, getattr(c, name, None))
+            if source in by_source and name not in by_source[source]:
+                by_source[source][name] = c.constexprs.get(name, getattr(c, name, None))
+    pinned, assumed = by_source["pinned"], by_source["assumed"]
+    if pinned:  # the user's own choice, named so the card is not read as a guess
+        line += "; pinned " + w.text(", ".join(f"{n}={v}" for n, v in pinned.items()))
     if assumed:
         name, value = next(iter(assumed.items()))
         values = ", ".join(f"{n}={v}" for n, v in list(assumed.items())[:3]) + (", …" if len(assumed) > 3 else "")

@@ -73,3 +73,4 @@ async def test_the_pin_a_hint_offers_is_honoured_by_the_server_after_a_save(clie
     else:
         raise AssertionError(f"the pin was not honoured: {[d.message for d in found]}")
     assert "assumed BLOCK" not in card, card
+    assert "pinned BLOCK=1024" in card, card  # the card says the value is the user's, not the text's
