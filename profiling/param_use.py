@@ -127,8 +127,10 @@ def _assignment_reads(kernel, src) -> dict[str, list[tuple[set, bool, str | None
                 continue
             while value.type == "parenthesized_expression" and value.named_children:
                 value = value.named_children[0]
-            is_sum = value.type == "binary_operator" and src.text_of(value.child_by_field_name("operator")) in "+-"
-            bare = src.text_of(value) if value.type == "identifier" else None
+            # `p += step` moves p by step: a sum, never a copy of step into p
+            is_sum = a.augmented in ("+=", "-=") or (
+                value.type == "binary_operator" and src.text_of(value.child_by_field_name("operator")) in "+-")
+            bare = src.text_of(value) if value.type == "identifier" and not a.augmented else None
             out.setdefault(name, []).append((_names(value, src), is_sum, bare))
     return out
 

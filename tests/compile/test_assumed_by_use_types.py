@@ -103,3 +103,9 @@ def test_num_warps_read_as_no_count_is_assumed(tmp_path):
     path.write_text(NUM_WARPS_FLAG)
     (c,) = compile_file(path, target="sm_90").kernel("ln_kernel").configs
     assert c.error is None and c.num_warps == 4
+
+
+def test_a_pointer_stepped_by_a_bare_stride_leaves_the_stride_an_integer(report, configs):
+    args = configs["rows_per_program_kernel"][0]["args"]
+    assert args["stride_x_row"]["kind"] == args["stride_y_row"]["kind"] == "int", args
+    _only(report, "rows_per_program_kernel")
