@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from tritonlens.analysis.message_text import clip_words
+from tritonlens.profiling.worker.compile_refusals import beyond_values
 from tritonlens.profiling.worker.compile_report import CompileReport, KernelCompile
 
 REASON_WIDTH = 120
@@ -51,7 +52,7 @@ def reason_for(k: KernelCompile) -> str | None:
         if k.note and "is None here" in k.note:
             return reason_line(k.note)  # the import the file replaced by None
         where = f" at line {c.error.line}" if c.error.line else ""
-        guessed = " with assumed values" if c.source == "assumed" else ""
+        guessed = " with assumed values" if c.source == "assumed" and not beyond_values(message) else ""
         head = f"Triton refused it{where}{guessed}: "
         return clip_words(head + reason_line(message, REASON_WIDTH), REASON_WIDTH)
     if k.error is not None:

@@ -12,8 +12,21 @@ from __future__ import annotations
 _BLOCK_POINTERS = "Block pointers have been removed in favor of the tensor descriptor API"
 
 
+# Triton's dtypes are not constructors; code that calls one (acc = tl.float32(0.0)) is refused whatever its values.
+_DTYPE_CALL = "'dtype' object is not callable"
+# Said in the words in_user_terms gives them: refusals of the code itself, which no other value or pin would cure.
+_BEYOND_VALUES = ("has no tl.make_block_ptr", "a dtype is not callable", "unsupported AST node type: Raise")
+
+
 def in_user_terms(message: str, version: str) -> str:
     """`message` (a compile error's) as its author should read it, knowing the compiling Triton's `version`."""
     if _BLOCK_POINTERS in message:
         return f"Triton {version} has no tl.make_block_ptr: facts need an older Triton"
+    if _DTYPE_CALL in message:
+        return "a dtype is not callable in Triton (tl.float32(x)): write tl.full((), x, tl.float32) or x.to(tl.float32)"
     return message
+
+
+def beyond_values(message: str) -> bool:
+    """Whether a refusal (as in_user_terms words it) is of the code itself, not of the values it was compiled with."""
+    return any(mark in message for mark in _BEYOND_VALUES)

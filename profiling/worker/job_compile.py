@@ -40,7 +40,7 @@ DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
 # 0.5-1 s, and per-line spill traffic is all the facts need it for).
 ALL_ARTIFACTS = ("ttir", "ttgir", "llir", "ptx", "sass", "sass?", "cubin")
 # Bump when what a cached entry holds changes.
-CACHE_FORMAT = 2  # 2: errors in user terms (compile_refusals.py)
+CACHE_FORMAT = 3  # 2, 3: errors in user terms (compile_refusals.py)
 
 COMPILE_CALLS = 0  # triton.compile invocations in this process (tests prove cache hits with it)
 

@@ -25,3 +25,28 @@ def test_block_pointers_name_the_triton_that_lacks_them(tmp_path):
         assert "retried" not in c.label  # no representative value cures it
     else:  # a Triton that still has block pointers compiles the kernel
         assert c.error is None
+        return
+    reason = report.kernel("copy_rows_kernel").reason
+    assert reason.startswith("Triton refused it at line 7: Triton 3.9"), reason  # not blamed on assumed values
+
+
+DTYPE_CALL = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sum_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    acc = tl.float32(0.0)
+    for start in range(0, n_cols, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.sum(tl.load(x_ptr + offs, mask=offs < n_cols, other=0.0))
+    tl.store(out_ptr, acc)
+'''
+
+
+def test_a_called_dtype_is_named_with_its_fix_and_not_blamed_on_assumed_values(tmp_path):
+    path = tmp_path / "row_sum.py"
+    path.write_text(DTYPE_CALL)
+    report = compile_file(path, target="sm_90")
+    reason = report.kernel("row_sum_kernel").reason
+    assert reason.startswith("Triton refused it at line 7: a dtype is not callable in Triton (tl.float32(x))"), reason
