@@ -70,6 +70,7 @@ MAX_MESSAGE = 160  # a message shown to users
 # An MMA tile goes down first (shared memory), a 2-D elementwise one up first (a row of 128).
 _TILE_ALTERNATIVES = {SMALL_TILE: (32, 64), DOT_TILE: (32, 16), ROW_TILE: (256, 64)}
 _2D_TILE_ALTERNATIVES = (128, 32)
+_TWO_D = re.compile(r"\[\s*:\s*,\s*None\s*\]|\[\s*None\s*,\s*:\s*\]")
 # A size given to a constexpr that does not compile at model scale (a shift count, a bound Triton
 # unrolls) is retried smaller.
 _SIZE_ALTERNATIVES = (128, 16)
@@ -138,6 +139,9 @@ class Assumer:
         self.text = kernel.text or self.src.text_of(kernel.outer)
         self.half = half
         self.tiles = self._tiles()
+        # A kernel's only tile that also builds 2-D tensors (x[:, None], y[None, :]) is on both sides of them: a
+        # row tile's 1024 would make a million-element square, minutes to compile and no one's launch.
+        self.square = len(self.tiles) == 1 and bool(_TWO_D.search(self.text))
         self._unused_reported: set[str] = set()
         # How the kernel uses its names, read once: each a set of identifiers.
         words = r"([A-Za-z_]\w*)"
@@ -245,7 +249,7 @@ class Assumer:
         tile, 2**16 for a kernel's only tile."""
         if any(c.name == "dot" for c in self.k.calls):
             return MAX_DOT_TILE
-        return MAX_2D_TILE if len(self.tiles) > 1 else MAX_FOLDED_TILE
+        return MAX_2D_TILE if len(self.tiles) > 1 or self.square else MAX_FOLDED_TILE
 
     def _heuristic(self, name, known: dict[str, Filled], cfg):
         text = self.k.heuristics[name]
@@ -335,8 +339,10 @@ class Assumer:
             return Filled(UNROLL, "assumed", "a tl.static_range bound, kept small", (2, 8))
         if name in self.tiles:
             dot = any(c.name == "dot" for c in k.calls)
-            size = DOT_TILE if dot or len(self.tiles) == 2 else SMALL_TILE if len(self.tiles) > 2 else ROW_TILE
-            why = ("a tile with tl.dot" if dot else "one of the kernel's 2-D tile sizes" if size == DOT_TILE
+            size = (DOT_TILE if dot or len(self.tiles) == 2 or self.square else SMALL_TILE if len(self.tiles) > 2
+                    else ROW_TILE)
+            why = ("a tile with tl.dot" if dot else "both sides of its 2-D tiles" if self.square
+                   else "one of the kernel's 2-D tile sizes" if size == DOT_TILE
                    else "one of its 3 or more tile sizes, kept small" if size == SMALL_TILE else "a 1-D tile")
             more = _2D_TILE_ALTERNATIVES if size == DOT_TILE and not dot else _TILE_ALTERNATIVES[size]
             return Filled(size, "assumed", why, more)

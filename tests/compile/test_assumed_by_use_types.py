@@ -109,3 +109,10 @@ def test_a_pointer_stepped_by_a_bare_stride_leaves_the_stride_an_integer(report,
     args = configs["rows_per_program_kernel"][0]["args"]
     assert args["stride_x_row"]["kind"] == args["stride_y_row"]["kind"] == "int", args
     _only(report, "rows_per_program_kernel")
+
+
+def test_a_kernels_only_tile_on_both_sides_of_a_square_is_a_2d_tile_size(report, configs):
+    cfg = configs["square_balance_kernel"][0]
+    assert cfg["args"]["HC"]["value"] == 64, cfg["args"]["HC"]  # not a row's 1024: a million-element square
+    assert any("HC=64 (both sides of its 2-D tiles" in a for a in cfg["assumed"]), cfg["assumed"]
+    _only(report, "square_balance_kernel")
