@@ -13,7 +13,7 @@ from .kernel_types import MAX_CONFIGS, Config, Kernel, Launch, Module
 from .source import Source, captures
 from .values import UNKNOWN, Scope, Value, constants_scope, evaluate
 
-_LAUNCH = "(call function: (subscript value: (identifier) @k)) @launch"
+_LAUNCH = "(call function: (subscript value: [(identifier) (call)] @k)) @launch"
 
 
 def find_launches(src: Source, kernel_names: set[str], root=None) -> list[Launch]:
@@ -23,13 +23,14 @@ def find_launches(src: Source, kernel_names: set[str], root=None) -> list[Launch
         return out
     root = src.root if root is None else root
     data = src.data[root.start_byte:root.end_byte]
-    # Cheap pre-filter: a launch needs `name[` somewhere in the text.
-    if not any((n + "[").encode() in data for n in kernel_names):
+    # Cheap pre-filter: a launch needs `name[`, or `name` and a wrapped launch's `)[`, somewhere in the text.
+    wrapped = b")[" in data
+    if not any((n + "[").encode() in data or (wrapped and n.encode() in data) for n in kernel_names):
         return out
     for n in captures(root, _LAUNCH, "launch"):
         fn = n.child_by_field_name("function")
         value = fn.child_by_field_name("value")
-        kname = src.text_of(value)
+        kname = src.text_of(_wrapped_kernel(value))
         if kname not in kernel_names:
             continue
         subs = [c for c in fn.named_children if c != value and c.type != "comment"]
@@ -40,6 +41,17 @@ def find_launches(src: Source, kernel_names: set[str], root=None) -> list[Launch
             wrapper = wrapper.parent
         out.append(Launch(kname, n, src.range(n), grid, args, kwargs, wrapper))
     return out
+
+
+def _wrapped_kernel(value):
+    """The kernel a launch's subscript names: `kernel[grid]`, or a wrapper's first argument, as in
+    torch's `wrap_triton(kernel)[grid](...)` (the launch torch.compile traces) or a project's own
+    `launcher(kernel, traceable)[grid](...)`."""
+    if value.type != "call":
+        return value
+    args = value.child_by_field_name("arguments")
+    first = next((c for c in args.named_children if c.type != "comment"), None) if args is not None else None
+    return first if first is not None and first.type == "identifier" else value
 
 
 def wrapper_scope(module: Module, launch: Launch) -> Scope:

@@ -31,7 +31,9 @@ _NON_WORD = bytes(c if c >= 0x80 or chr(c).isalnum() or c == 0x5F else 0x20 for 
 
 @functools.lru_cache(maxsize=4096)
 def _launch_re(name: str) -> re.Pattern:
-    return re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\s*\[")
+    """`name[` or a wrapped launch's `(name, ...)[` (wrap_triton(name)[grid]: launches.py)."""
+    word = re.escape(name.encode())
+    return re.compile(rb"(?<![\w.])" + word + rb"\s*\[|\(\s*" + word + rb"\s*(?:,[^()\n]*)?\)\s*\[")
 
 
 def _closure(key: str, uses: dict[str, set[str]]) -> list[str]:

@@ -85,6 +85,32 @@ def run(x, fast):
     assert k.configs[2].scalars["n"].value is UNKNOWN  # n = x.numel(): a runtime value
 
 
+def test_launches_through_a_wrapper_call_are_the_kernels_launches():
+    # torch's wrap_triton(kernel)[grid](...) (what torch.compile traces) and a project's own launcher
+    m = model('''
+import triton
+import triton.language as tl
+from torch.library import wrap_triton
+
+@triton.jit
+def k(x, n, BLOCK: tl.constexpr):
+    tl.store(x + tl.arange(0, BLOCK), 0.0)
+
+def launcher(kernel, traceable):
+    return wrap_triton(kernel) if traceable else kernel
+
+def run(x, block_size: int = 128):
+    wrap_triton(k)[(1,)](x, x.numel(), BLOCK=block_size)
+    launcher(k, False)[(1,)](x, x.numel(), BLOCK=64, num_warps=2)
+    other(x)[(1,)](x, 1, 2)
+''')
+    (k,) = m.kernels
+    assert [(c.label, values(c)) for c in k.configs] == [
+        ("the launch at line 14", {"BLOCK": UNKNOWN, "num_warps": 4, "num_stages": 3}),  # a parameter: the host's to fold
+        ("the launch at line 15", {"BLOCK": 64, "num_warps": 2, "num_stages": 3}),
+    ]
+
+
 def test_autotune_configs_cross_launches():
     m = model('''
 import triton
