@@ -23,11 +23,13 @@ RETRY_BUDGET_S = 20.0  # per kernel
 _VALUE_DEPENDENT = re.compile(
     r"modulo by zero|division by zero|divide by zero|exceeds triton maximum tensor numel|"
     r"cannot change total number of elements|must be a power of 2|must be a power of two|"
-    r"arange's (?:range|end)|static assert|assertion|out of resource|incompatible dimensions|"
+    r"arange's (?:range|end)|static[ _]assert|assertion|Input shapes should have|out of resource|incompatible dimensions|"
     r"shape mismatch|must be >= 16|must be at least 16|nonrepresentable integer", re.IGNORECASE)
 # ... but Triton's own type checks are AssertionErrors too, and no value cures them.
 _TYPE_ERRORS = re.compile(r"Mismatched type|Loop-carried variable|type mismatch", re.IGNORECASE)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+# A constexpr the kernel derives from others (BLOCK: tl.constexpr = ROWS * K_POW2): a failure on it is theirs.
+_DERIVED = re.compile(r"^\s*([A-Za-z_]\w*)\s*:\s*(?:tl\.)?constexpr\s*=\s*(.+)$", re.MULTILINE)
 
 
 def value_dependent(error: dict | None) -> bool:
@@ -46,7 +48,23 @@ def implicated(error: dict, text: str, names) -> list[str]:
     lines = text.splitlines()
     line = error.get("line")
     said = set(_IDENT.findall(lines[line - 1])) if isinstance(line, int) and 0 < line <= len(lines) else set()
-    return [n for n in names if n in said]
+    # A static assertion without a message is raised as the kernel's source up to the assertion's line.
+    quoted = [ln for ln in message.splitlines() if ln.strip() and ln.strip() != "^"]
+    failing = quoted[-1] if quoted else ""
+    said |= set(_IDENT.findall(failing)) if "static_assert" in failing else set()
+    return [n for n in names if n in _through_derived(said, text)]
+
+
+def _through_derived(said: set[str], text: str) -> set[str]:
+    """`said` with the names each derived constexpr among them is computed from, transitively."""
+    derived = {m.group(1): set(_IDENT.findall(m.group(2))) for m in _DERIVED.finditer(text)}
+    out, todo = set(said), list(said)
+    while todo:
+        for name in derived.get(todo.pop(), ()):
+            if name not in out:
+                out.add(name)
+                todo.append(name)
+    return out
 
 
 def attempts(retry: dict[str, list], first: list[str]) -> list[dict]:

@@ -69,3 +69,10 @@ def test_the_comparison_of_a_remainder_is_not_the_tiles_value():
     assert "retry" not in pinned
     (mode,) = static_configs_of_text(FIXTURE.read_text())[0]["mode_kernel"]
     assert mode["args"]["MODE"]["value"] == 0 and "MODE" not in mode["retry"] and mode["retry"]["BLOCK"]
+
+
+def test_a_static_assert_on_a_derived_tile_moves_the_names_it_is_derived_from(report):
+    # Triton says "tl.static_assert(BLOCK_SIZE <= 4096)" at the def; BLOCK_SIZE = TOKENS * K_POW2
+    c = _compiled(report, "scatter_rows_kernel")
+    assert c.constexprs["TOKENS"] * c.constexprs["K_POW2"] <= 4096
+    assert "retried with TOKENS=16, K_POW2=16 (TOKENS=4096, K_POW2=4096 did not compile" in c.label
