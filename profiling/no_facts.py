@@ -18,7 +18,8 @@ from tritonlens.profiling.worker.compile_report import CompileReport, KernelComp
 
 REASON_WIDTH = 120
 _REPR = re.compile(r"^(\w+)\((['\"])(.*)\2\)$")  # NameError('x is not defined')
-_FRAME = ("Traceback", "File ", "^", "~")
+# A newer Triton ends a ptxas failure with the command that reproduces it: the cause is above it.
+_FRAME = ("Traceback", "File ", "^", "~", "Repro command:")
 _BINDER = re.compile(r"^Triton's binder refused this configuration: (?:\w+Error: )?")
 _WORDY = {"AssertionError", "Exception"}  # types whose name says nothing the message does not
 
@@ -28,7 +29,7 @@ def reason_line(message: str, width: int = REASON_WIDTH) -> str:
     exception repr unwrapped, within `width` characters cut between words."""
     lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()]
     useful = [ln for ln in lines if not ln.startswith(_FRAME)]
-    line = (useful or lines or [""])[-1]
+    line = " ".join((useful or lines or [""])[-1].split())
     m = _REPR.match(line)
     if m:
         line = m.group(3) if m.group(1) in _WORDY or "Error" not in m.group(1) else f"{m.group(1)}: {m.group(3)}"

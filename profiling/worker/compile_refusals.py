@@ -7,6 +7,8 @@ file beside job_compile.py.
 
 from __future__ import annotations
 
+import re
+
 # Triton 3.9 keeps tl.make_block_ptr / tl.advance (block pointers) as stubs that raise this; no value or pin cures
 # it, only a Triton that still has block pointers.
 _BLOCK_POINTERS = "Block pointers have been removed in favor of the tensor descriptor API"
@@ -15,7 +17,11 @@ _BLOCK_POINTERS = "Block pointers have been removed in favor of the tensor descr
 # Triton's dtypes are not constructors; code that calls one (acc = tl.float32(0.0)) is refused whatever its values.
 _DTYPE_CALL = "'dtype' object is not callable"
 # Said in the words in_user_terms gives them: refusals of the code itself, which no other value or pin would cure.
-_BEYOND_VALUES = ("has no tl.make_block_ptr", "a dtype is not callable", "unsupported AST node type: Raise")
+_BEYOND_VALUES = ("has no tl.make_block_ptr", "a dtype is not callable", "unsupported AST node type: Raise",
+                  "AMD's device library")
+# ptxas cannot link a ROCm device-library function (__ocml_*, __ockl_*): the kernel calls tl.extra.hip.libdevice,
+# which only an AMD target provides.
+_ROCM_EXTERN = re.compile(r"Unresolved extern function '(__oc[km]l_\w+)'")
 
 
 def in_user_terms(message: str, version: str) -> str:
@@ -24,6 +30,10 @@ def in_user_terms(message: str, version: str) -> str:
         return f"Triton {version} has no tl.make_block_ptr: facts need an older Triton"
     if _DTYPE_CALL in message:
         return "a dtype is not callable in Triton (tl.float32(x)): write tl.full((), x, tl.float32) or x.to(tl.float32)"
+    rocm = _ROCM_EXTERN.search(message)
+    if rocm:
+        return (f"it calls AMD's device library ({rocm.group(1)}: tl.extra.hip.libdevice), which an NVIDIA target"
+                " cannot link: use tl.extra.cuda.libdevice or tl.math")
     return message
 
 

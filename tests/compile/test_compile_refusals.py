@@ -50,3 +50,23 @@ def test_a_called_dtype_is_named_with_its_fix_and_not_blamed_on_assumed_values(t
     report = compile_file(path, target="sm_90")
     reason = report.kernel("row_sum_kernel").reason
     assert reason.startswith("Triton refused it at line 7: a dtype is not callable in Triton (tl.float32(x))"), reason
+
+
+HIP_LIBDEVICE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def freqs_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    theta = tl.full((BLOCK,), 10000.0, tl.float32)
+    tl.store(out_ptr + offs, tl.extra.hip.libdevice.pow(theta, offs.to(tl.float32)), mask=offs < n)
+'''
+
+
+def test_amd_s_device_library_is_named_not_ptxas_s_repro_command(tmp_path):
+    path = tmp_path / "freqs.py"
+    path.write_text(HIP_LIBDEVICE)
+    report = compile_file(path, target="sm_90")
+    reason = report.kernel("freqs_kernel").reason
+    assert reason.startswith("Triton refused it at line 6: it calls AMD's device library (__ocml_pow_f32"), reason

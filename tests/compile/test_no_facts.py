@@ -30,6 +30,13 @@ def test_a_reason_is_one_line_without_the_traceback_or_the_repr():
     assert long.startswith(kept) and long[len(kept)] in " ,"  # cut between words, never inside a name
 
 
+def test_a_ptxas_failure_s_reason_is_its_cause_not_the_repro_command():
+    raw = ("PTXAS error: Internal Triton PTX codegen error\n`ptxas` stderr:\n"
+           "ptxas fatal   : Unresolved extern function 'vendor_fn'\n\n"
+           "Repro command: /opt/ptxas -lineinfo -v --gpu-name=sm_90a /tmp/k.ptx -o /tmp/k.ptx.o")
+    assert reason_line(raw) == "ptxas fatal : Unresolved extern function 'vendor_fn'"
+
+
 @pytest.mark.slow
 def test_a_refused_kernel_names_triton_s_reason_in_the_json(tmp_path):
     path = tmp_path / "refused.py"
