@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from tritonlens.analysis.source import Source
 from tritonlens.analysis.values import UNKNOWN
 from tritonlens.profiling.config_pins import DType, KernelPins, show
+from tritonlens.profiling.descriptor_params import descriptor_params
 from tritonlens.profiling.param_use import NO_USE, ParamUse, string_default
 from tritonlens.profiling.representative_eval import HostEval, Size, representative_size
 
@@ -298,7 +299,7 @@ class Assumer:
             for node in nodes:
                 if node is not None:
                     out |= names & set(re.findall(r"[A-Za-z_]\w*", self.src.text_of(node)))
-        return out
+        return out | {s for sides in descriptor_params(self.k).values() for s in sides if s in names}
 
     def _by_use(self, name: str, compared: bool = True) -> Filled:
         k = self.k

@@ -37,6 +37,7 @@ from tritonlens.analysis.estimates import ElementSizes
 from tritonlens.analysis.kernel_roles import is_device_helper
 from tritonlens.analysis.rules._host_dtypes import pointer_dtype
 from tritonlens.analysis.values import UNKNOWN
+from tritonlens.profiling.descriptor_params import descriptor_params
 from tritonlens.profiling.assumed_values import Assumer, Filled, is_float_name, weakest
 from tritonlens.profiling.config_pins import DType, KernelPins, kernel_pins
 from tritonlens.profiling.helper_loads import helper_loaded_pointers
@@ -262,6 +263,7 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
     `dtype` (the other pointers' stand-in dtype, why)."""
     dtype, dtype_why = dtype
     pointers, typed, use = pointers
+    descriptors = descriptor_params(k)
     typed_args: dict[str, list[str]] = {}
     launch_pins = pins.for_launch(cfg.launch.line if cfg.launch is not None else None)
     args, sources, notes = {}, {}, []
@@ -277,6 +279,12 @@ def _config(k, cfg, values: dict[str, Filled], pins: KernelPins, pointers: tuple
             continue  # absent: its default, or the autotune config the worker expands over
         pin = launch_pins.get(p.name)
         s = cfg.scalars.get(p.name)
+        if p.name in descriptors:  # its block shape's constexprs resolve in the worker, per config
+            elem = typed[p.name][0] if p.name in typed else dtype
+            args[p.name] = {"kind": "tensordesc", "dtype": elem, "block_shape": descriptors[p.name]}
+            notes.append(f"{p.name} stands in as a tensor descriptor ({elem}, block "
+                         f"[{', '.join(map(str, descriptors[p.name]))}] from the kernel's tiles)")
+            continue
         if p.name in pointers:
             if pin is not None and isinstance(pin.value, DType):
                 args[p.name] = {"kind": "tensor", "dtype": pin.value.name, "align": 16}

@@ -49,6 +49,8 @@ def make_arg(desc, pname: str):
         else:
             ptr = 0 if int(desc.get("align", 16)) % 16 == 0 else int(desc.get("align", 16))
         return _Tensor(tl_dtype(desc.get("dtype", "float32")), ptr)
+    if kind == "tensordesc":
+        return _descriptor(desc)
     if kind == "int":
         return int(desc["value"])
     if kind == "float":
@@ -62,6 +64,31 @@ def make_arg(desc, pname: str):
     if kind == "none":
         return None
     raise JobError(f"argument {pname!r}: unknown kind {kind!r}")
+
+
+def _descriptor(desc):
+    """A TMA tensor descriptor over a stand-in tensor; its block shape's sides may still name
+    constexprs, which `build_args` resolves once the configuration's values are known."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    sides = list(desc.get("block_shape") or [64, 64])
+    out = TensorDescriptor.__new__(TensorDescriptor)  # its checks want a real tensor's strides
+    out.base = _Tensor(tl_dtype(desc.get("dtype", "float32")), 0)
+    out.shape = [4096] * len(sides)
+    out.strides = [4096 ** (len(sides) - 1 - i) for i in range(len(sides))]
+    out.block_shape = sides
+    out.padding = "zero"
+    out.round_f32_to_tf32 = False
+    return out
+
+
+def _resolve_block_shapes(values: dict) -> None:
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    for v in values.values():
+        if isinstance(v, TensorDescriptor):
+            sides = [values.get(s) if isinstance(s, str) else s for s in v.block_shape]
+            v.block_shape = [s if isinstance(s, int) and not isinstance(s, bool) and s > 0 else 64 for s in sides]
 
 
 def specialise(fn, backend, args: dict, options: dict):
@@ -138,6 +165,7 @@ def build_args(fn, cfg) -> dict:
                 values[name] = heur(dict(values))
             except Exception as exc:
                 raise JobError(f"heuristic for {name!r} failed: {type(exc).__name__}: {exc}") from exc
+    _resolve_block_shapes(values)
     missing = [p.name for p in fn.params if p.name not in values and not p.has_default]
     if missing:
         raise JobError("no value for " + ", ".join(repr(m) for m in missing))
