@@ -2,7 +2,7 @@
 // self-test result, then checks in the UI itself: hovers the kernel name with the mouse until the
 // hover card renders, reads the status bar, and takes a screenshot.
 // env: CS_URL, RESULT (self-test JSON), UI_OUT (what the UI showed), SHOT (png), KERNEL, TIMEOUT_MS
-const { chromium } = require('playwright-core');
+const browserKit = require('./browser');
 const fs = require('fs');
 
 const env = process.env;
@@ -10,12 +10,7 @@ const timeout = Number(env.TIMEOUT_MS || 180000);
 
 async function main() {
   const ui = { hoverVisible: false, hoverText: '', statusBar: '', problemsBadge: '', consoleErrors: [] };
-  const browser = await chromium.launch({
-    executablePath: env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
-  });
+  const browser = await browserKit.launch(env);
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('pageerror', e => ui.consoleErrors.push(String(e)));
@@ -76,7 +71,14 @@ async function main() {
         /* hover not shown yet: move away and back */
       }
     }
-    ui.statusBar = await page.locator('.statusbar-item', { hasText: 'tritonlens' }).first().innerText().catch(() => '');
+    // The item reads "compiling …" while a compile on open runs (longer on a busy machine): the state
+    // it settles in is what is checked.
+    const statusItem = page.locator('.statusbar-item', { hasText: 'tritonlens' }).first();
+    for (let waited = 0; waited < 90000; waited += 500) {
+      ui.statusBar = await statusItem.innerText().catch(() => '');
+      if (!/compiling/.test(ui.statusBar)) break;
+      await page.waitForTimeout(500);
+    }
     ui.problemsBadge = await page.locator('.statusbar-item[id*="problems"], .statusbar-item.problems, a[aria-label*="Problems"]').first().innerText().catch(() => '');
     await page.waitForTimeout(300);
     await page.screenshot({ path: env.SHOT });

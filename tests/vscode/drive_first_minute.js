@@ -7,9 +7,8 @@
 // env: CS_URL, UI_OUT (json), SHOTS (folder), FILE (name in the explorer), HOVER (json: [[kernel, its def
 //      line], ...]), PIN_KERNEL, PIN_LINE (1-based), PIN_TO (the new last character), PINNED_SIGN (text
 //      of a problem row that only the pinned configuration gives), WAIT_MS
-const { chromium } = require('playwright-core');
+const browserKit = require('./browser');
 const fs = require('fs');
-const path = require('path');
 
 const env = process.env;
 const waitMs = Number(env.WAIT_MS || 150000);
@@ -68,18 +67,10 @@ function problemRows() {
 
 async function main() {
   fs.mkdirSync(env.SHOTS, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
-  });
+  const browser = await browserKit.launch(env);
   let page;
-  const shot = async name => {
-    const file = path.join(env.SHOTS, `${String(ui.shots.length + 1).padStart(2, '0')}-${name}.png`);
-    await page.screenshot({ path: file });
-    ui.shots.push(path.basename(file));
-  };
+  const shoot = browserKit.shooter(env.SHOTS, ui);
+  const shot = name => shoot(page, name);
   const step = (name, t0) => ui.steps.push({ name, ms: Date.now() - t0 });
   const line = text => page.locator('.monaco-editor .view-lines .view-line', { hasText: text }).first();
   const gotoLine = async n => {

@@ -8,9 +8,8 @@
 //      TYPING (json: [[1-based line to type after, text typed], ...]), FIX_LINE (json: [line, text of
 //      it]: the finding whose rule fix is previewed when Optimize offers no 'Preview best'),
 //      RUN_TIMEOUT_MS
-const { chromium } = require('playwright-core');
+const browserKit = require('./browser');
 const fs = require('fs');
-const path = require('path');
 
 const env = process.env;
 const runTimeout = Number(env.RUN_TIMEOUT_MS || 180000);
@@ -38,18 +37,10 @@ function recordNotifications() {
 
 async function main() {
   fs.mkdirSync(env.SHOTS, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
-  });
+  const browser = await browserKit.launch(env);
   let page;
-  const shot = async name => {
-    const file = path.join(env.SHOTS, `${String(ui.shots.length + 1).padStart(2, '0')}-${name}.png`);
-    await page.screenshot({ path: file });
-    ui.shots.push(path.basename(file));
-  };
+  const shoot = browserKit.shooter(env.SHOTS, ui);
+  const shot = name => shoot(page, name);
   const step = (name, t0) => ui.steps.push({ name, ms: Date.now() - t0 });
   const seen = () => page.evaluate(() => window.__tlSeen ?? []);
   const line = text => page.locator('.monaco-editor .view-lines .view-line', { hasText: text }).first();
