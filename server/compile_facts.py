@@ -39,7 +39,9 @@ class CompileFacts:
         A parameter whose dtype differs between configurations is left out (unknown stays unknown)."""
         entry = self.compiled.kernel_entry(kernel) if self.compiled is not None else None
         seen: dict[str, set] = {}
-        for c in entry.configs if entry is not None else []:
+        # Only launches that ran say what the tensors were: a static configuration's pointer types are
+        # mostly stand-ins (fp32 where the kernel names no type), which hints would show as facts.
+        for c in (c for c in entry.configs if c.source == "captured") if entry is not None else []:
             for name, ty in (c.signature or {}).items():
                 if isinstance(ty, str) and ty != "constexpr":  # pointers and scalars ("*fp16", "i32")
                     seen.setdefault(name, set()).add(ty)

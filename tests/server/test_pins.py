@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 from lsp_helpers import Doc, position_of
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER_OPTIONS = {"select": ["ALL"]}  # the compile rules are off by default
@@ -74,3 +75,10 @@ async def test_the_pin_a_hint_offers_is_honoured_by_the_server_after_a_save(clie
         raise AssertionError(f"the pin was not honoured: {[d.message for d in found]}")
     assert "assumed BLOCK" not in card, card
     assert "pinned BLOCK=1024" in card, card  # the card says the value is the user's, not the text's
+    # The compile's pointers were fp32 stand-ins: type hints do not present them as what the tensors are.
+    line = position_of(doc.text, "x = tl.load(", doc.encoding).line
+    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+        text_document=types.TextDocumentIdentifier(uri=doc.uri),
+        range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0))))
+    labels = [h.label if isinstance(h.label, str) else "".join(p.value for p in h.label) for h in hints or []]
+    assert labels and not any("fp32" in lb for lb in labels), labels
