@@ -17,11 +17,17 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 _POINTER_CALLS = {"load", "store", "make_block_ptr"} | ATOMICS
 
 
-def pointer_params(kernel, module=None, depth: int = 0) -> set[str]:
+def pointer_params(kernel, module=None, depth: int = 0, helpers=None) -> set[str]:
+    """`helpers` (imported_helpers.Helpers) also finds the jit helpers another file of the project
+    defines; without it, those of `module`."""
     params = {p.name for p in kernel.params if not p.is_constexpr}
     out = {n for n in params if n.lower().endswith("ptr")}
+    text = joined_lines(kernel.text or "")
+    # `W = W.to(tl.pointer_type(tl.uint8))`, `x.to(OUT.dtype.element_ty)`: only a pointer has these
+    out |= {n for n in params if re.search(rf"\b{re.escape(n)}\s*\.\s*(?:to\(\s*tl\.pointer_type\(|dtype\."
+                                           rf"element_ty\b)", text)}
     if module is not None and depth < 3:
-        out |= _passed_to_helpers(kernel, module, params, depth)
+        out |= _passed_to_helpers(kernel, module, params, depth, helpers)
     for c in kernel.calls:
         if c.name not in _POINTER_CALLS:
             continue
@@ -35,30 +41,39 @@ def pointer_params(kernel, module=None, depth: int = 0) -> set[str]:
     return out
 
 
-def helper_calls(kernel, module, params: set[str]):
+def helper_calls(kernel, module, params: set[str], helpers=None, offset: bool = False):
     """(helper kernel, {its parameter: our parameter}) for each call of a jit helper that hands it
-    one of our parameters unchanged."""
+    one of our parameters unchanged, or with `offset` also moved (`dY + row * stride`)."""
     from tritonlens.analysis.kernel_body import split_arguments
     from tritonlens.analysis.source import captures
 
     src = kernel.src or module.src
+    find = helpers.get if helpers is not None else module.kernel
     for call in captures(kernel.node, "(call function: (identifier) @f) @c", "c"):
-        helper = module.kernel(src.text_of(call.child_by_field_name("function")))
+        helper = find(src.text_of(call.child_by_field_name("function")))
         if helper is None or helper is kernel:
             continue
         args, kwargs = split_arguments(call, src)
         passed = [(helper.params[i].name, a) for i, a in enumerate(args) if i < len(helper.params)]
         passed += list(kwargs.items())
-        yield helper, {name: src.text_of(node) for name, node in passed
-                       if node is not None and node.type == "identifier" and src.text_of(node) in params}
+        names = {name: _passed_param(node, src, offset) for name, node in passed if node is not None}
+        yield helper, {name: ours for name, ours in names.items() if ours in params}
 
 
-def _passed_to_helpers(kernel, module, params: set[str], depth: int) -> set[str]:
-    """Parameters the kernel hands, unchanged, to a jit helper that loads or stores through them
-    (`_norm_block(Qo, Q, ...)` whose body loads `Q + offs`): pointers the kernel never indexes itself."""
+def _passed_param(node, src, offset: bool) -> str | None:
+    """The name an argument passes: itself, or with `offset` the left end of a sum (`P + i * s`)."""
+    while offset and node.type == "binary_operator" and src.text_of(node.child_by_field_name("operator")) == "+":
+        node = node.child_by_field_name("left")
+    return src.text_of(node) if node.type == "identifier" else None
+
+
+def _passed_to_helpers(kernel, module, params: set[str], depth: int, helpers=None) -> set[str]:
+    """Parameters the kernel hands, unchanged or offset, to a jit helper that loads or stores through
+    them (`_norm_block(Qo, Q + row * stride, ...)` whose body loads `Q + offs`): pointers the kernel
+    never indexes itself."""
     out: set[str] = set()
-    for helper, mapping in helper_calls(kernel, module, params):
-        theirs = pointer_params(helper, module, depth + 1)
+    for helper, mapping in helper_calls(kernel, module, params, helpers, offset=True):
+        theirs = pointer_params(helper, module, depth + 1, helpers)
         out |= {ours for name, ours in mapping.items() if name in theirs}
     return out
 

@@ -193,10 +193,11 @@ def static_configs(module, kernels: set[str] | None = None, skip: set[str] = fro
 
 def _kernel_configs(module, k, pins: KernelPins, host: HostEval) -> list[dict]:
     src = k.src or module.src  # a cached model's nodes index the text it was built from
-    pointers = pointer_params(k, module)
+    helpers = Helpers(module, host.main)
+    pointers = pointer_params(k, module, helpers=helpers)
     use = _uses(module, k, pointers)
     pointers |= use.pointer_alias
-    typed = _typed_pointers(module, k, pointers, src, host)
+    typed = _typed_pointers(module, k, pointers, src, helpers)
     hint = ElementSizes(k, module).half_hint
     dtype = hint[0] if hint else "float32"
     dtype_why = (f"pointers assumed {dtype} (the kernel uses tl.{dtype} at line {hint[1]})" if hint
@@ -230,7 +231,7 @@ def _uses(module, k, pointers: set[str], depth: int = 0) -> ParamUse:
     return use
 
 
-def _typed_pointers(module, k, pointers: set[str], src, host: HostEval) -> dict[str, tuple[str, str]]:
+def _typed_pointers(module, k, pointers: set[str], src, helpers: Helpers) -> dict[str, tuple[str, str]]:
     """{pointer: (element dtype, why)} for the pointers whose type the text gives or their use
     decides: the tensors the wrapper allocates, indices and packed words, atomic max targets."""
     out: dict[str, tuple[str, str]] = {}
@@ -241,7 +242,7 @@ def _typed_pointers(module, k, pointers: set[str], src, host: HostEval) -> dict[
             out[p] = (dt, "pointer dtypes read from the tensors the launch passes")
     for p in int8_dot_pointers(k, pointers):
         out.setdefault(p, ("int8", "pointers assumed int8 (their loads feed a tl.dot into an int32 accumulator)"))
-    through_helpers = helper_loaded_pointers(k, Helpers(module, host.main), pointers)
+    through_helpers = helper_loaded_pointers(k, helpers, pointers)
     for p, dt in {**through_helpers, **packed_pointers(k, pointers), **integer_pointers(k, module, pointers)}.items():
         out.setdefault(p, (dt, _INDEX_NOTE))
     for p in atomic_max_pointers(k, pointers):
