@@ -7,7 +7,8 @@ its share of what is left of the budget (what is left divided by the kernels sti
 quick kernel leaves its time to the others). A kernel past its share has its worker killed; the
 kernels compiled before it keep their facts, the ones after it get a fresh worker, and it is
 named with the time it had (`NOT_WITHIN`) unless a second round, with the time the quick kernels
-left, finishes it. A worker that crashes on one kernel costs that kernel only, the same way.
+left, finishes it. A kernel stopped with only refusals read back (its retries with other values
+cut off) goes to that second round too, keeping its refusal should it stop again. A worker that crashes on one kernel costs that kernel only, the same way.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def compile_within(job: CompileJob, python: str | None, cancel, budget: float) -
             break
     for spec in specs:
         name = spec["name"]
-        if name in had:
+        if name in had and (name not in got or not got[name].configs):  # a refusal read back says more
             out.stopped[name] = NOT_WITHIN.format(seconds=had[name], budget=budget)
         out.result.kernels.append(got.get(name) or CompiledKernel(name=name))
     out.seconds = time.monotonic() - t0
@@ -115,10 +116,14 @@ def _one(job: CompileJob, spec: dict, python, cancel, share: float, left: float,
         if not kept:
             return None, limit, False
         dropped = len(salvaged.configs) - len(kept)
-        why = f"{dropped} of {len(salvaged.configs)} configurations " + NOT_WITHIN.format(seconds=limit, budget=budget)
+        refused = not any(c.error is None for c in kept)
+        # Only refusals came back: what was cut off was a retry with other values that may cure them.
+        what = "its retries with other values" if refused and not dropped else \
+            f"{dropped} of {len(salvaged.configs)} configurations"
+        why = f"{what} " + NOT_WITHIN.format(seconds=limit, budget=budget)
         salvaged.note = f"{salvaged.note}; {why}" if salvaged.note else why
         salvaged.configs = kept
-        return salvaged, None, False
+        return salvaged, (limit if refused else None), False
     _merge(into, reply)
     kernel = reply.kernels[0] if reply.kernels else None
     return kernel, None, reply.error is not None  # a file that does not parse: no other kernel will either

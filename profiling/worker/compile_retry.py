@@ -14,6 +14,8 @@ Standalone (stdlib only): shipped as a plain file beside job_compile.py.
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
 import time
 
@@ -48,11 +50,80 @@ def implicated(error: dict, text: str, names) -> list[str]:
     lines = text.splitlines()
     line = error.get("line")
     said = set(_IDENT.findall(lines[line - 1])) if isinstance(line, int) and 0 < line <= len(lines) else set()
-    # A static assertion without a message is raised as the kernel's source up to the assertion's line.
-    quoted = [ln for ln in message.splitlines() if ln.strip() and ln.strip() != "^"]
-    failing = quoted[-1] if quoted else ""
-    said |= set(_IDENT.findall(failing)) if "static_assert" in failing else set()
-    return [n for n in names if n in _through_derived(said, text)]
+    said |= set(_IDENT.findall(_failed_assertion(message) or ""))
+    return [n for n in names if n in _through_derived(said, _kernel_text(text, line))]
+
+
+def _kernel_text(text: str, line) -> str:
+    """The top-level definition around 1-based `line` (the whole text when unknown): another kernel of
+    the file may derive a constexpr of the same name differently."""
+    lines = text.splitlines()
+    if not isinstance(line, int) or not 0 < line <= len(lines):
+        return text
+    top = re.compile(r"^(?:@|def |async def |class )")
+    start = next((i for i in range(line - 1, -1, -1) if lines[i].startswith(("def ", "async def "))), 0)
+    end = next((i for i in range(line, len(lines)) if top.match(lines[i])), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def _failed_assertion(message: str) -> str | None:
+    """The line of a static assertion Triton raised without a message: it says the kernel's source
+    up to that line, a caret under it."""
+    quoted = [ln.strip() for ln in message.splitlines() if ln.strip() and ln.strip() != "^"]
+    return quoted[-1] if quoted and quoted[-1].startswith(("tl.static_assert(", "static_assert(")) else None
+
+
+def refuted(error: dict, text: str, cfg: dict, change: dict) -> bool:
+    """Whether `change` is known to fail the static assertion `error` names, its condition worked out
+    in Python from the configuration's constexprs and the kernel's derived ones. A condition that
+    cannot be worked out (it calls a function, names a runtime value) refutes nothing."""
+    line = _failed_assertion(str(error.get("message", "")))
+    try:
+        condition = ast.parse(line).body[0].value.args[0] if line else None
+    except (SyntaxError, AttributeError, IndexError):
+        return False
+    if condition is None:
+        return False
+    values = {n: a.get("value") for n, a in cfg["args"].items() if isinstance(a, dict) and a.get("kind") == "constexpr"}
+    values.update(change)
+    for m in _DERIVED.finditer(_kernel_text(text, error.get("line"))):  # in order: one may use an earlier one
+        try:
+            values[m.group(1)] = _arithmetic(ast.parse(m.group(2).split("#")[0].strip(), mode="eval").body, values)
+        except (SyntaxError, ValueError, ArithmeticError, TypeError):
+            values.pop(m.group(1), None)
+    try:
+        return _arithmetic(condition, values) is False
+    except (ValueError, ArithmeticError, TypeError):
+        return False
+
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+              ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+              ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+              ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.BitAnd: operator.and_, ast.BitOr: operator.or_}
+
+
+def _arithmetic(node: ast.AST, values: dict):
+    """`node` (names, numbers, arithmetic, comparisons, and/or/not) worked out; ValueError for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
+        return node.value
+    if isinstance(node, ast.Name) and isinstance(values.get(node.id), (int, float, bool)):
+        return values[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_arithmetic(node.left, values), _arithmetic(node.right, values))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
+        value = _arithmetic(node.operand, values)
+        return (not value) if isinstance(node.op, ast.Not) else -value
+    if isinstance(node, ast.BoolOp):
+        parts = [_arithmetic(v, values) for v in node.values]
+        return all(parts) if isinstance(node.op, ast.And) else any(parts)
+    if isinstance(node, ast.Compare) and all(type(op) in _OPERATORS for op in node.ops):
+        left, holds = _arithmetic(node.left, values), True
+        for op, right_node in zip(node.ops, node.comparators):
+            right = _arithmetic(right_node, values)
+            holds, left = holds and _OPERATORS[type(op)](left, right), right
+        return holds
+    raise ValueError(f"not worked out here: {ast.dump(node)[:40]}")
 
 
 def _through_derived(said: set[str], text: str) -> set[str]:
@@ -67,9 +138,9 @@ def _through_derived(said: set[str], text: str) -> set[str]:
     return out
 
 
-def attempts(retry: dict[str, list], first: list[str]) -> list[dict]:
+def attempts(retry: dict[str, list], first: list[str], doomed=lambda change: False) -> list[dict]:
     """The value changes to try in order: the `first` names one step at a time, then every name's
-    first alternative; each {name: value}, none repeated, at most MAX_RETRIES."""
+    first alternative; each {name: value}, none repeated and none `doomed`, at most MAX_RETRIES."""
     out: list[dict] = []
     for step in range(max((len(retry[n]) for n in first), default=0)):
         change = {n: retry[n][step] for n in first if step < len(retry[n])}
@@ -78,7 +149,7 @@ def attempts(retry: dict[str, list], first: list[str]) -> list[dict]:
     every = {n: alts[0] for n, alts in retry.items() if alts}
     if every and every not in out:
         out.append(every)
-    return out[:MAX_RETRIES]
+    return [change for change in out if not doomed(change)][:MAX_RETRIES]
 
 
 def changed(cfg: dict, change: dict) -> dict:
@@ -113,7 +184,8 @@ def compile_with_retries(compile_one, cfg: dict, text: str, budget: KernelRetrie
     if not retry or not value_dependent(error) or not budget.allows():
         return result
     first = implicated(error, text, list(retry)) or list(retry)
-    for change in attempts(retry, first):
+    # A change that still fails the assertion would only cost a compile (a 16384-element sort: minutes).
+    for change in attempts(retry, first, lambda change: refuted(error, text, cfg, change)):
         if not budget.allows():
             break
         values = ", ".join(f"{n}={_show(v)}" for n, v in change.items())

@@ -76,3 +76,17 @@ def test_a_static_assert_on_a_derived_tile_moves_the_names_it_is_derived_from(re
     c = _compiled(report, "scatter_rows_kernel")
     assert c.constexprs["TOKENS"] * c.constexprs["K_POW2"] <= 4096
     assert "retried with TOKENS=16, K_POW2=16 (TOKENS=4096, K_POW2=4096 did not compile" in c.label
+
+
+def test_a_change_that_still_fails_the_assertion_is_not_compiled():
+    # TOKENS=K_POW2=128 makes BLOCK_SIZE 16384, still over 4096: worked out, not compiled (a large
+    # tile of a sort takes Triton minutes); 16 each passes, and what cannot be worked out is tried
+    from tritonlens.profiling.worker.compile_retry import refuted
+
+    text = FIXTURE.read_text()
+    error = {"message": "at 10:4:\ndef scatter_rows_kernel(\n    tl.static_assert(BLOCK_SIZE <= 4096)\n    ^"}
+    cfg = {"args": {"TOKENS": {"kind": "constexpr", "value": 4096}, "K_POW2": {"kind": "constexpr", "value": 4096}}}
+    assert refuted(error, text, cfg, {"TOKENS": 128, "K_POW2": 128})
+    assert not refuted(error, text, cfg, {"TOKENS": 16, "K_POW2": 16})
+    unknown = {"message": "tl.static_assert(BLOCK_SIZE <= triton.cdiv(N, 2))"}
+    assert not refuted(unknown, text, cfg, {"TOKENS": 128, "K_POW2": 128})
