@@ -11,8 +11,8 @@ are executed one at a time, each failure noted and skipped:
   the way the project's own imports do (a src layout included);
 - a module-level `if` whose condition is false here (`if has_triton():`, `if
   torch.cuda.is_available():`) but whose branch defines kernels is run anyway, as a GPU host would;
-- bare calls at the top level (`print(...)`, `benchmark.run(...)`, `test_add()`) and the
-  `if __name__ == "__main__":` block are never run: they are what a script does, not what defines
+- bare calls at the top level (`print(...)`, `benchmark.run(...)`, `test_add()`), a test's result
+  kept (`result_gold = test_add()`) and the `if __name__ == "__main__":` block are never run: they are what a script does, not what defines
   its kernels;
 - a kernel whose definition failed (a decorator from a package that did not import) is defined
   again from its own `def`, with each decorator applied on its own from the innermost and the ones
@@ -28,6 +28,7 @@ import ast
 import hashlib
 import linecache
 import os
+import re
 import sys
 import types
 from dataclasses import dataclass, field
@@ -70,7 +71,17 @@ def _is_main_block(stmt: ast.stmt) -> bool:
     return test in ('__name__ == "__main__"', '"__main__" == __name__')
 
 
+# A test or benchmark the file runs at import, its result kept (TritonBench's `result_gold = test_x()`): it
+# launches the kernels on "cuda" with full-size tensors, what a script does, not what defines its kernels.
+_TEST_CALL = re.compile(r"^_*(test|bench)", re.IGNORECASE)
+
+
 def _skipped(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
+        callee = stmt.value.func
+        name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else ""
+        if _TEST_CALL.match(name):
+            return True
     return _is_main_block(stmt) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Await)))
 
 
