@@ -54,6 +54,7 @@ from tritonlens.analysis.source import Source
 from tritonlens.analysis.values import UNKNOWN
 from tritonlens.profiling.config_pins import DType, KernelPins, show
 from tritonlens.profiling.descriptor_params import descriptor_params
+from tritonlens.profiling.kernel_pointers import without_docstrings
 from tritonlens.profiling.param_use import NO_USE, ParamUse, string_default
 from tritonlens.profiling.representative_eval import HostEval, Size, representative_size
 
@@ -137,7 +138,7 @@ class Assumer:
                  use: ParamUse = NO_USE):
         self.module, self.k, self.pins, self.host, self.use = module, kernel, pins, host, use
         self.src = kernel.src or module.src
-        self.text = kernel.text or self.src.text_of(kernel.outer)
+        self.text = without_docstrings(kernel.text or self.src.text_of(kernel.outer))
         self.half = half
         self.tiles = self._tiles()
         # A kernel's only tile that also builds 2-D tensors (x[:, None], y[None, :]) is on both sides of them: a

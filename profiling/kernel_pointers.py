@@ -123,12 +123,31 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
         if stmt.type == "augmented_assignment" and any(
                 a.value is not None and a.value.type == "integer" for a in kernel.assignments.get(src.text_of(left), ())):
             literal_sums.add(base)  # `n = 0`, then `n += tl.load(P + j)`: a loop-carried int32 stays int32
+        if _summed_into_literal(kernel, src.text_of(left)):
+            literal_sums.add(base)
         dt = held_type(computed_from({src.text_of(left)}, derived, pointers), pointers - {base}, text)
         if dt == "int64":
             out[base] = dt
         elif dt is not None:
             out.setdefault(base, dt)
     return {**out, **{p: "int32" for p in literal_sums}}
+
+
+def _summed_into_literal(kernel, loaded: str) -> bool:
+    """Is the loaded value added, in a loop, to a name that starts as an integer literal (`total = 0`,
+    then `total += tl.sum(counts, 0)` with `counts = tl.load(P + offs)`)? Triton keeps a loop-carried
+    value's type, so what P holds is an integer: a float there does not compile."""
+    src = kernel.src
+    for name, assigns in kernel.assignments.items():
+        if not any(a.value is not None and a.value.type == "integer" and not a.augmented for a in assigns):
+            continue
+        for a in assigns:
+            if a.augmented != "+=" or not a.loops or a.value is None:
+                continue
+            value = src.text_of(a.value)
+            if re.search(rf"\b{re.escape(loaded)}\b", value) and not re.search(r"\.to\(|[<>]|==|!=", value):
+                return True
+    return False
 
 
 def derived_reads(kernel) -> dict[str, set[str]]:
@@ -170,11 +189,17 @@ def joined_lines(text: str) -> str:
     """`text` without comments, each bracketed expression on one line: an address written over
     several lines (`grad_ptr\n + idx[:, None] * stride`) reads as the one expression it is."""
     out, depth = [], 0
-    for line in text.splitlines():
+    for line in without_docstrings(text).splitlines():
         code = re.sub(r"#.*", "", line)
         depth = max(depth + _opens(code), 0)
         out.append(code + (" " if depth > 0 else "\n"))
     return "".join(out)
+
+
+def without_docstrings(text: str) -> str:
+    """`text` with each triple-quoted string emptied, its lines kept: a docstring's prose
+    (`N * K / (BN * BK)`) is no use of the names it mentions."""
+    return re.sub(r'("""|\'\'\')[\s\S]*?\1', lambda m: '""' + "\n" * m.group(0).count("\n"), text)
 
 
 def _opens(code: str) -> int:
@@ -251,4 +276,35 @@ def int8_dot_pointers(kernel, pointers: set[str]) -> set[str]:
             base = None
         if base in pointers:
             out.add(base)
+    return out
+
+
+def negated_pointers(kernel, pointers: set[str]) -> set[str]:
+    """Pointers whose loads are negated (`if not tl.load(mask_ptr + b)`, `m = tl.load(M + i)`, then
+    `~m` or `not m`): boolean masks. Triton negates no float (a float32 stand-in fails: "Cannot
+    bitcast data-type of size 32 to data-type of size 1")."""
+    src = kernel.src
+    text = joined_lines(kernel.text)
+    out = set()
+    for c in kernel.calls:
+        if c.name != "load":
+            continue
+        try:
+            base = base_pointer(kernel, c.arg(0, "pointer"))
+        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps its type
+            base = None
+        if base not in pointers:
+            continue
+        parent = c.node.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            parent = parent.parent
+        if parent is not None and (parent.type == "not_operator" or (
+                parent.type == "unary_operator" and src.text_of(parent).lstrip().startswith("~"))):
+            out.add(base)
+            continue
+        left = parent.child_by_field_name("left") if parent is not None and parent.type == "assignment" else None
+        if left is not None and left.type == "identifier":
+            held = re.escape(src.text_of(left))
+            if re.search(rf"(?:\bnot\s+|~\s*)\(?\s*{held}\b(?!\s*[\[.(])", text):
+                out.add(base)
     return out

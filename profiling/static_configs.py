@@ -37,9 +37,9 @@ from tritonlens.analysis.estimates import ElementSizes
 from tritonlens.analysis.kernel_roles import is_device_helper
 from tritonlens.analysis.rules._host_dtypes import pointer_dtype
 from tritonlens.analysis.values import UNKNOWN
-from tritonlens.profiling.descriptor_params import descriptor_params
 from tritonlens.profiling.assumed_values import Assumer, Filled, is_float_name, weakest
 from tritonlens.profiling.config_pins import DType, KernelPins, kernel_pins
+from tritonlens.profiling.descriptor_params import descriptor_params
 from tritonlens.profiling.helper_loads import helper_loaded_pointers
 from tritonlens.profiling.imported_helpers import Helpers
 from tritonlens.profiling.kernel_pointers import (
@@ -47,6 +47,7 @@ from tritonlens.profiling.kernel_pointers import (
     helper_calls,
     int8_dot_pointers,
     integer_pointers,
+    negated_pointers,
     packed_pointers,
     pointer_params,
 )
@@ -245,6 +246,8 @@ def _typed_pointers(module, k, pointers: set[str], src, helpers: Helpers) -> dic
     through_helpers = helper_loaded_pointers(k, helpers, pointers)
     for p, dt in {**through_helpers, **packed_pointers(k, pointers), **integer_pointers(k, module, pointers)}.items():
         out.setdefault(p, (dt, _INDEX_NOTE))
+    for p in negated_pointers(k, pointers):
+        out.setdefault(p, ("bool", "pointers assumed bool (their loads are negated: `not tl.load(mask_ptr)`)"))
     for p in atomic_max_pointers(k, pointers):
         out.setdefault(p, ("float32", "pointers of tl.atomic_max/min assumed float32 (no half-precision atomic max)"))
     return out
