@@ -11,6 +11,8 @@ are executed one at a time, each failure noted and skipped:
   the way the project's own imports do (a src layout included);
 - a module-level `if` whose condition is false here (`if has_triton():`, `if
   torch.cuda.is_available():`) but whose branch defines kernels is run anyway, as a GPU host would;
+  one whose condition cannot be evaluated (it names what did not import) runs every branch, a name
+  keeping the first binding that worked;
 - bare calls at the top level (`print(...)`, `benchmark.run(...)`, `test_add()`), a test's result
   kept (`result_gold = test_add()`) and the `if __name__ == "__main__":` block are never run: they are what a script does, not what defines
   its kernels;
@@ -139,11 +141,31 @@ def _run(stmts: list[ast.stmt], path: str, loaded: LoadedModule, package: str | 
             if not (isinstance(stmt, ast.ImportFrom) and _from_project_files(stmt, package, root, scope, depth,
                                                                             os.path.dirname(path))):
                 loaded.failures.append(f"line {stmt.lineno}: {type(exc).__name__}: {str(exc)[:200]}")
+            if isinstance(stmt, ast.If) and _undecidable(stmt.test, path, scope):
+                # The condition names what did not import here (`if Version(triton.__version__) >= ...`
+                # with Version from a missing package, `if DEVICE_TYPE == "xpu"`): every branch runs, a
+                # name keeping the first binding that worked (version checks put the current Triton
+                # first; a branch for another vendor's library fails here and leaves its names to the next).
+                before = dict(scope)
+                _run(stmt.body, path, loaded, package, root, depth)
+                first = {n: v for n, v in scope.items() if n not in before or before[n] is not v}
+                _run(stmt.orelse, path, loaded, package, root, depth)
+                scope.update(first)
+                continue
         if isinstance(stmt, ast.If) and any(n not in scope for n in _jit_names(ast.Module(stmt.body, []))):
             # Kernels behind a condition this machine answers "no" (`if has_triton():`,
             # `if torch.cuda.is_available():`): their branch is what a GPU host runs, so it is
             # what they are compiled from.
             _run(stmt.body, path, loaded, package, root, depth)
+
+
+def _undecidable(test: ast.expr, path: str, scope: dict) -> bool:
+    """Whether evaluating the condition `test` raises here."""
+    try:
+        eval(compile(ast.Expression(test), path, "eval"), scope)  # noqa: S307 - the user's module, in the worker only
+    except Exception:  # noqa: BLE001
+        return True
+    return False
 
 
 _PROJECT_MODULES: dict[str, LoadedModule] = {}
