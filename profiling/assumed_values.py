@@ -293,13 +293,14 @@ class Assumer:
                 nodes = [c.arg(1, "end")]
             elif c.name in ("zeros", "full", "reshape", "broadcast_to"):
                 nodes = [c.arg(0, "shape")] if c.name in ("zeros", "full") else [c.arg(1, "shape")]
-            elif c.name in ("make_block_ptr", "make_tensor_descriptor"):
-                nodes = [c.kwargs.get("block_shape")]
             else:
                 continue
             for node in nodes:
                 if node is not None:
                     out |= names & set(re.findall(r"[A-Za-z_]\w*", self.src.text_of(node)))
+        # block shapes of make_block_ptr / make_tensor_descriptor, also under an alias the model does not resolve
+        shapes = " ".join(re.findall(r"block_shape\s*=\s*[\[(]([^\])]*)", self.text))
+        out |= names & set(re.findall(r"[A-Za-z_]\w*", shapes))
         return out | {s for sides in descriptor_params(self.k).values() for s in sides if s in names}
 
     def _by_use(self, name: str, compared: bool = True) -> Filled:

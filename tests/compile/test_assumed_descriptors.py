@@ -37,7 +37,13 @@ def test_a_tile_seen_only_in_descriptor_offsets_is_an_mma_tile(configs):
     assert args["BLOCK_K"]["value"] <= 256  # a descriptor's block side is at most 256
 
 
-@pytest.mark.parametrize("name", ["batched_tma_matmul_kernel", "tma_copy_kernel", "grouped_tma_matmul_kernel"])
+def test_block_shapes_of_an_aliased_make_tensor_descriptor_are_tiles(configs):
+    args = configs["device_descriptor_matmul_kernel"][0]["args"]
+    assert args["BLOCK_K"]["value"] <= 256
+
+
+@pytest.mark.parametrize("name", ["batched_tma_matmul_kernel", "tma_copy_kernel", "grouped_tma_matmul_kernel",
+                                  "device_descriptor_matmul_kernel"])
 def test_descriptor_kernels_compile(report, name):
     configs = report.kernel(name).configs
     assert configs and all(c.error is None and c.registers is not None for c in configs), \
