@@ -6,10 +6,15 @@ timing is what is tested, and a real compile slow enough to need it costs minute
 
 from __future__ import annotations
 
-import tritonlens.profiling.compile_budget as compile_budget
+from tritonlens.profiling import compile_budget
 from tritonlens.profiling.compile_worker import CompileError
 from tritonlens.profiling.worker.compile_report import CompileFailure
-from tritonlens.profiling.worker.messages import CompiledConfig, CompiledKernel, CompileJob, CompileResult
+from tritonlens.profiling.worker.messages import (
+    CompiledConfig,
+    CompiledKernel,
+    CompileJob,
+    CompileResult,
+)
 
 BUDGET_S = 60.0
 RETRY_NEEDS_S = 12.0  # more than a first-round share of 60 s over 6 kernels, less than the second round's
