@@ -38,8 +38,10 @@ from dataclasses import dataclass, field
 
 try:
     from host_answers import triton_is_here, undecidable
+    from kernel_aliases import kept_under_alias
 except ImportError:  # imported as part of the tritonlens package
     from .host_answers import triton_is_here, undecidable
+    from .kernel_aliases import kept_under_alias
 
 
 @dataclass
@@ -306,10 +308,13 @@ def define_again(loaded: LoadedModule, name: str, path: str) -> tuple[object | N
     by one from the innermost, those that raise left out. (object or None, what was left out)."""
     import triton
 
+    alias = kept_under_alias(loaded.module.__dict__, name)
+    if alias is not None:
+        return alias, []
     defs = _definitions(loaded.tree, name)
     if not defs:
         return _from_factory(loaded, name)
-    node = defs[-1]
+    node = next((d for d in reversed(defs) if d.decorator_list), defs[-1])  # not a wrapper reusing its name
     bare = ast.FunctionDef(name=node.name, args=node.args, body=node.body, decorator_list=[],
                            returns=node.returns, type_comment=node.type_comment,
                            type_params=getattr(node, "type_params", []))
