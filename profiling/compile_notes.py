@@ -93,11 +93,15 @@ def explain_none_imports(result: CompileReport, text: str) -> None:
 def _none_fallbacks(tree: ast.Module) -> dict[str, tuple[str, int, str]]:
     """{name: (name, import line, module)} for top-level `try: from M import name` whose handler binds name = None."""
     out = {}
-    for stmt in tree.body:
-        if not isinstance(stmt, ast.Try):
-            continue
+    # inside a module-level `if` too (`if has_triton_tle(3, 6, 0): try: import triton.experimental.tle
+    # .language as tle ...`), and `import M as name` as well as `from M import name`
+    tries = [st for top in tree.body for st in ast.walk(top) if isinstance(st, ast.Try)
+             and isinstance(top, (ast.Try, ast.If))]
+    for stmt in tries:
         imported = {(a.asname or a.name): (st.lineno, st.module or "") for st in stmt.body
                     if isinstance(st, ast.ImportFrom) for a in st.names}
+        imported.update({a.asname: (st.lineno, a.name) for st in stmt.body
+                         if isinstance(st, ast.Import) for a in st.names if a.asname})
         for handler in stmt.handlers:
             for st in handler.body:
                 if (isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant) and st.value.value is None):

@@ -102,3 +102,10 @@ def test_a_vendor_import_bound_to_none_is_named_as_the_reason():
     (k,) = doc["kernels"]
     assert k["reason"] == ("libdevice is None here: its import from triton.language.extra.othervendor (line 6) "
                            "is not available in this Triton"), k["reason"]
+
+
+@pytest.mark.slow
+def test_a_fork_s_extension_imported_under_a_version_check_is_named_as_the_reason():
+    (k,) = to_json(compile_file(FIXTURES / "vendor_extension.py"))["kernels"]
+    assert k["reason"] == ("ext is None here: its import from triton.experimental.otherfork.language (line 7) "
+                           "is not available in this Triton"), k["reason"]
