@@ -19,6 +19,11 @@ import operator
 import re
 import time
 
+try:
+    from compile_diagnostics import diagnosed
+except ImportError:  # imported as part of the tritonlens package
+    from .compile_diagnostics import diagnosed
+
 MAX_RETRIES = 3
 RETRY_BUDGET_S = 20.0  # per kernel
 # Errors that another value of the same names can cure; a type error or a missing name cannot.
@@ -177,6 +182,7 @@ class KernelRetries:
 def compile_with_retries(compile_one, cfg: dict, text: str, budget: KernelRetries) -> dict:
     """`compile_one(cfg)`'s result; when it is a value-dependent error and `cfg` has assumed values
     to retry, the first retry that compiles, its label naming what changed and why."""
+    compile_one = diagnosed(compile_one)
     result = compile_one(cfg)
     error = result.get("error")
     budget.compiled |= not error
