@@ -52,9 +52,8 @@ def implicated(error: dict, text: str, names) -> list[str]:
     message = str(error.get("message", ""))
     if "num_warps" in message and "num_warps" in names:
         return ["num_warps"]
-    lines = text.splitlines()
     line = error.get("line")
-    said = set(_IDENT.findall(lines[line - 1])) if isinstance(line, int) and 0 < line <= len(lines) else set()
+    said = set(_IDENT.findall(_statement_text(text, line)))
     said |= set(_IDENT.findall(_failed_assertion(message) or ""))
     return [n for n in names if n in _through_derived(said, _kernel_text(text, line))]
 
@@ -129,6 +128,22 @@ def _arithmetic(node: ast.AST, values: dict):
             holds, left = holds and _OPERATORS[type(op)](left, right), right
         return holds
     raise ValueError(f"not worked out here: {ast.dump(node)[:40]}")
+
+
+def _statement_text(text: str, line) -> str:
+    """The statement that starts at 1-based `line`, all its lines: Triton points at a call's first
+    line, and a wrapped call names its values on the lines after (`tl.reshape(\n q, (TN, R * TK))`)."""
+    lines = text.splitlines()
+    if not isinstance(line, int) or not 0 < line <= len(lines):
+        return ""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return lines[line - 1]
+    ends = [n.end_lineno for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == line
+            and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.While,
+                                   ast.With, ast.Try))]
+    return "\n".join(lines[line - 1:min(ends, default=line)])
 
 
 def _through_derived(said: set[str], text: str) -> set[str]:

@@ -90,3 +90,9 @@ def test_a_change_that_still_fails_the_assertion_is_not_compiled():
     assert not refuted(error, text, cfg, {"TOKENS": 16, "K_POW2": 16})
     unknown = {"message": "tl.static_assert(BLOCK_SIZE <= triton.cdiv(N, 2))"}
     assert not refuted(unknown, text, cfg, {"TOKENS": 128, "K_POW2": 128})
+
+
+def test_a_call_wrapped_over_lines_moves_the_names_on_all_its_lines(report):
+    # Triton points at `q = tl.reshape(`; TN, R and TK are on the lines below, WIDTH elsewhere
+    c = _compiled(report, "repack_wrapped_kernel")
+    assert "retried with TN=32, TK=32, R=32 (TN=16, TK=16, R=16 did not compile" in c.label
