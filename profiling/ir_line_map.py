@@ -25,13 +25,16 @@ def source_path_in(text: str, path: str) -> str:
 
     Compiled artifacts are cached by kernel source, not location (ours and Triton's own cache),
     so a kernel identical to one compiled from another file comes back naming that other file:
-    then the one non-Triton source file the text names is the kernel's file.
+    then the one non-Triton source file the text names is the kernel's file (of several, where
+    helpers were inlined from other files, the one with the kernel file's name).
     """
     names = {n for n in _QUOTED_PY.findall(text)}
     names |= {os.path.join(d, n) for n, d in re.findall(r'\.file\s+\d+\s+"([^"]+\.py)"\s+"([^"]+)"', text)}
     if any(_same_file(path, n) or _same_file(n, path) for n in names):
         return path
     user = {os.path.normpath(n) for n in names if f"{os.sep}triton{os.sep}" not in os.path.normpath(n)}
+    if len(user) > 1:  # helpers inlined from other project files: the kernel's file has the copy's name
+        user = {n for n in user if os.path.basename(n) == os.path.basename(path)}
     return next(iter(user)) if len(user) == 1 else path
 
 

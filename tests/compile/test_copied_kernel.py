@@ -29,3 +29,19 @@ def test_copy_of_a_compiled_kernel_keeps_line_facts(tmp_path):
 
     assert facts(first)[2], "the original has per-line facts"
     assert facts(second) == facts(first)
+
+
+def test_copy_of_a_kernel_with_helpers_from_other_files_keeps_line_facts(tmp_path):
+    # The PTX then names two project files, the kernel's and the helper's: the kernel's is the one
+    # with the copy's name.
+    project = FIXTURES / "namespace_project"
+    kernel = Path("nsproj", "ops", "decode", "scale_rows.py")
+    first = compile_job.compile_file(str(project / kernel), target="sm_90")
+    shutil.copytree(project, tmp_path / "namespace_project")
+    second = compile_job.compile_file(str(tmp_path / "namespace_project" / kernel), target="sm_90")
+
+    def lines(result):
+        return sorted(ln.line for ln in result.kernels[0].lines if ln.instructions)
+
+    assert lines(first), "the original has per-line facts"
+    assert lines(second) == lines(first)
