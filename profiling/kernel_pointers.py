@@ -105,10 +105,7 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
     for c in kernel.calls:
         if c.name != "load":
             continue
-        try:
-            base = base_pointer(kernel, c.arg(0, "pointer"))
-        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps the data type
-            base = None
+        base = _pointer_base(kernel, c)
         stmt = c.node.parent
         while stmt is not None and stmt.type not in ("assignment", "augmented_assignment", "block", "module"):
             stmt = stmt.parent
@@ -138,7 +135,7 @@ def _summed_into_literal(kernel, loaded: str) -> bool:
     then `total += tl.sum(counts, 0)` with `counts = tl.load(P + offs)`)? Triton keeps a loop-carried
     value's type, so what P holds is an integer: a float there does not compile."""
     src = kernel.src
-    for name, assigns in kernel.assignments.items():
+    for assigns in kernel.assignments.values():
         if not any(a.value is not None and a.value.type == "integer" and not a.augmented for a in assigns):
             continue
         for a in assigns:
@@ -233,16 +230,22 @@ def packed_pointers(kernel, pointers: set[str]) -> dict[str, str]:
     return out
 
 
+def _pointer_base(kernel, call) -> str | None:
+    """The name `call`'s pointer argument is based on; None where half-typed code cannot be traced
+    (such a pointer keeps its type)."""
+    try:
+        return base_pointer(kernel, call.arg(0, "pointer"))
+    except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps its type
+        return None
+
+
 def atomic_max_pointers(kernel, pointers: set[str]) -> set[str]:
     """Pointers of `tl.atomic_max` / `tl.atomic_min`: Triton has them for 32- and 64-bit types
     only, so a half-precision stand-in would not compile."""
     out = set()
     for c in kernel.calls:
         if c.name in ("atomic_max", "atomic_min"):
-            try:
-                base = base_pointer(kernel, c.arg(0, "pointer"))
-            except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps its type
-                base = None
+            base = _pointer_base(kernel, c)
             if base in pointers:
                 out.add(base)
     return out
@@ -270,10 +273,7 @@ def int8_dot_pointers(kernel, pointers: set[str]) -> set[str]:
         left = stmt.child_by_field_name("left") if stmt is not None and stmt.type == "assignment" else None
         if left is None or kernel.src.text_of(left) not in operands:
             continue
-        try:
-            base = base_pointer(kernel, c.arg(0, "pointer"))
-        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps its type
-            base = None
+        base = _pointer_base(kernel, c)
         if base in pointers:
             out.add(base)
     return out
@@ -289,10 +289,7 @@ def negated_pointers(kernel, pointers: set[str]) -> set[str]:
     for c in kernel.calls:
         if c.name != "load":
             continue
-        try:
-            base = base_pointer(kernel, c.arg(0, "pointer"))
-        except Exception:  # noqa: BLE001 - half-typed code: a pointer we cannot trace keeps its type
-            base = None
+        base = _pointer_base(kernel, c)
         if base not in pointers:
             continue
         parent = c.node.parent
