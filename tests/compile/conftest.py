@@ -16,3 +16,19 @@ def _private_compile_cache(tmp_path_factory):
     from tritonlens.profiling import compile_job
 
     compile_job.shutdown()
+
+
+# A module that names its kernels file in FIXTURE gets it compiled for sm_90 once (`report`) and its
+# static configurations (`configs`).
+@pytest.fixture(scope="module")
+def report(request):
+    from tritonlens.profiling.compile_job import compile_file
+
+    return compile_file(request.module.FIXTURE, target="sm_90")
+
+
+@pytest.fixture(scope="module")
+def configs(request):
+    from tritonlens.profiling.static_configs import static_configs_of_text
+
+    return static_configs_of_text(request.module.FIXTURE.read_text())[0]

@@ -6,21 +6,10 @@ and a string the kernel passes as eviction_policy. Compiled by the real Triton c
 
 from pathlib import Path
 
-import pytest
 from tritonlens.profiling.compile_job import compile_file
 from tritonlens.profiling.static_configs import static_configs_of_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "assumed_by_use" / "kernels.py"
-
-
-@pytest.fixture(scope="module")
-def report():
-    return compile_file(FIXTURE, target="sm_90")
-
-
-@pytest.fixture(scope="module")
-def configs():
-    return static_configs_of_text(FIXTURE.read_text())[0]
 
 
 def _only(report, name):

@@ -6,20 +6,8 @@ index ahead of them is 1), resolved per autotune config. Compiled by the real Tr
 from pathlib import Path
 
 import pytest
-from tritonlens.profiling.compile_job import compile_file
-from tritonlens.profiling.static_configs import static_configs_of_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "descriptors" / "kernels.py"
-
-
-@pytest.fixture(scope="module")
-def report():
-    return compile_file(FIXTURE, target="sm_90")
-
-
-@pytest.fixture(scope="module")
-def configs():
-    return static_configs_of_text(FIXTURE.read_text())[0]
 
 
 def test_descriptor_block_shapes_follow_the_kernel_tiles(configs):

@@ -6,20 +6,8 @@ prose is no float. Compiled by the real Triton compiler (sm_90, no GPU)."""
 from pathlib import Path
 
 import pytest
-from tritonlens.profiling.compile_job import compile_file
-from tritonlens.profiling.static_configs import static_configs_of_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "element_types" / "kernels.py"
-
-
-@pytest.fixture(scope="module")
-def report():
-    return compile_file(FIXTURE, target="sm_90")
-
-
-@pytest.fixture(scope="module")
-def configs():
-    return static_configs_of_text(FIXTURE.read_text())[0]
 
 
 def test_counts_summed_into_a_literal_are_integers(configs):

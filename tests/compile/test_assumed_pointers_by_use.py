@@ -7,14 +7,8 @@ Compiled by the real Triton compiler (sm_90, no GPU)."""
 from pathlib import Path
 
 import pytest
-from tritonlens.profiling.compile_job import compile_file
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pointers_by_use" / "norms" / "kernels.py"
-
-
-@pytest.fixture(scope="module")
-def report():
-    return compile_file(FIXTURE, target="sm_90")
 
 
 @pytest.mark.parametrize("name", ["norm_backward_kernel", "nibble_gemv_kernel"])
