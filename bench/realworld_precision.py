@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from realworld import CACHE, PROJECTS, RESULTS, fetch
+from recall_view import overall, print_recall, score, write_recall_view
 
 JUDGED = Path(__file__).resolve().parent.parent / "docs" / "judgements" / "precision"
 VERDICTS = ("true", "pedantic", "false")
@@ -134,7 +135,8 @@ def main(argv=None) -> int:
         total.update(r["per_rule"])
         print(f"{project:<14}{r['findings']:>9}{r['duplicate_findings']:>6}{r['errors']:>8}"
               f"{r['errors_confirmed']:>10}{r['unconfirmed']:>12}{seconds:>8.1f}")
-    sample = precision(firing, judged_sample())
+    judged = judged_sample()
+    sample = precision(firing, judged)
     codes = sorted(set(total) | set(sample))
     print()
     print(f"{'rule':<7}{'default':>8}" + "".join(f"{p[:10]:>11}" for p in rows) + f"{'total':>8}"
@@ -153,12 +155,17 @@ def main(argv=None) -> int:
     unconfirmed = sum(r["unconfirmed"] for r in rows.values())
     print(f"\nerrors: {errors}, confirmed by the compiler: {confirmed}; candidates it could not judge (shown as "
           f"warnings): {unconfirmed}; duplicate findings (rule × line): {dups}")
+    recall = score(firing, judged, defaults)
+    print_recall(recall)
     if not args.no_write:
+        write_recall_view(recall, JUDGED / "recall.md")
         RESULTS.mkdir(exist_ok=True)
         out = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
                "python": platform.python_version(), "confirm": not args.no_confirm, "projects": rows,
                "per_rule_total": dict(sorted(total.items())), "default_rules": sorted(defaults),
-               "precision": sample, "errors": errors, "errors_confirmed": confirmed, "unconfirmed": unconfirmed, "duplicates": dups}
+               "precision": sample,
+               "recall": {code: r.as_json() for code, r in recall.items()}, "recall_overall": overall(recall),
+               "errors": errors, "errors_confirmed": confirmed, "unconfirmed": unconfirmed, "duplicates": dups}
         (RESULTS / "realworld_precision.json").write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {RESULTS / 'realworld_precision.json'}")
     return 0
