@@ -14,7 +14,11 @@ confirmed by the compiler as `check` does by default) and the bench prints, per 
   counted apart, as the fixes they are.
 
 Run: python bench/realworld_precision.py [--projects liger-kernel,...] [--offline] [--no-confirm]
-     → table + bench/results/realworld_precision.json
+     → table + bench/results/realworld_precision.json and docs/judgements/precision/recall.md
+
+`--held-out` runs the same on the held-out projects (sdists unpacked under the cache's heldout/src,
+set aside before the rules were tuned) against their blind judgements in
+docs/judgements/precision/heldout/, and lists the default rules' findings there that nobody judged.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from realworld import CACHE, PROJECTS, RESULTS, fetch
 from recall_view import overall, print_recall, score, write_recall_view
 
 JUDGED = Path(__file__).resolve().parent.parent / "docs" / "judgements" / "precision"
+HELD_OUT = CACHE / "heldout" / "src"
 VERDICTS = ("true", "pedantic", "false")
 _ROW = re.compile(r"^\|\s*([^|]+?):(\d+)\s*\|\s*(true|pedantic|false)\s*\|\s*(.*?)\s*\|\s*$")
 
@@ -121,9 +126,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-confirm", action="store_true", help="skip the compiler's confirmation of errors")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per project")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--held-out", action="store_true", help="the held-out projects and their blind judgements")
     args = ap.parse_args(argv)
-    folders = fetch([p.strip() for p in args.projects.split(",") if p.strip()], args.offline)
-    root = CACHE / "src"
+    if args.held_out:
+        root, judged_folder, name = HELD_OUT, JUDGED / "heldout", "realworld_precision_heldout"
+        folders = {d.name: (d.name, d) for d in sorted(root.iterdir()) if d.is_dir()}
+    else:
+        root, judged_folder, name = CACHE / "src", JUDGED, "realworld_precision"
+        folders = fetch([p.strip() for p in args.projects.split(",") if p.strip()], args.offline)
     defaults = default_rules()
     rows, firing, total = {}, set(), collections.Counter()
     print(f"{'project':<14}{'findings':>9}{'dup':>6}{'errors':>8}{'confirmed':>10}{'unconfirmed':>12}{'s':>8}")
@@ -135,7 +145,7 @@ def main(argv=None) -> int:
         total.update(r["per_rule"])
         print(f"{project:<14}{r['findings']:>9}{r['duplicate_findings']:>6}{r['errors']:>8}"
               f"{r['errors_confirmed']:>10}{r['unconfirmed']:>12}{seconds:>8.1f}")
-    judged = judged_sample()
+    judged = judged_sample(judged_folder)
     sample = precision(firing, judged)
     codes = sorted(set(total) | set(sample))
     print()
@@ -157,17 +167,24 @@ def main(argv=None) -> int:
           f"warnings): {unconfirmed}; duplicate findings (rule × line): {dups}")
     recall = score(firing, judged, defaults)
     print_recall(recall)
+    unjudged = sorted((loc, line, code) for loc, line, code in firing
+                      if code in defaults and (loc, line) not in judged.get(code, {}))
+    if args.held_out:
+        print(f"\n{len(unjudged)} default-rule findings at locations not judged:")
+        for loc, line, code in unjudged:
+            print(f"  {code} {loc}:{line}")
     if not args.no_write:
-        write_recall_view(recall, JUDGED / "recall.md")
+        write_recall_view(recall, judged_folder / "recall.md")
         RESULTS.mkdir(exist_ok=True)
         out = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
                "python": platform.python_version(), "confirm": not args.no_confirm, "projects": rows,
                "per_rule_total": dict(sorted(total.items())), "default_rules": sorted(defaults),
                "precision": sample,
                "recall": {code: r.as_json() for code, r in recall.items()}, "recall_overall": overall(recall),
+               "unjudged": [f"{code} {loc}:{line}" for loc, line, code in unjudged],
                "errors": errors, "errors_confirmed": confirmed, "unconfirmed": unconfirmed, "duplicates": dups}
-        (RESULTS / "realworld_precision.json").write_text(json.dumps(out, indent=2) + "\n")
-        print(f"wrote {RESULTS / 'realworld_precision.json'}")
+        (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=2) + "\n")
+        print(f"wrote {RESULTS / f'{name}.json'}")
     return 0
 
 
