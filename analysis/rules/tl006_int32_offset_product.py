@@ -3,26 +3,26 @@
 ## What it finds
 A product in an address (`tl.load`/`tl.store`/atomic pointer, directly or through local
 variables and `X += ...`) of an index that comes from `tl.program_id` and a stride that can make it
-reach past 2**31 elements, with no `.to(tl.int64)` / `tl.int64` anywhere in the chain. Only the
-products that span a tensor that can hold that many elements are reported:
+reach past 2**31 elements, with no `.to(tl.int64)` / `tl.int64` anywhere in the chain: a program id
+times a stride over a whole tensor is reported unless something bounds its size.
 
 - a batch, expert or page index (`off_z`, `cur_batch`, `expert_id`, `page`) times its stride
   (`stride_qz`, `k_batch_stride`, `stride_0`) in an address of two or more indices;
-- a row or token index times the row stride (`t.stride(0)`, `o_row_stride`, `n_cols`) of a
-  tensor whose rows alone get that long: a KV cache or pool, logits or probabilities over the
-  vocabulary, an embedding, attention maps, expert weights (read from the pointer's name), or a
-  weight whose row a loaded token id picks (an embedding lookup); a layer's own weight is not
-  (16k × 16k is 2**28);
+- a row or token index times the row stride (`t.stride(0)`, `o_row_stride`, `n_cols`, `N`) of
+  the tensor: the rows of activations (a layernorm's `row * row_stride`, a GEMM's
+  `offs_m * stride_am`, a SwiGLU's gate/up rows), KV caches and pools, logits, embeddings (a
+  weight whose row a loaded token id picks);
 - a constexpr stride counts when a configuration sets it to a long row (`row * ROW` with
   `ROW=16384`).
 
-Silent for the rows of activations (tokens × hidden: wrapping needs far more tokens than one call
-holds), a tile's column axis and a head or feature index (`off_h * stride_qh` stays inside one
-batch), the row product when a batch product of the same address is there (only the batch one is
-reported), 1-D addresses (the tensor's size bounds the product), row lengths that are counts
-(`topk`, `num_heads`, `n_blocks`) or constexprs shorter than 2048 elements, per-row metadata
-(scales, lengths, index tables, softmax statistics), tile offsets (`pid * BLOCK_SIZE`), and
-addresses where a cast to int64 already appears.
+Silent where the size is bounded: a layer's own weight (16k × 16k is 2**28), a tile's column axis
+and a head or feature index (`off_h * stride_qh` stays inside one batch), the row product when a
+batch product of the same address is there (only the batch one is reported), 1-D addresses (the
+tensor's size bounds the product), row lengths that are counts (`topk`, `num_heads`, `n_blocks`)
+or constexprs shorter than 2048 elements, per-row metadata (scales, lengths, index tables, softmax
+statistics), tile offsets (`pid * BLOCK_SIZE`), files that assert their sizes stay below int32's
+range (`assert x.numel() < 2**31`), and addresses where a cast to int64 already appears (also one
+a constexpr flag guards: `if LONG_INDEXING: row = row.to(tl.int64)`).
 
 The message says what 2**31 elements of the tensor take ("4 GiB of fp16") when every launch in the
 file shows the tensor's dtype (`torch.empty(..., dtype=torch.float16)`, `x.half()`,
@@ -32,7 +32,8 @@ file shows the tensor's dtype (`torch.empty(..., dtype=torch.float16)`, `x.half(
 Triton computes `program_id` and integer kernel arguments in int32 (arguments are specialised
 to i64 only when the value itself is ≥ 2**31). `row * stride` wraps once the tensor holds more
 than 2**31 − 1 elements before that row — 8 GiB of fp32, 4 GiB of fp16 — which today's 80–141
-GB GPUs hold easily (a 65536 × 65536 fp16 matrix, a long-context KV cache). The wrapped offset is
+GB GPUs hold easily (a 65536 × 65536 fp16 matrix, a long-context KV cache, 128k tokens × 16k
+hidden, 37k tokens of a 57k-wide gate/up projection). The wrapped offset is
 negative or small, so the kernel reads or writes the wrong rows without any error. The Triton
 matmul tutorial and the fused-attention kernels widen their offsets for this reason
 (`.to(tl.int64)`); the cost is a 64-bit multiply-add per program, nothing on a memory-bound
@@ -232,8 +233,8 @@ def _long_constexpr(ctx, name) -> bool:
 
 def check(ctx: KernelContext):
     kinds = off.param_kinds(ctx)
-    if not (kinds.runtime or kinds.constexpr) or not ctx.kernel.calls_named("program_id"):
-        return
+    if not (kinds.runtime or kinds.constexpr) or not ctx.kernel.calls_named("program_id") or _capped(ctx):
+        return  # (a file that asserts its sizes fit int32 has bounded every product itself)
     wide = _int64_params(ctx)
     seen = set()
     for ptr in _pointer_exprs(ctx):
@@ -247,10 +248,8 @@ def check(ctx: KernelContext):
             r = reach[t.id]
             if t.id in seen or not by_pid or r == INNER or r < top or (r == UNKNOWN_DIM and len(products) > 1):
                 continue
-            # A row looked up by a loaded token id in a weight is an embedding table's: vocabulary rows.
-            lookup = not large and _WEIGHT.search(_base_name(ctx, ptr, kinds)) and ctx.definition_calls(index, "load")
-            if r != BATCH and not large and not lookup:
-                continue  # the rows of an activation: wrapping needs far more tokens than a call holds
+            if r != BATCH and not large and _layer_weight(ctx, ptr, kinds, index):
+                continue  # a layer's own weight: 16k x 16k is 2**28
             if "int64" in off.chain_text(ctx, t):
                 continue
             seen.add(t.id)
@@ -263,11 +262,30 @@ _SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|index|idx|
                     r"stat|count|offsets|position|topk|bias|alpha|beta|gate|^[A-Za-z]?s$", re.IGNORECASE)
 
 
-# Tensors whose rows alone reach 2**31 elements: caches and pools of every token served, logits
-# and embeddings over the vocabulary, attention scores, expert weights. A layer's own weight is not
-# among them: 16k x 16k is 2**28, and the expert index of stacked weights is a batch product.
+# Tensors whose rows reach 2**31 elements even where the name says weight: caches and pools of
+# every token served, logits and embeddings over the vocabulary, attention scores, stacked expert
+# weights. A layer's own weight is not among them: 16k x 16k is 2**28.
 _LARGE = re.compile(r"cache|kv|pool|buffer|logit|prob|vocab|embed|lm_head|attn|expert", re.IGNORECASE)
 _WEIGHT = re.compile(r"weight|^w\d?(_|$)", re.IGNORECASE)
+
+
+def _layer_weight(ctx, ptr, kinds, index) -> bool:
+    """Whether `ptr` walks the rows of a layer's weight, not of an embedding table (whose row a
+    loaded token id picks: vocabulary rows)."""
+    return bool(_WEIGHT.search(_base_name(ctx, ptr, kinds))) and not ctx.definition_calls(index, "load")
+
+
+# An assertion in the file that the sizes stay below int32's range (`assert x.numel() < 2**31`,
+# `tl.static_assert(M * N <= 2147483647)`): the author has bounded what the products reach.
+_CAP = re.compile(r"^\s*(assert\b|tl\.(static|device)_assert\s*\().*(2\s*\*\*\s*31|2147483647|iinfo\(\s*torch\.int32\s*\)"
+                  r"|INT32_MAX|INT_MAX)", re.MULTILINE)
+
+
+def _capped(ctx) -> bool:
+    memo = ctx.src.memo_for("tl006.capped")
+    if "file" not in memo:
+        memo["file"] = bool(_CAP.search(ctx.src.text))
+    return memo["file"]
 
 
 def _base_name(ctx, ptr, kinds) -> str:
