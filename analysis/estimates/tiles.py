@@ -34,17 +34,17 @@ def tile_node(call: TlCall):
     return None
 
 
-def largest_tile(kernel: Kernel, module: Module, config: Config | None) -> Tile | None:
-    """The kernel's largest tile in `config`, among the calls that run in it. A block a `@jit`
-    helper returns may be larger than any tile the kernel's own calls make: then, or when its
-    shape is unknown, the tile found is not `complete`."""
+def largest_tile(kernel: Kernel, module: Module, config: Config | None, skip=None) -> Tile | None:
+    """The kernel's largest tile in `config`, among the calls that run in it (less those `skip`
+    says yes to). A block a `@jit` helper returns may be larger than any tile the kernel's own
+    calls make: then, or when its shape is unknown, the tile found is not `complete`."""
     shapes = infer_kernel(module, kernel)
     run = shapes.run_for(config)
     best: Tile | None = None
     complete = True
     for c in kernel.calls:
         node = tile_node(c)
-        if node is None or not run.executes(c.node):
+        if node is None or not run.executes(c.node) or (skip is not None and skip(c)):
             continue
         shp = shapes.tile_shape(node, config)
         if shp is None:

@@ -8,14 +8,19 @@ biggest `tl.arange` / `tl.zeros` / `tl.load` / `tl.store` / `tl.dot` tile) divid
 - **fewer than 1 element per thread**: threads with no element sit idle (e.g. `BLOCK=256` with
   `num_warps=16`: 512 threads, 256 of them idle);
 - **more than 64 elements per thread** (128 for the accumulator of a `tl.dot`/`tl.dot_scaled`
-  kernel): the tile cannot stay in registers and spills to local memory.
+  kernel): the tile cannot stay in registers and spills to local memory. A tile loaded to be a
+  `tl.dot` operand (directly, or through casts and element-wise unpacking) does not count here:
+  Triton pipelines it through shared memory, where TL013 weighs it.
+The finding names the configuration its numbers come from: the sizes of the tile, `num_warps`,
+and which autotune config (`autotune config 3 of 15`) or, among several, which launch.
 Unknown tiles or num_warps (e.g. `BLOCK = triton.next_power_of_2(n)`) are not reported, nor are
 `@jit` device helpers (they run on their caller's threads, with the tiles their caller passes)
 and scalar kernels whose largest value is a single element (every thread runs the same scalar
 code; there is no tile to spread). A launch whose block and num_warps come from the wrapper's
 branches resolves to every combination of their values, some of which the wrapper never makes
 (`block, warps = 32, 1` or `2048, 8`): it is reported only when every combination has the
-problem. Each autotune config is judged on its own.
+problem. Each autotune config is judged on its own. A file written for AMD GPUs (it imports
+`aiter`, AMD's ROCm kernel library) runs 64-lane wavefronts: a warp there is 64 threads.
 
 ## Why
 A Triton program runs on `num_warps × 32` threads and spreads its tile over them. Measured on
@@ -32,7 +37,7 @@ measured on H100 (691 TFLOP/s, 97% of cuBLAS), hence the higher bound for dot ke
 def scale(x, alpha):
     BLOCK = 256
     scale_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, alpha, BLOCK=BLOCK, num_warps=16)
-    # TL009: 256 elements over 512 threads = 0.5 element per thread
+    # TL009: tile of 256 elements with BLOCK=256, num_warps=16 (512 threads): 256 threads idle
 ```
 
 ## Fix
@@ -49,6 +54,7 @@ import re
 from .. import message_text as mt
 from ..estimates import largest_tile
 from ..findings import Applicability, Related, Severity
+from ..shapes import infer_kernel
 from ..values import fmt
 from ._literals import literal_edit
 from .base import KernelContext, RuleInfo
@@ -71,7 +77,9 @@ MAX_PER_THREAD = 64
 # fastest fp16 matmul config measured on H100 (691 TFLOP/s), so dot kernels get a higher bound.
 MAX_PER_THREAD_DOT = 128
 MAX_WARPS = 32  # 1,024 threads per block
-_AUTOTUNE = re.compile(r"autotune config #\d+")
+_AUTOTUNE = re.compile(r"autotune config #(\d+)")
+# aiter is AMD's ROCm kernel library: a file that imports it runs on 64-lane wavefronts.
+_AMD_ONLY = re.compile(r"^\s*(?:import aiter\b|from aiter[\s.])", re.MULTILINE)
 
 
 def check(ctx: KernelContext):
@@ -79,9 +87,10 @@ def check(ctx: KernelContext):
         return  # a device helper runs on its caller's threads, with its caller's tiles
     has_dot = bool(ctx.kernel.calls_named("dot", "dot_scaled"))
     limit = MAX_PER_THREAD_DOT if has_dot else MAX_PER_THREAD
+    operands = _dot_operand_loads(ctx) if has_dot else set()
     groups: dict = {}
     for config in ctx.kernel.configs:
-        judged = _judge(ctx, config, limit)
+        judged = _judge(ctx, config, limit, operands)
         if judged is not None:
             groups.setdefault(_launch_choice(config), []).append(judged)
     for judged in groups.values():
@@ -101,7 +110,7 @@ def _launch_choice(config) -> tuple:
     return id(config.launch), m.group(0) if m else None
 
 
-def _judge(ctx: KernelContext, config, limit: int):
+def _judge(ctx: KernelContext, config, limit: int, operands: set):
     """(config, num_warps value, tile, problem or "") for a configuration with a known num_warps
     and a tile of more than one element; None otherwise."""
     nw_val = config.values.get("num_warps")
@@ -111,32 +120,46 @@ def _judge(ctx: KernelContext, config, limit: int):
     tile = largest_tile(ctx.kernel, ctx.module, config)
     if tile is None or tile.elements <= 1:
         return None  # scalar code: every thread runs it, there is no tile to spread
-    threads = nw * 32
+    threads = nw * _lanes(ctx)
+    if tile.elements < threads:
+        # Threads that load a dot operand into shared memory have work: idle counts every tile.
+        if not tile.complete:
+            return None  # a larger tile may exist: neither a problem nor proof of a fit
+        return config, nw_val, tile, f"{threads - tile.elements} threads idle"
+    # A pipelined tl.dot operand is staged in shared memory, not held in registers: the register
+    # bound applies to the other tiles (the accumulator, the epilogue, element-wise work).
+    if operands:
+        tile = largest_tile(ctx.kernel, ctx.module, config, skip=lambda c: _key(c.node) in operands)
+        if tile is None:
+            return None
     per_thread = tile.elements / threads
-    problem = ""
-    if per_thread < 1 and tile.complete:
-        problem = f"{threads - tile.elements} threads idle"
-    elif per_thread > limit:
-        problem = f"{_fmt(per_thread)} per thread, more than the {limit} registers hold"
-    elif per_thread < 1:
-        return None  # a larger tile may exist: neither a problem nor proof of a fit
+    problem = f"{_fmt(per_thread)} per thread, more than the {limit} registers hold" if per_thread > limit else ""
     return config, nw_val, tile, problem
 
 
 def _finding(ctx: KernelContext, config, nw_val, tile, problem: str, limit: int):
     nw = nw_val.value
-    threads = nw * 32
-    suggested = _suggest(tile.elements, limit)
+    lanes = _lanes(ctx)
+    threads = nw * lanes
+    suggested = _suggest(tile.elements, limit, lanes)
     values = _values(ctx, tile, config)
+    which = _which(ctx, config)
     advice = short_advice = ""
     if suggested is not None and suggested != nw:
-        advice = f"; num_warps={suggested} gives {_fmt(tile.elements / (suggested * 32))} per thread"
+        advice = f"; num_warps={suggested} gives {_fmt(tile.elements / (suggested * lanes))} per thread"
         short_advice = f"; use num_warps={suggested}"
+    # The configuration is named in every form: an autotuned kernel has many, and the numbers
+    # are one's. The thread count, the advice's arithmetic and then the sizes give way first.
+    over = not problem.endswith("idle")
+    brief = f"{_fmt(tile.elements / threads)} per thread (max {limit})" if over else problem
+    e = tile.elements
     msg = mt.shortest_needed(
-        f"tile of {tile.elements} elements{values} over num_warps={nw} ({threads} threads): {problem}{advice}",
-        f"tile of {tile.elements} elements{values} over num_warps={nw}: {problem}{advice}",
-        f"tile of {tile.elements} elements over num_warps={nw}: {problem}{advice}",
-        f"tile of {tile.elements} elements over num_warps={nw}: {problem}{short_advice}")
+        f"tile of {e} elements with {values}num_warps={nw}{which} ({threads} threads): {problem}{advice}",
+        f"tile of {e} elements with {values}num_warps={nw}{which}: {problem}{short_advice}",
+        f"tile of {e} with {values}num_warps={nw}{which}: {brief}{short_advice}",
+        f"tile of {e} with {_values(ctx, tile, config, 1)}num_warps={nw}{which}: {brief}{short_advice}",
+        f"tile of {e} with num_warps={nw}{which}: {brief}{short_advice}",
+        f"tile of {e} with num_warps={nw}{which}: {brief}")
     related = [Related(nw_val.range, f"num_warps={nw} from {nw_val.origin or config.label}")] if nw_val.range else \
         ctx.related_for(config, None, "configuration")
     edit = literal_edit(ctx.src, nw_val.range, suggested) if suggested is not None and suggested != nw else None
@@ -146,23 +169,83 @@ def _finding(ctx: KernelContext, config, nw_val, tile, problem: str, limit: int)
                              "suggested_num_warps": suggested, "config": config.label})
 
 
-def _suggest(elements: int, limit: int) -> int | None:
+def _suggest(elements: int, limit: int, lanes: int = 32) -> int | None:
     """num_warps giving about 8 elements per thread, within [1, limit] per thread; None if none does."""
     nw = 1
-    while nw * 2 * 32 * 8 <= elements and nw * 2 <= 16:
+    while nw * 2 * lanes * 8 <= elements and nw * 2 <= 16:
         nw *= 2
-    while elements / (nw * 32) > limit and nw * 2 <= MAX_WARPS:
+    while elements / (nw * lanes) > limit and nw * 2 <= MAX_WARPS:
         nw *= 2
-    per = elements / (nw * 32)
+    per = elements / (nw * lanes)
     return nw if 1 <= per <= limit else None
 
 
-def _values(ctx, tile, config) -> str:
-    """` (BLOCK_M=64, BLOCK_N=256)`: the constexprs that size the tile in this configuration."""
-    node = tile.call.node
-    names = ctx.names_in(node if tile.call.name in ("arange", "zeros", "full", "dot") else tile.call.arg(0, "pointer"))
-    known = [f"{n}={fmt(config.values[n].value)}" for n in names if n in config.values]
-    return f" ({', '.join(known[:3])})" if known else ""
+def _values(ctx, tile, config, most: int = 3) -> str:
+    """`BLOCK_M=64, BLOCK_N=256, `: the constexprs that size the tile in this configuration, read
+    from the tile's symbolic shape (a loaded pointer block names no block size itself), else from
+    the call's own text."""
+    node = tile.call.node if tile.call.name in ("arange", "zeros", "full", "dot") else tile.call.arg(0, "pointer")
+    shape = infer_kernel(ctx.module, ctx.kernel).shape_of(node, None) if node is not None else None
+    names = [w for d in shape or () if not isinstance(d, int) for w in re.findall(r"[A-Za-z_]\w*", str(d))]
+    if not any(n in config.values for n in names) and node is not None:
+        names = ctx.names_in(node)
+    known = list(dict.fromkeys(f"{n}={fmt(config.values[n].value)}" for n in names if n in config.values))
+    return "".join(f"{k}, " for k in known[:most])
+
+
+def _which(ctx, config) -> str:
+    """` (autotune config 3 of 15)` or ` (launch at line 40)`: which of the kernel's
+    configurations gives the numbers, when it has more than one."""
+    m = _AUTOTUNE.search(config.label)
+    total = max((int(n.group(1)) for c in ctx.kernel.configs if (n := _AUTOTUNE.search(c.label))), default=0)
+    if m and total > 1:
+        return f" (autotune config {m.group(1)} of {total})"
+    launches = {id(c.launch) for c in ctx.kernel.configs if c.launch is not None}
+    return f" (launch at line {config.launch.line})" if not m and config.launch is not None and len(launches) > 1 else ""
+
+
+def _lanes(ctx) -> int:
+    """Threads a warp: 64 in a file written for AMD GPUs (it imports aiter), else 32."""
+    memo = ctx.module.memo
+    if "tl009_lanes" not in memo:
+        memo["tl009_lanes"] = 64 if _AMD_ONLY.search(ctx.src.text) else 32
+    return memo["tl009_lanes"]
+
+
+def _key(node) -> tuple:
+    return node.start_byte, node.end_byte
+
+
+def _dot_operand_loads(ctx) -> set:
+    """The loads whose tiles become a `tl.dot` operand, directly or through element-wise work
+    and casts (`b = (packed >> s) & 3; tl.dot(a, b.to(tl.int8))`): followed back through the
+    kernel's assignments from the dot's first two arguments, stopping at a load (its pointer is
+    not the operand) and at another dot (its result is an accumulator)."""
+    k = ctx.kernel
+    loads = {_key(c.node) for c in k.calls_named("load")}
+    dots = {_key(c.node) for c in k.calls_named("dot", "dot_scaled")}
+    found: set = set()
+    seen: set = set()
+    todo = [a for c in k.calls_named("dot", "dot_scaled") for a in _operands(c) if a is not None]
+    while todo:
+        node = todo.pop()
+        key = _key(node)
+        if key in seen:
+            continue
+        seen.add(key)
+        if key in loads:
+            found.add(key)
+        elif node.type == "identifier":
+            todo += [a.value for a in k.assignments.get(ctx.src.text_of(node), ()) if a.value is not None]
+        elif key not in dots:
+            todo += node.named_children
+    return found
+
+
+def _operands(dot) -> tuple:
+    if dot.name == "dot_scaled":
+        return dot.arg(0, "lhs"), dot.arg(3, "rhs")
+    return dot.arg(0, "input"), dot.arg(1, "other")
 
 
 def _fmt(x: float) -> str:
