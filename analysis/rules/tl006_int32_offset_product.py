@@ -275,10 +275,11 @@ def _layer_weight(ctx, ptr, kinds, index) -> bool:
     return bool(_WEIGHT.search(_base_name(ctx, ptr, kinds))) and not ctx.definition_calls(index, "load")
 
 
-# An assertion in the file that the sizes stay below int32's range (`assert x.numel() < 2**31`,
-# `tl.static_assert(M * N <= 2147483647)`): the author has bounded what the products reach.
-_CAP = re.compile(r"^\s*(assert\b|tl\.(static|device)_assert\s*\().*(2\s*\*\*\s*31|2147483647|iinfo\(\s*torch\.int32\s*\)"
-                  r"|INT32_MAX|INT_MAX)", re.MULTILINE)
+# An assertion in the file that a tensor's size stays below int32's range (`assert x.numel() <
+# 2**31`, `assert rows * x.stride(0) <= 2**31`): the author has bounded what the products reach. A
+# bound on a row count alone (`assert n_rows < 2**31`) bounds no product.
+_CAP = re.compile(r"^\s*(assert\b|tl\.(static|device)_assert\s*\().*(numel\(|stride|\w\s*\*\s*[A-Za-z_]).*"
+                  r"(2\s*\*\*\s*31|2147483647|iinfo\(\s*torch\.int32\s*\)|INT32_MAX|INT_MAX)", re.MULTILINE)
 
 
 def _capped(ctx) -> bool:
