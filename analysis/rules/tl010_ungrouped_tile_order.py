@@ -1,14 +1,17 @@
 """TL010 — tiled `tl.dot` kernel with no grouped (L2) tile ordering
 
 ## What it finds
-A kernel with `tl.dot` whose only program id is `tl.program_id(0)` (a 1-D grid) and that splits it
-into a tile row and column with `//` and `%` (`pid_m = pid // num_pid_n; pid_n = pid % num_pid_n`),
-with no grouping: no `tl.swizzle2d` and no `GROUP_SIZE_M`-style group (`group_id = pid //
-num_pid_in_group`) in the computation of the tile indices. Both halves of the split must be tile
-indices, each multiplied by its own block-size constexpr (`pid_m * BLOCK_M`, `pid_n * BLOCK_N`): a
-split into batch, head, frame or chunk indices (`b = pid // H; h = pid % H`) is not a grid of output
-tiles and is left alone. Reported at the `tl.program_id` call. 2-D grids (`program_id(1)`) and
-kernels without `tl.dot` are left alone too.
+A kernel with `tl.dot` that splits its axis-0 program id (`tl.program_id(0)`) into a tile row and
+column with `//` and `%` (`pid_m = pid // num_pid_n; pid_n = pid % num_pid_n`), with no grouping:
+no `tl.swizzle2d` and no `GROUP_SIZE_M`-style group (`group_id = pid // num_pid_in_group`) in the
+computation of the tile indices. Both halves of the split must be tile indices, each multiplied by
+its own block-size constexpr (`pid_m * BLOCK_M`, `pid_n * BLOCK_N`): a split into batch, head,
+expert, frame or chunk indices (`b = pid // H; h = pid % H`) is not a grid of output tiles and is
+left alone. Reported at the `tl.program_id` call. Other axes may hold a batch or a split of K
+(`grid = (cdiv(M, BM) * cdiv(N, BN), batch)`): axis 0 varies fastest in launch order, so its
+tile order still decides which tiles are resident together. Left alone: 2-D tile grids
+(`pid_m = program_id(0)`, `pid_n = program_id(1)`), a tile split on a slower axis behind a batch
+on axis 0 (consecutive programs are other batch entries), and kernels without `tl.dot`.
 
 ## Why
 Row-major order makes consecutive programs — the ones resident on the GPU at the same time —
@@ -65,15 +68,19 @@ def check(ctx: KernelContext):
     k = ctx.kernel
     if not k.calls_named("dot") or k.calls_named("swizzle2d"):
         return
-    pids = k.calls_named("program_id")
-    axes = {_axis(ctx, c) for c in pids}
-    if axes != {0}:
-        return  # a 2-D/3-D grid (or an axis we cannot read) orders tiles itself
+    axes = {id(c): _axis(ctx, c) for c in k.calls_named("program_id")}
+    if None in axes.values():
+        return  # an axis we cannot read
+    # Axis 0 varies fastest in launch order: programs resident together are consecutive ones of
+    # it, whatever the other axes hold (a batch, a split of K). A tile split on a slower axis is
+    # interleaved with the faster axes' programs, which decide what is resident together.
+    pids = [c for c in k.calls_named("program_id") if axes[id(c)] == 0]
     pid_vars = {v for c in pids if (v := _assigned(ctx, c)) is not None}
     if not pid_vars:
         return
     # Variables computed from the program id by `//` and by `%`: the row/column split.
     div, mod, grouped = [], [], False
+    divisors: dict = {}  # (name, '//' or '%') → the texts it is divided by
     for name, assigns in k.assignments.items():
         for a in assigns:
             if a.value is None:
@@ -90,10 +97,16 @@ def check(ctx: KernelContext):
                 div.append(name)
             if "%" in ops:
                 mod.append(name)
+            for op, right in ops.items():
+                divisors.setdefault((name, op), set()).update(right)
     if grouped or not div or not mod:
         return
     tiles = _tile_blocks(ctx, set(div) | set(mod))
-    pair = next(((d, m) for d in div for m in mod if tiles.get(d) and tiles.get(m) and tiles[d] != tiles[m]), None)
+    pairs = [(d, m) for d in div for m in mod if tiles.get(d) and tiles.get(m) and tiles[d] != tiles[m]]
+    # The row and column of one split share its divisor (`pid // num_pid_n`, `pid % num_pid_n`):
+    # name that pair rather than one beside a split-K or batch index.
+    pair = next((p for p in pairs if divisors.get((p[0], "//"), set()) & divisors.get((p[1], "%"), set())),
+                pairs[0] if pairs else None)
     if pair is None:
         return  # a batch/head/chunk split, not the rows and columns of a tile grid
     row, col = pair
@@ -159,14 +172,16 @@ def _assigned(ctx, call) -> str | None:
     return None
 
 
-def _operators(ctx, node) -> set[str]:
-    out = set()
+def _operators(ctx, node) -> dict[str, set[str]]:
+    """The binary operators in `node`, each with the texts of its right operands."""
+    out: dict[str, set[str]] = {}
     stack = [node]
     while stack:
         n = stack.pop()
         if n.type == "binary_operator":
             op = n.child_by_field_name("operator")
+            right = n.child_by_field_name("right")
             if op is not None:
-                out.add(ctx.src.text_of(op))
+                out.setdefault(ctx.src.text_of(op), set()).add(ctx.src.text_of(right) if right is not None else "")
         stack.extend(n.named_children)
     return out
