@@ -6,7 +6,9 @@ reduction, no atomics, no loop — whose `tl.arange` extent (the elements each p
 below 256 in some configuration: a literal, a launch value, a wrapper variable, an autotune
 config. The arange must be the programs' block of a flat index (`pid * BLOCK + tl.arange(0,
 BLOCK)`) with a grid that divides the work by it (`cdiv(n, BLOCK)`, `(n + BLOCK - 1) // BLOCK`,
-`-(-n // BLOCK)`, a `meta[...]` lambda), inline or in a local the grid reads (`(num_blocks,)`).
+`-(-n // BLOCK)`, `math.ceil(n / BLOCK)`, a lambda returning one), with the block a launch
+keyword, a wrapper local or an autotune value, inline or in a local the grid reads
+(`(num_blocks,)`).
 
 Silent for unknown extents, for a row a program handles whole (one program per token over
 `tl.arange(0, HEAD_DIM)`, a grid of `(n_tokens,)`), for a sub-block beside a large block of the

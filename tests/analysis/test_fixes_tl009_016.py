@@ -134,3 +134,27 @@ def test_tl009_no_fix_without_literal():
     result = Analyzer().analyze(text.read_text(), select=["TL009"])
     found = [f for f in result.findings if f.code == "TL009"]
     assert found and all(f.fix is None for f in found)  # Triton's default num_warps: nothing to rewrite
+
+
+def test_tl015_hand_written_ceil_grids():
+    # (n + BLOCK - 1) // BLOCK, -(-n // BLOCK), math.ceil(n / BLOCK) and a lambda returning one:
+    # each is the programs' block; the fix raises it where the grid reads the same value.
+    before = (FIXTURES / "TL015" / "positive_hand_written_ceil_grids.py").read_text()
+    after, found = _fix_all(before, "TL015")
+    fixed = {f.kernel for f in found if f.fix is not None}
+    assert {f.kernel for f in found} == {"double_kernel", "negate_kernel", "square_kernel", "abs_kernel", "relu_kernel"}
+    assert fixed == {"negate_kernel", "square_kernel", "abs_kernel", "relu_kernel"}  # the grid's literal 4 would not follow
+    again = Analyzer().analyze(after, select=["TL015"])
+    assert [f.kernel for f in again.findings] == ["double_kernel"]
+
+
+def test_tl009_names_config_of_dot_kernel_accumulator():
+    # Operand tiles are left to shared memory; the accumulator over too few warps is reported
+    # with the sizes and the autotune config that give the numbers.
+    text = (FIXTURES / "TL009" / "negative_dot_operands.py").read_text().replace(
+        '{"BLOCK_M": 256, "BLOCK_N": 64, "BLOCK_K": 128}, num_warps=4',
+        '{"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 128}, num_warps=4')
+    after, found = _fix_all(text, "TL009")
+    assert len(found) == 1 and found[0].data["per_thread"] == 512
+    assert "(autotune config 2 of 3)" in found[0].message and "BLOCK_M=256" in found[0].message
+    assert "acc = tl.zeros" in text.splitlines()[found[0].range.start.line]
