@@ -1,10 +1,10 @@
 """TL010 — tiled `tl.dot` kernel with no grouped (L2) tile ordering
 
 ## What it finds
-A kernel with `tl.dot` that splits its axis-0 program id (`tl.program_id(0)`) into a tile row and
-column with `//` and `%` (`pid_m = pid // num_pid_n; pid_n = pid % num_pid_n`), with no grouping:
-no `tl.swizzle2d` and no `GROUP_SIZE_M`-style group (`group_id = pid // num_pid_in_group`) in the
-computation of the tile indices. Both halves of the split must be tile indices, each multiplied by
+A kernel with `tl.dot` that splits its axis-0 program id (`tl.program_id(0)`, through a variable
+or inline) into a tile row and column with `//` and `%` (`pid_m = pid // num_pid_n; pid_n = pid %
+num_pid_n`), with no grouping: no `tl.swizzle2d` and no `GROUP_SIZE_M`-style group (`group_id =
+pid // num_pid_in_group`) in the computation of the tile indices. Both halves of the split must be tile indices, each multiplied by
 its own block-size constexpr (`pid_m * BLOCK_M`, `pid_n * BLOCK_N`): a split into batch, head,
 expert, frame or chunk indices (`b = pid // H; h = pid % H`) is not a grid of output tiles and is
 left alone. Reported at the `tl.program_id` call. Other axes may hold a batch or a split of K
@@ -60,7 +60,7 @@ RULE = RuleInfo(
     id="TL010",
     name="ungrouped-tile-order",
     severity=Severity.INFO,
-    summary="tiled tl.dot kernel mapping a 1-D program_id to tiles with no grouped (L2) ordering",
+    summary="tiled tl.dot kernel mapping its axis-0 program_id to tiles with no grouped (L2) ordering",
 )
 
 
@@ -76,11 +76,13 @@ def check(ctx: KernelContext):
     # interleaved with the faster axes' programs, which decide what is resident together.
     pids = [c for c in k.calls_named("program_id") if axes[id(c)] == 0]
     pid_vars = {v for c in pids if (v := _assigned(ctx, c)) is not None}
-    if not pid_vars:
+    inline = [c for c in pids if _assigned(ctx, c) is None]  # `pid_m = tl.program_id(0) // num_pid_n`
+    if not pid_vars and not inline:
         return
     # Variables computed from the program id by `//` and by `%`: the row/column split.
     div, mod, grouped = [], [], False
     divisors: dict = {}  # (name, '//' or '%') → the texts it is divided by
+    sources = [c for c in pids if _assigned(ctx, c) in pid_vars]  # the program ids the split reads
     for name, assigns in k.assignments.items():
         for a in assigns:
             if a.value is None:
@@ -89,8 +91,10 @@ def check(ctx: KernelContext):
             if "//" not in ops and "%" not in ops:
                 continue
             deps = ctx.depends_on(a.value)
-            if not deps & pid_vars:
+            within = [c for c in inline if a.value.start_byte <= c.node.start_byte < a.value.end_byte]
+            if not deps & pid_vars and not within:
                 continue
+            sources += within
             if any("group" in d.lower() for d in deps | {name}):
                 grouped = True
             if "//" in ops:
@@ -110,7 +114,7 @@ def check(ctx: KernelContext):
     if pair is None:
         return  # a batch/head/chunk split, not the rows and columns of a tile grid
     row, col = pair
-    call = next(c for c in pids if _assigned(ctx, c) in pid_vars)
+    call = sources[0]
     yield ctx.finding(
         ctx.src.range(call.node),
         mt.shortest_needed(
