@@ -6,11 +6,19 @@ configuration the file lets us see: a literal, a constexpr passed at a launch si
 (`BLOCK_SIZE=100`), a wrapper assignment (`BLOCK_SIZE = 100`), a constexpr default or an
 autotune `triton.Config`. The message names the value and where it came from.
 
+It also finds a bool where the extent's block parameter goes: a launch that passes one positional
+argument too many, so that a flag (`False`) lands in `BLOCK_M`. The message says which argument
+lands where, and whether `@triton.heuristics` sets that parameter too. An extent of 0 from a
+number (`X=0 if flash else x`) is a sentinel for a branch the launch does not take and stays silent.
+
 ## Why
 Triton lays a block out over a power-of-two number of lanes; its code generator rejects any
 other range (`arange's range must be a power of 2`) when the kernel is compiled, i.e. at the
 first launch on the GPU — often long after the code was written. Nothing is slower than a kernel
-that does not build.
+that does not build. A bool in the block parameter is an empty range (`tl.arange(0, False)`), and
+where `@triton.heuristics` sets the parameter as well, the launch stops before that: the heuristic's
+value and the positional one are two values for one argument (`TypeError: got multiple values for
+argument 'BLOCK_M'`).
 
 ## Example
 ```python
@@ -71,6 +79,11 @@ def check(ctx: KernelContext):
                 for start in starts:
                     if end is UNKNOWN or start is UNKNOWN or not isinstance(end, int) or not isinstance(start, int):
                         continue
+                    if isinstance(end, bool):
+                        landed = _bool_block(ctx, end_node, config, end)
+                        if landed is not None:
+                            yield landed
+                            continue
                     extent = end - start
                     # an empty range is a sentinel for a branch the launch does not take (`X=0 if
                     # flash else x`, a dead `flag = 0`): Triton would name another error anyway
@@ -90,6 +103,26 @@ def _finding(ctx, call, config, start_node, end_node, extent):
     edits, title = _fix(ctx, call, end_node, config, origin_range, extent, target) if target else (None, None)
     return ctx.finding(ctx.src.range(call.node), msg, fix=edits, fix_title=title, related=related,
                        data={"extent": extent, "suggested": target, "config": config.label if config else None})
+
+
+def _bool_block(ctx, end_node, config, value):
+    """A bool where the block size goes: a launch passed one positional argument too many, so a
+    flag landed on the block parameter (which Triton then refuses: a bound of False is an empty
+    range, and a @triton.heuristics that sets the parameter too makes the launch a TypeError)."""
+    k = ctx.kernel
+    if config is None or config.launch is None or end_node.type != "identifier":
+        return None
+    p = k.param(ctx.src.text_of(end_node))
+    args = config.launch.args
+    if p is None or p.index >= len(args) or any(a.type in ("list_splat", "dictionary_splat") for a in args[:p.index + 1]):
+        return None
+    arg = args[p.index]
+    nth = p.index + 1
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(nth if nth < 20 else nth % 10, "th")
+    sets = ", which @triton.heuristics sets" if p.name in k.heuristics else ""
+    msg = f"the {nth}{suffix} positional argument, {value!r}, lands in {p.name}{sets}"
+    return ctx.finding(ctx.src.range(end_node), msg, related=[Related(ctx.src.range(arg), "the argument that lands there")],
+                       data={"extent": int(value), "config": config.label, "landed": p.name})
 
 
 # Operations that combine lanes: a rounded-up block would feed them the padding lanes.
