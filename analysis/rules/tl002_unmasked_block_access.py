@@ -5,11 +5,14 @@ A `tl.load` or `tl.store` with neither a `mask` nor a `boundary_check` whose `tl
 can run past the data, where the kernel itself says the data is ragged:
 - the lanes are tiled by the program id or a loop (`pid * BLOCK + tl.arange(0, BLOCK)`,
   `start + tl.arange(0, BLOCK)` in `for start in range(0, n, BLOCK)`) and the kernel masks the
-  same lanes against a size elsewhere, the launch tiles that grid axis with `cdiv`, or the loop
-  runs to a runtime size;
+  same lanes against a size elsewhere, the launch tiles that grid axis with `cdiv` (also through
+  the names its function assigned: `grid = (triton.cdiv(n, BLOCK),)`, `tiles = cdiv(M, BM) *
+  cdiv(N, BN)`), or the loop runs to a runtime size;
 - or the lanes span a whole axis (`row * stride + tl.arange(0, BLOCK)`) that other accesses of
   the kernel mask against a size (`cols < n_cols`, or `offs_k < K - k * BLOCK_K` in a K loop whose
-  B tile is loaded unmasked).
+  B tile is loaded unmasked);
+- or a pointer is advanced by the block on every trip of a loop that rounds a runtime size up
+  (`for _ in range(tl.cdiv(K, BLOCK_K)): ... w_ptrs += BLOCK_K * stride`).
 A block pointer from `tl.make_block_ptr` is reported when an offset follows the program id or a
 loop and the matching dimension of its shape is a runtime size. The message names the lanes and
 the bound they can pass.
@@ -24,7 +27,13 @@ peels off and masks separately, a scratch buffer laid out in whole tiles (`(s * 
 pid_m) * BLOCK_M`), a loop to a count loaded from memory (usually padded to the block), an
 early `if pid * BLOCK >= n: return`, and accesses under an `if` on a constexpr, a heuristic or
 the size (`if EVEN_K:`, `if start + BLOCK <= n:` fast paths). A kernel that compares nothing
-with a size and takes none stays silent too.
+with a size and takes none stays silent too. So does an access whose size the file guarantees a
+multiple of its block: a divisibility test of the size (or what the launch passes for it) by the
+block (or what the launch passes for it) in an `assert`, in an `if` that raises or returns or
+whose body launches, in a helper an assert or such an `if` calls or that the file exports as a
+predicate (`..._supported(M, N, K)`), or a block made a divisor of the size by a helper
+(`unroll = highest_divisor(n_cols, 256)`). A test only kept as a flag (`EVEN_K = K % BK == 0`
+passed on) guarantees nothing by itself: the kernel's `if EVEN_K:` is the guard.
 
 ## Why
 The grid is `cdiv(n, BLOCK)` programs, so unless `n` is a multiple of `BLOCK` the last program's
@@ -65,6 +74,7 @@ from ..findings import Applicability, Range, Related, Severity, TextEdit
 from ..source import walk
 from . import _index_bounds as ib
 from . import _offsets as off
+from . import _tiling_evidence as te
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -136,6 +146,8 @@ def check(ctx: KernelContext):
         kinds = off.param_kinds(ctx)
         if guard_names & (kinds.constexpr | set(sizes) | set(k.heuristics)):
             continue  # an `if EVEN_K:` / `if start + BLOCK <= n:` fast path: the guard is the mask
+        if _divides(ctx, over, sizes):
+            continue
         yield _finding(ctx, call, ptr, pids, over, block_ptrs, sizes)
 
 
@@ -163,11 +175,13 @@ def _overhang(ctx, call, ptr):
             bound = _compared_bound(ctx, call, f, same_use=True)
             if bound is not None and not _masked_twin(ctx, call, ptr):
                 return origin, bound, False  # a whole-width arange the kernel masks elsewhere
+            if ptr.type == "identifier" and te.advanced_by_block(ctx, call, ctx.src.text_of(ptr), f.extents):
+                return origin, None, True  # `p += BLOCK * stride` each trip of `range(cdiv(K, BLOCK))`
             continue
         if _causal_loop(ctx, call, tiled_by) or _early_exit(ctx, call) or _masked_twin(ctx, call, ptr):
             continue
         bound = _compared_bound(ctx, call, f, same_use=False)
-        if bound is not None or _ragged_tiling(ctx, call, tiled_by):
+        if bound is not None or _ragged_tiling(ctx, call, tiled_by, f.extents):
             return origin, bound, True
     return None
 
@@ -218,14 +232,14 @@ def _in_where(ctx, node, stop):
     return any(p.id in wheres for p in off.ancestors(node, stop))
 
 
-def _ragged_tiling(ctx, call, tiled_by):
-    """The launch tiles the program ids with cdiv, or the tiling loop runs to a runtime size."""
+def _ragged_tiling(ctx, call, tiled_by, extents):
+    """The launch tiles the program ids with a rounded-up division (also through names its
+    function assigned first), or the tiling loop runs to a runtime size."""
     facts = [ib.index_facts(ctx, n) for n in tiled_by]
     axes = set().union(*(f.pid_axes for f in facts))
-    for launch in ctx.kernel.launches:
-        dims = _grid_dims(launch.grid)
-        if any(0 <= a < len(dims) and re.search(r"cdiv|-\s*1\s*\)\s*//", ctx.src.text_of(dims[a])) for a in axes):
-            return True
+    blocks = {t for t in extents if not t[0].isdigit()}
+    if any(te.tiles_up(ctx, launch, a, blocks) for launch in ctx.kernel.launches for a in axes):
+        return True
     loops = set().union(*(f.loops for f in facts))
     for lp in call.loops:
         if lp.var in loops and lp.args:
@@ -235,14 +249,15 @@ def _ragged_tiling(ctx, call, tiled_by):
     return False
 
 
-def _grid_dims(grid):
-    """The per-axis expressions of a launch grid `(a, b)` or `lambda META: (a, b)`; [] if unknown."""
-    node = off.strip_parens(grid)
-    if node is not None and node.type == "lambda":
-        node = off.strip_parens(node.child_by_field_name("body"))
-    if node is None or node.type not in ("tuple", "list"):
-        return []
-    return [c for c in node.named_children if c.type != "comment"]
+def _divides(ctx, over, sizes) -> bool:
+    """The file tests that the size these lanes pass is a multiple of their block (an assert, a
+    check the wrapper makes, a heuristic): the unmasked access is then exact by contract."""
+    lane_node, bound, _ = over
+    if lane_node is None:
+        return False
+    blocks = {t for t in ib.index_facts(ctx, lane_node).extents if not t[0].isdigit()}
+    named = te.idents(bound) & {p.name for p in ctx.kernel.params} if bound is not None else set()
+    return te.guaranteed(ctx, named or set(sizes), blocks)
 
 
 def _causal_loop(ctx, call, tiled_by):
