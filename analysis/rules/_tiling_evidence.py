@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from ..source import captures
+from . import _index_bounds as ib
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _CEIL_DIV = re.compile(r"cdiv\s*\(|-\s*1\s*\)\s*//|ceil")
@@ -234,19 +235,58 @@ def _loose(names) -> set[str]:
     return {n.lstrip("_").lower() for n in names}
 
 
-def advanced_by_block(ctx, call, ptr_name: str, extents) -> bool:
-    """`ptr += BLOCK * stride` in a loop around `call` whose trip count rounds a runtime size up by
-    a block: the loop walks the size in whole blocks and its last trip overhangs."""
+def advanced_by_block(ctx, call, ptr_name: str, extents) -> str | None:
+    """`ptr += BLOCK * stride` in a loop around `call` whose trips walk a runtime size in steps of
+    the block (`range(tl.cdiv(K, BLOCK))`, `range(0, K, BLOCK)`): the last trip overhangs. The
+    size's name, or None."""
     kinds_runtime = {p.name for p in ctx.kernel.params if not p.is_constexpr}
     src = ctx.src
     for lp in call.loops:
         if not lp.args:
             continue
-        stop = src.text_of(lp.args[1] if len(lp.args) > 1 else lp.args[0])
-        if not (rounds_up(stop) and idents(stop) & kinds_runtime and idents(stop) & set(extents)):
+        texts = [src.text_of(a) for a in lp.args]
+        if len(texts) == 3:  # `range(0, K, BLOCK_K)`, `range(K, 0, -BLOCK_K)`: steps of the block over a size
+            sizes = idents(texts[0] + " " + texts[1]) & kinds_runtime if idents(texts[2]) & set(extents) else set()
+        else:
+            stop = texts[-1]
+            sizes = idents(stop) & kinds_runtime if rounds_up(stop) and idents(stop) & set(extents) else set()
+        if not sizes:
             continue
         for a in ctx.kernel.assignments.get(ptr_name, ()):
             if a.augmented and a.node is not None and lp.node.start_byte <= a.node.start_byte < lp.node.end_byte \
                     and a.value is not None and idents(src.text_of(a.value)) & set(extents):
-                return True
+                return ", ".join(sorted(sizes))
+    return None
+
+
+def flag_misses_block(ctx, flag: str, blocks) -> bool:
+    """A launch passes `flag` a divisibility test by something other than the block of these lanes
+    (`EVEN_K=(K % 2 == 0)` for a BLOCK_K loop): its `if EVEN_K:` fast path reads past the size."""
+    block_names = _loose(passed_for(ctx, blocks))
+    p = ctx.kernel.param(flag)
+    for launch in ctx.kernel.launches:
+        node = launch.kwargs.get(flag)
+        if node is None and p is not None and p.index < len(launch.args):
+            node = launch.args[p.index]
+        m = re.search(r"%\s*([^=!)]+?)\s*[!=]=\s*0", ctx.src.text_of(node)) if node is not None else None
+        if m and not _loose(idents(m.group(1))) & block_names:
+            return True
     return False
+
+
+def _blocks(ctx, lane_node) -> set[str]:
+    return {t for t in ib.index_facts(ctx, lane_node).extents if not t[0].isdigit()} if lane_node is not None else set()
+
+
+def wrong_flag(ctx, lane_node, guard_names) -> bool:
+    """The guard's flag is a divisibility test by another number than the lanes' block."""
+    blocks = _blocks(ctx, lane_node)
+    return bool(blocks) and any(flag_misses_block(ctx, g, blocks) for g in guard_names)
+
+
+def divides_by_contract(ctx, lane_node, bound, sizes) -> bool:
+    """The file guarantees that the size these lanes pass (the bound, else the kernel's sizes) is a
+    multiple of their block: the unmasked access is then exact by contract."""
+    blocks = _blocks(ctx, lane_node)
+    named = idents(bound) & {p.name for p in ctx.kernel.params} if bound is not None else set()
+    return guaranteed(ctx, named or set(sizes), blocks)

@@ -33,7 +33,9 @@ block (or what the launch passes for it) in an `assert`, in an `if` that raises 
 whose body launches, in a helper an assert or such an `if` calls or that the file exports as a
 predicate (`..._supported(M, N, K)`), or a block made a divisor of the size by a helper
 (`unroll = highest_divisor(n_cols, 256)`). A test only kept as a flag (`EVEN_K = K % BK == 0`
-passed on) guarantees nothing by itself: the kernel's `if EVEN_K:` is the guard.
+passed on) guarantees nothing by itself: the kernel's `if EVEN_K:` is the guard, unless the launch
+sets that flag by a test of another divisor than the lanes' block (`EVEN_K=(K % 2 == 0)` for a
+BLOCK_K loop: its fast path reads past K).
 
 ## Why
 The grid is `cdiv(n, BLOCK)` programs, so unless `n` is a multiple of `BLOCK` the last program's
@@ -144,10 +146,10 @@ def check(ctx: KernelContext):
         guards = off.enclosing_conditions(call.node)
         guard_names = set().union(*(ctx.depends_on(g) for g in guards)) if guards else set()
         kinds = off.param_kinds(ctx)
-        if guard_names & (kinds.constexpr | set(sizes) | set(k.heuristics)):
+        if guard_names & (kinds.constexpr | set(sizes) | set(k.heuristics)) and not te.wrong_flag(ctx, over[0], guard_names):
             continue  # an `if EVEN_K:` / `if start + BLOCK <= n:` fast path: the guard is the mask
-        if _divides(ctx, over, sizes):
-            continue
+        if te.divides_by_contract(ctx, over[0], over[1], sizes):
+            continue  # an assert, a wrapper's check or a divisor helper makes the size a multiple of the block
         yield _finding(ctx, call, ptr, pids, over, block_ptrs, sizes)
 
 
@@ -175,8 +177,9 @@ def _overhang(ctx, call, ptr):
             bound = _compared_bound(ctx, call, f, same_use=True)
             if bound is not None and not _masked_twin(ctx, call, ptr):
                 return origin, bound, False  # a whole-width arange the kernel masks elsewhere
-            if ptr.type == "identifier" and te.advanced_by_block(ctx, call, ctx.src.text_of(ptr), f.extents):
-                return origin, None, True  # `p += BLOCK * stride` each trip of `range(cdiv(K, BLOCK))`
+            walked = te.advanced_by_block(ctx, call, ctx.src.text_of(ptr), f.extents) if ptr.type == "identifier" else None
+            if walked is not None:
+                return origin, walked, True  # `p += BLOCK * stride` each trip of `range(cdiv(K, BLOCK))`
             continue
         if _causal_loop(ctx, call, tiled_by) or _early_exit(ctx, call) or _masked_twin(ctx, call, ptr):
             continue
@@ -247,17 +250,6 @@ def _ragged_tiling(ctx, call, tiled_by, extents):
             if stop.runtime:
                 return True  # (a count loaded from memory is often padded to the block: no evidence)
     return False
-
-
-def _divides(ctx, over, sizes) -> bool:
-    """The file tests that the size these lanes pass is a multiple of their block (an assert, a
-    check the wrapper makes, a heuristic): the unmasked access is then exact by contract."""
-    lane_node, bound, _ = over
-    if lane_node is None:
-        return False
-    blocks = {t for t in ib.index_facts(ctx, lane_node).extents if not t[0].isdigit()}
-    named = te.idents(bound) & {p.name for p in ctx.kernel.params} if bound is not None else set()
-    return te.guaranteed(ctx, named or set(sizes), blocks)
 
 
 def _causal_loop(ctx, call, tiled_by):
