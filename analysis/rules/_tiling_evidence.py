@@ -9,9 +9,12 @@ Not a rule (the registry only loads `tl*` modules). Three questions, from the tr
   `n % BLOCK == 0` (an `assert`, an `if` that raises or returns, a helper the wrapper asserts, a
   heuristic, a `tl.static_assert`) that names the size, or what a launch passes for it, beside the
   block, or what a launch passes for it;
-- is a pointer advanced by the block on every trip of a loop whose trip count rounds a runtime
-  size up (`for _ in range(tl.cdiv(K, BLOCK_K)): ...; w_ptrs += BLOCK_K * stride`), so that the
-  last trip's block overhangs unless the size divides.
+- is a pointer advanced by the block on every trip of a loop that walks a runtime size in blocks
+  (`for _ in range(tl.cdiv(K, BLOCK_K)): ...; w_ptrs += BLOCK_K * stride`), so that the last
+  trip's block overhangs unless the size divides;
+- does the file test anywhere whether a compile-time size divides (`EVEN_N = N % BLOCK_N == 0`),
+  and does a launch set a fast-path flag by a test of another divisor than the block
+  (`EVEN_K=(K % 2 == 0)` for a BLOCK_K loop).
 """
 
 from __future__ import annotations
@@ -130,6 +133,7 @@ def divisibility_tests(ctx) -> list[tuple[set, set, tuple | None]]:
     for node, span in deciding:
         for name in idents(src.text_of(node)):
             callers.setdefault(name, []).append(span)
+    called_names = {src.text_of(f) for f in captures(src.root, "(call function: (identifier) @f)", "f")}
     out = []
     for mod in captures(src.root, '(binary_operator operator: "%") @m', "m"):
         left, right = mod.child_by_field_name("left"), mod.child_by_field_name("right")
@@ -139,7 +143,7 @@ def divisibility_tests(ctx) -> list[tuple[set, set, tuple | None]]:
         if not spans:
             fname = _returned_by(src, mod)
             spans = callers.get(fname, [])
-            if fname and not spans and len(re.findall(rf"\b{fname}\s*\(", src.text)) == 1:
+            if fname and not spans and fname not in called_names:
                 spans = [None]  # a predicate the file exports for its callers (`..._supported(M, N, K)`)
         for span in spans:
             out.append((idents(src.text_of(left)), idents(src.text_of(right)), span))
@@ -196,6 +200,22 @@ def _returned_by(src, mod) -> str | None:
         node = node.parent
     name = node.child_by_field_name("name") if node is not None else None
     return src.text_of(name) if name is not None else None
+
+
+def tested(ctx, sizes, blocks) -> bool:
+    """Whether the file tests anywhere (a flag, a heuristic, a pruner) if one of these compile-time
+    sizes is a multiple of one of these blocks: the author expects it may not be."""
+    sizes, blocks = _loose(t for t in sizes if not t[0].isdigit()), _loose(t for t in blocks if not t[0].isdigit())
+    if not sizes or not blocks:
+        return False
+    cached = ctx.module.__dict__.get("_tl_all_mod_tests")
+    if cached is None:
+        src = ctx.src
+        cached = [(_loose(idents(src.text_of(m.child_by_field_name("left")))), _loose(idents(src.text_of(m.child_by_field_name("right")))))
+                  for m in captures(src.root, '(binary_operator operator: "%") @m', "m")
+                  if _zero_test(src, m) and m.child_by_field_name("left") is not None and m.child_by_field_name("right") is not None]
+        ctx.module.__dict__["_tl_all_mod_tests"] = cached
+    return any(a & sizes and b & blocks for a, b in cached)
 
 
 def passed_for(ctx, names) -> set[str]:
@@ -268,8 +288,8 @@ def flag_misses_block(ctx, flag: str, blocks) -> bool:
         node = launch.kwargs.get(flag)
         if node is None and p is not None and p.index < len(launch.args):
             node = launch.args[p.index]
-        m = re.search(r"%\s*([^=!)]+?)\s*[!=]=\s*0", ctx.src.text_of(node)) if node is not None else None
-        if m and not _loose(idents(m.group(1))) & block_names:
+        divisors = re.findall(r"%\s*([^=!)]+?)\s*[!=]=\s*0", ctx.src.text_of(node)) if node is not None else []
+        if divisors and not any(_loose(idents(d)) & block_names for d in divisors):
             return True
     return False
 
@@ -290,3 +310,4 @@ def divides_by_contract(ctx, lane_node, bound, sizes) -> bool:
     blocks = _blocks(ctx, lane_node)
     named = idents(bound) & {p.name for p in ctx.kernel.params} if bound is not None else set()
     return guaranteed(ctx, named or set(sizes), blocks)
+

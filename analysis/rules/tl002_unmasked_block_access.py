@@ -5,14 +5,15 @@ A `tl.load` or `tl.store` with neither a `mask` nor a `boundary_check` whose `tl
 can run past the data, where the kernel itself says the data is ragged:
 - the lanes are tiled by the program id or a loop (`pid * BLOCK + tl.arange(0, BLOCK)`,
   `start + tl.arange(0, BLOCK)` in `for start in range(0, n, BLOCK)`) and the kernel masks the
-  same lanes against a size elsewhere, the launch tiles that grid axis with `cdiv` (also through
+  same lanes against a size elsewhere (a runtime one, or a compile-time one the file tests for
+  divisibility by the block: `EVEN_N = N % BLOCK_N == 0`), the launch tiles that grid axis with `cdiv` (also through
   the names its function assigned: `grid = (triton.cdiv(n, BLOCK),)`, `tiles = cdiv(M, BM) *
   cdiv(N, BN)`), or the loop runs to a runtime size;
 - or the lanes span a whole axis (`row * stride + tl.arange(0, BLOCK)`) that other accesses of
   the kernel mask against a size (`cols < n_cols`, or `offs_k < K - k * BLOCK_K` in a K loop whose
   B tile is loaded unmasked);
-- or a pointer is advanced by the block on every trip of a loop that rounds a runtime size up
-  (`for _ in range(tl.cdiv(K, BLOCK_K)): ... w_ptrs += BLOCK_K * stride`).
+- or a pointer is advanced by the block on every trip of a loop that walks a runtime size in
+  blocks (`for _ in range(tl.cdiv(K, BLOCK_K)):`, `range(0, K, BLOCK_K)`; `w_ptrs += BLOCK_K * s`).
 A block pointer from `tl.make_block_ptr` is reported when an offset follows the program id or a
 loop and the matching dimension of its shape is a runtime size. The message names the lanes and
 the bound they can pass.
@@ -200,8 +201,10 @@ def _compared_bound(ctx, call, f, same_use):
         if not (fa.lanes & f.lanes or (fa.lanes and fa.extents & f.extents)) or fb.lanes:
             continue
         # a runtime size, or what a loop leaves of a compile-time one (`K - k * BLOCK_K`); not a
-        # triangular mask (`o_i <= j`), nor a compile-time bound a tiling may divide exactly
-        if not (fb.runtime or fb.gathered or (fb.loops and any(not t[0].isdigit() for t in fb.tokens))):
+        # triangular mask (`o_i <= j`), nor a compile-time bound a tiling may divide exactly unless
+        # the file tests whether it does (`EVEN_N = N % BLOCK_N == 0`: then it may not)
+        if not (fb.runtime or fb.gathered or (fb.loops and any(not t[0].isdigit() for t in fb.tokens))
+                or te.tested(ctx, fb.tokens, f.extents)):
             continue
         if same_use and (fa.pid or fa.loops or fa.gathered or fa.runtime):
             continue
