@@ -28,6 +28,8 @@ from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
 PROJECTS = ["liger-kernel", "flag-gems", "fla-core", "unsloth", "sglang", "torchao", "gemlite"]
+# geak-eval ships TritonBench's self-contained kernel files (each with its own launch and inputs).
+ALL_PROJECTS = [*PROJECTS, "geak-eval"]
 CACHE = Path(os.environ.get("TRITONLENS_CORPUS", Path.home() / ".cache" / "tritonlens-corpus"))
 
 

@@ -47,11 +47,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(REPO))  # classify kernels with this checkout, whatever PYTHONPATH the CLI runs under
-from realworld import CACHE, PROJECTS, RESULTS, fetch
+from realworld import ALL_PROJECTS, CACHE, RESULTS, fetch
 from compile_precision import compile_precision, print_precision
 from realworld_kernels import classify, kernel_files, project_packages, sample
 
-ALL_PROJECTS = [*PROJECTS, "geak-eval"]
 DEFAULT_SAMPLE = 10  # files per project: 8 x 10 files at 5-15 s each is 7-20 min on one core
 TARGETS = {"self_contained": 0.90, "library": 0.80, "median_s": 5.0}
 # Parts after the development sample (--seed, 17), each drawn with its seed from the files the parts

@@ -1,6 +1,6 @@
 """How precise `tritonlens check` is on real projects' Triton kernels, as a new user would run it.
 
-The projects are the coverage bench's (`bench/realworld.py`): published wheels and sdists from PyPI
+The projects are the coverage bench's (`bench/realworld.py`, with geak-eval's TritonBench files): published wheels and sdists from PyPI
 in a cache outside the repository, read in place and never copied into it. Every project is checked
 by the real command line (`tritonlens check --format json`, every rule selected, error findings
 confirmed by the compiler as `check` does by default) and the bench prints, per project and rule:
@@ -36,7 +36,7 @@ from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realworld import CACHE, PROJECTS, RESULTS, fetch
+from realworld import ALL_PROJECTS, CACHE, RESULTS, fetch
 from recall_view import overall, print_recall, score, write_recall_view
 
 JUDGED = Path(__file__).resolve().parent.parent / "docs" / "judgements" / "precision"
@@ -121,7 +121,7 @@ def precision(firing: set[tuple[str, int, str]], sample: dict) -> dict[str, dict
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--projects", default=",".join(PROJECTS))
+    ap.add_argument("--projects", default=",".join(ALL_PROJECTS))
     ap.add_argument("--offline", action="store_true", help="use only what the cache holds")
     ap.add_argument("--no-confirm", action="store_true", help="skip the compiler's confirmation of errors")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per project")
@@ -181,7 +181,7 @@ def main(argv=None) -> int:
                "per_rule_total": dict(sorted(total.items())), "default_rules": sorted(defaults),
                "precision": sample,
                "recall": {code: r.as_json() for code, r in recall.items()}, "recall_overall": overall(recall),
-               "unjudged": [f"{code} {loc}:{line}" for loc, line, code in unjudged],
+               **({"unjudged": [f"{code} {loc}:{line}" for loc, line, code in unjudged]} if args.held_out else {}),
                "errors": errors, "errors_confirmed": confirmed, "unconfirmed": unconfirmed, "duplicates": dups}
         (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {RESULTS / f'{name}.json'}")

@@ -116,8 +116,8 @@ def write_recall_view(rules: dict[str, RuleRecall], path: Path) -> None:
         "# Recall view: judged-true findings the default rules no longer report",
         "",
         "Written by `bench/realworld_precision.py` from the judged samples beside this file; do not edit.",
-        f"Default rules keep {o['kept']} of {o['judged_true']} judged-true findings ({_pct(o['recall'])}) and report "
-        f"{o['false_reported']} of {o['judged_false']} judged-false ones ({_pct(o['false_rate'])}).",
+        (f"Default rules keep {o['kept']} of {o['judged_true']} judged-true findings ({_pct(o['recall'])}) and report "
+         f"{o['false_reported']} of {o['judged_false']} judged-false ones ({_pct(o['false_rate'])})."),
         "Locations in other vendors' backend folders, which `check` skips by design, count on neither side.",
         "",
         "| rule | default | judged true | kept | recall | judged false | reported | not read |",

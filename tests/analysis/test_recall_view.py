@@ -9,8 +9,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
-from realworld_precision import judged_sample  # noqa: E402
-from recall_view import overall, score, write_recall_view  # noqa: E402
+from realworld_precision import judged_sample
+from recall_view import overall, score, write_recall_view
 
 
 def _sample(tmp_path: Path) -> dict:
