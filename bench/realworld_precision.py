@@ -16,9 +16,11 @@ confirmed by the compiler as `check` does by default) and the bench prints, per 
 Run: python bench/realworld_precision.py [--projects liger-kernel,...] [--offline] [--no-confirm]
      → table + bench/results/realworld_precision.json and docs/judgements/precision/recall.md
 
-`--held-out` runs the same on the held-out projects (sdists unpacked under the cache's heldout/src,
-set aside before the rules were tuned) against their blind judgements in
-docs/judgements/precision/heldout/, and lists the default rules' findings there that nobody judged.
+`--held-out NAME` runs the same on a held-out set (sdists unpacked under the cache's NAME/src, set
+aside before a round of rule changes) against its blind judgements in docs/judgements/precision/NAME/,
+and lists the default rules' findings there that nobody judged. A blind reader picks the line of a
+problem without seeing the rule's, so `--window W` also counts a finding within W lines of a judged
+location as reported there (printed beside the exact-line figures).
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ from realworld import ALL_PROJECTS, CACHE, RESULTS, fetch
 from recall_view import overall, print_recall, score, write_recall_view
 
 JUDGED = Path(__file__).resolve().parent.parent / "docs" / "judgements" / "precision"
-HELD_OUT = CACHE / "heldout" / "src"
 VERDICTS = ("true", "pedantic", "false")
 _ROW = re.compile(r"^\|\s*([^|]+?):(\d+)\s*\|\s*(true|pedantic|false)\s*\|\s*(.*?)\s*\|\s*$")
 
@@ -126,10 +127,12 @@ def main(argv=None) -> int:
     ap.add_argument("--no-confirm", action="store_true", help="skip the compiler's confirmation of errors")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per project")
     ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--held-out", action="store_true", help="the held-out projects and their blind judgements")
+    ap.add_argument("--held-out", metavar="NAME", help="a held-out set (heldout, heldout2) and its blind judgements")
+    ap.add_argument("--window", type=int, default=0, help="also count findings within this many lines")
     args = ap.parse_args(argv)
     if args.held_out:
-        root, judged_folder, name = HELD_OUT, JUDGED / "heldout", "realworld_precision_heldout"
+        root, judged_folder = CACHE / args.held_out / "src", JUDGED / args.held_out
+        name = f"realworld_precision_{args.held_out}"
         folders = {d.name: (d.name, d) for d in sorted(root.iterdir()) if d.is_dir()}
     else:
         root, judged_folder, name = CACHE / "src", JUDGED, "realworld_precision"
@@ -167,6 +170,9 @@ def main(argv=None) -> int:
           f"warnings): {unconfirmed}; duplicate findings (rule × line): {dups}")
     recall = score(firing, judged, defaults)
     print_recall(recall)
+    if args.window:
+        print(f"\nwithin {args.window} lines of the judged line:")
+        print_recall(score(firing, judged, defaults, window=args.window))
     unjudged = sorted((loc, line, code) for loc, line, code in firing
                       if code in defaults and (loc, line) not in judged.get(code, {}))
     if args.held_out:

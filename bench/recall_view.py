@@ -55,8 +55,10 @@ def in_other_backend(location: str) -> bool:
     return any(other_backend(part) for part in Path(location).parts[:-1])
 
 
-def score(firing: set[tuple[str, int, str]], sample: dict, defaults: set[str]) -> dict[str, RuleRecall]:
-    """Per rule, the default set's recall and false-report rate over the judged sample."""
+def score(firing: set[tuple[str, int, str]], sample: dict, defaults: set[str], window: int = 0
+          ) -> dict[str, RuleRecall]:
+    """Per rule, the default set's recall and false-report rate over the judged sample; a finding within
+    `window` lines of a judged location counts as reported there."""
     out: dict[str, RuleRecall] = {}
     for code, rows in sorted(sample.items()):
         r = out[code] = RuleRecall(default=code in defaults)
@@ -64,7 +66,7 @@ def score(firing: set[tuple[str, int, str]], sample: dict, defaults: set[str]) -
             if in_other_backend(loc):
                 r.not_read += 1
                 continue
-            reported = r.default and (loc, line, code) in firing
+            reported = r.default and any((loc, n, code) in firing for n in range(line - window, line + window + 1))
             if verdict == "true":
                 r.true += 1
                 if reported:
