@@ -23,9 +23,13 @@ OTHER_BACKENDS = frozenset({
 
 
 def other_backend(folder: str) -> str | None:
-    """The backend a folder name stands for, when it is not NVIDIA's."""
+    """The backend a folder name stands for, when it is not NVIDIA's: the whole name (`_ascend`) or
+    its last word (`flash_attn_triton_amd`), as projects name a vendor's copy of a package."""
     name = folder.lstrip("_").lower()
-    return name if name in OTHER_BACKENDS else None
+    if name in OTHER_BACKENDS:
+        return name
+    last = name.rsplit("_", 1)[-1]
+    return last if "_" in name and last in OTHER_BACKENDS else None
 
 
 @dataclass

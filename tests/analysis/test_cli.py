@@ -168,13 +168,14 @@ def test_reports_name_the_triton_api_the_rules_read():
 
 def test_folders_for_other_backends_are_skipped_unless_named(tmp_path):
     kernel = POS.read_text()
-    for folder in ("ops", "backend/_ascend", "backends/cambricon"):
+    # A vendor's copy of a package is also named with the vendor as its last word.
+    for folder in ("ops", "ops_triton", "backend/_ascend", "backends/cambricon", "attn_triton_amd"):
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / "k.py").write_text(kernel)
     r = run("check", str(tmp_path), "--select", "TL001", "--format", "json", "--no-confirm")
     paths = {Path(i["path"]).parent.name for i in json.loads(r.stdout)}
-    assert paths == {"ops"}, r.stdout
-    assert "skipped 2 files in folders for other backends (ascend, cambricon)" in r.stderr
+    assert paths == {"ops", "ops_triton"}, r.stdout
+    assert "skipped 3 files in folders for other backends (amd, ascend, cambricon)" in r.stderr
     named = run("check", str(tmp_path / "backend" / "_ascend"), "--select", "TL001", "--format", "json", "--no-confirm")
     assert {Path(i["path"]).parent.name for i in json.loads(named.stdout)} == {"_ascend"}
     assert "skipped" not in named.stderr
