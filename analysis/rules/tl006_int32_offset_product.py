@@ -2,16 +2,19 @@
 
 ## What it finds
 A product in an address (`tl.load`/`tl.store`/atomic pointer, directly or through local
-variables and `X += ...`) of an index that comes from `tl.program_id` and a stride that can make it
-reach past 2**31 elements, with no `.to(tl.int64)` / `tl.int64` anywhere in the chain: a program id
-times a stride over a whole tensor is reported unless something bounds its size.
+variables and `X += ...`; also `X = X + pid_b * stride_xb` in one branch before a later
+`X = X + offs`, and a pointer advanced and then handed to a device helper of the file) of an index
+that comes from `tl.program_id` and a stride that can make it reach past 2**31 elements, with no
+`.to(tl.int64)` / `tl.int64` anywhere in the chain, on either factor: a program id times a stride
+over a whole tensor is reported unless something bounds its size.
 
 - a batch, expert or page index (`off_z`, `cur_batch`, `expert_id`, `page`) times its stride
   (`stride_qz`, `k_batch_stride`, `stride_0`) in an address of two or more indices;
-- a row or token index times the row stride (`t.stride(0)`, `o_row_stride`, `n_cols`, `N`) of
-  the tensor: the rows of activations (a layernorm's `row * row_stride`, a GEMM's
-  `offs_m * stride_am`, a SwiGLU's gate/up rows), KV caches and pools, logits, embeddings (a
-  weight whose row a loaded token id picks);
+- a row or token index times the row stride (`t.stride(0)`, `t.stride(-3)` of packed tokens,
+  `o_row_stride`, `n_cols`, `N`) of the tensor: the rows of activations (a layernorm's
+  `row * row_stride`, a GEMM's `offs_m * stride_am`, a SwiGLU's gate/up rows), KV caches and
+  pools, logits, embeddings (a weight whose row a loaded token id picks), an attention bias or mask
+  whose address walks rows of queries (`off_b * stride_bb + offs_m[:, None] * stride_bm`);
 - a constexpr stride counts when a configuration sets it to a long row (`row * ROW` with
   `ROW=16384`).
 
@@ -20,9 +23,12 @@ and a head or feature index (`off_h * stride_qh` stays inside one batch), the ro
 batch product of the same address is there (only the batch one is reported), 1-D addresses (the
 tensor's size bounds the product), row lengths that are counts (`topk`, `num_heads`, `n_blocks`)
 or constexprs shorter than 2048 elements, per-row metadata (scales, lengths, index tables, softmax
-statistics), tile offsets (`pid * BLOCK_SIZE`), files that assert their sizes stay below int32's
-range (`assert x.numel() < 2**31`), and addresses where a cast to int64 already appears (also one
-a constexpr flag guards: `if LONG_INDEXING: row = row.to(tl.int64)`).
+statistics, a bias per head, and `off_hb * seqlen_q`: one value per position of a sequence), a
+workspace of one row per program (`row_block_id * N` where the program loops over the rows from
+`row_block_id * rows_per_program`), tile offsets (`pid * BLOCK_SIZE`), files that assert their
+sizes stay below int32's range (`assert x.numel() < 2**31`), and addresses where a cast to int64
+already appears (`row * stride.to(tl.int64)`, also one a constexpr flag guards:
+`if LONG_INDEXING: row = row.to(tl.int64)`).
 
 The message says what 2**31 elements of the tensor take ("4 GiB of fp16") when every launch in the
 file shows the tensor's dtype (`torch.empty(..., dtype=torch.float16)`, `x.half()`,
@@ -60,6 +66,7 @@ import re
 from .. import message_text as mt
 from ..findings import Applicability, Range, Related, Severity, TextEdit
 from ..shapes.dtypes import element_bytes
+from . import _addresses as addr
 from . import _host_dtypes as host
 from . import _offsets as off
 from .base import KernelContext, RuleInfo
@@ -81,17 +88,6 @@ def _factors(ctx, node, depth=0):
     if node is not None and depth < 12 and node.type == "binary_operator" and ctx.src.text_of(node.child_by_field_name("operator")) == "*":
         return _factors(ctx, node.child_by_field_name("left"), depth + 1) + _factors(ctx, node.child_by_field_name("right"), depth + 1)
     return [node] if node is not None else []
-
-
-def _pointer_exprs(ctx):
-    k = ctx.kernel
-    out = []
-    for call in k.calls:
-        if call.name in off.MEMORY_OPS + off.ATOMIC_OPS:
-            ptr = call.arg(0, "pointer")
-            if ptr is not None:
-                out.append(ptr)
-    return out
 
 
 def _int64_params(ctx):
@@ -161,7 +157,9 @@ def _reach(ctx, index, strides) -> int:
     info = off.term_info(ctx, index)
     idx = _index_class(ctx, index)
     named = max((_stride_class(n) for n in strides), default=UNKNOWN_DIM)
-    if dims and all(d is not None for d in dims):
+    # `t.stride(-3)` counts from the end: the outermost dimension of a packed (tokens, heads, dim)
+    # tensor, a head's rows in (batch, heads, seq, dim); only the names can tell which.
+    if dims and all(d is not None and d > -2 for d in dims):
         if 0 in dims:  # `t.stride(0)`: the outermost dimension, a batch or the rows of a matrix
             return BATCH if BATCH in (idx, named) else INNER if idx == INNER else ROW
         return INNER if idx != BATCH else BATCH
@@ -174,11 +172,11 @@ def _reach(ctx, index, strides) -> int:
     return max(idx, named)
 
 
-def _products(ctx, ptr, kinds, wide):
-    """(term, index factor, stride names, pid-fed) for each index × stride product of `ptr`, and
-    how many terms index the tensor besides the base pointer."""
+def _products(ctx, terms, kinds, wide):
+    """(term, index factor, stride names, pid-fed) for each index × stride product of an address's
+    `terms`, and how many terms index the tensor besides the base pointer."""
     out, indexing = [], 0
-    for term in off.additive_terms(ctx, ptr):
+    for term in terms:
         t = off.strip_parens(term)
         if t is None or (t.type == "identifier" and ctx.src.text_of(t) in kinds.pointers):
             continue
@@ -236,30 +234,73 @@ def check(ctx: KernelContext):
     if not (kinds.runtime or kinds.constexpr) or not ctx.kernel.calls_named("program_id") or _capped(ctx):
         return  # (a file that asserts its sizes fit int32 has bounded every product itself)
     wide = _int64_params(ctx)
-    seen = set()
-    for ptr in _pointer_exprs(ctx):
-        products, indexing = _products(ctx, ptr, kinds, wide)
-        if indexing < 2 or _small_tensor(ctx, ptr, kinds):
-            continue  # a 1-D tensor (one index: its size bounds the product), or per-row metadata
+    seen, found, moved = set(), [], {}
+    for base, terms, extra in addr.addresses(ctx, kinds):
+        products, indexing = _products(ctx, terms, kinds, wide)
         reach = {t.id: _reach(ctx, index, strides) for t, index, strides, _ in products}
-        top = max(reach.values(), default=INNER)
-        large = _large_tensor(ctx, ptr, kinds)
+        found.append((base, terms, extra, products, indexing, reach))
+        if extra:  # how far the pointer was moved before the access that rebinds it
+            moved[base] = max(moved.get(base, INNER), *reach.values(), INNER)
+    for base, terms, extra, products, indexing, reach in found:
+        if indexing + extra < 2 or _small_tensor(ctx, base, terms):
+            continue  # a 1-D tensor (one index: its size bounds the product), or per-row metadata
+        top = max(*reach.values(), INNER, moved.get(base, INNER) if not extra else INNER)
+        large = bool(_LARGE.search(base))
         for t, index, strides, by_pid in products:
             r = reach[t.id]
             if t.id in seen or not by_pid or r == INNER or r < top or (r == UNKNOWN_DIM and len(products) > 1):
                 continue
-            if r != BATCH and not large and _layer_weight(ctx, ptr, kinds, index):
-                continue  # a layer's own weight: 16k x 16k is 2**28
-            if "int64" in off.chain_text(ctx, t):
+            if r != BATCH and not large and _WEIGHT.search(base) and not ctx.definition_calls(index, "load"):
+                continue  # a layer's own weight (16k x 16k is 2**28), not an embedding a token id picks
+            if "int64" in off.chain_text(ctx, t) or _per_position(ctx, t, index) or _per_program(ctx, t, index):
                 continue
             seen.add(t.id)
-            yield _finding(ctx, t, index, strides, r, host.pointer_dtype(ctx, _base_name(ctx, ptr, kinds)))
+            yield _finding(ctx, t, index, strides, r, host.pointer_dtype(ctx, base))
 
 
 # Tensors of a few values per row (scales, `As`/`Bs` block scales, lengths, index tables, softmax
 # statistics): far below 2**31 elements whatever the row stride is.
-_SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|index|idx|ids?(_|$)|table|mask|slope|lse|mean|rstd|"
-                    r"stat|count|offsets|position|topk|bias|alpha|beta|gate|^[A-Za-z]?s$", re.IGNORECASE)
+_SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|index|idx|ids?(_|$)|table|slope|lse|mean|rstd|"
+                    r"stat|count|offsets|position|topk|alpha|beta|gate|^[A-Za-z]?s$", re.IGNORECASE)
+# A bias or mask is a vector per row or head unless its address walks a tile of rows: then it is an
+# attention bias over (batch, heads, queries, keys), as large as the scores.
+_MATRIX_META = re.compile(r"bias|mask", re.IGNORECASE)
+
+
+# A row length that is a sequence length (`off_hb * seqlen_q_rounded`): a tensor of one value per
+# position of each sequence (softmax statistics, a scratch row), not of a hidden row per token.
+_SEQ_LEN = re.compile(r"^(max_)?(seq_?len|n_ctx|ctx_len)", re.IGNORECASE)
+
+
+def _per_position(ctx, product, index) -> bool:
+    others = [f for f in _factors(ctx, product) if f.id != index.id]
+    lengths = [n for n in off.depends(ctx, product) if _SEQ_LEN.search(n) and "stride" not in n.lower()]
+    return len(others) == 1 and lengths == [ctx.src.text_of(others[0])]  # not seqlen_q x seqlen_k scores
+
+
+# A program that walks rows in a loop of its own (`for row in range(row_block_id * rows_per_program,
+# ...)`, `for row in tl.range(pid, n_rows, num_progs)`): its bare id times a stride indexes a
+# workspace of one row per program (partial weight gradients), as many rows as the grid has.
+def _per_program(ctx, product, index) -> bool:
+    pid = off.strip_parens(index)
+    name = ctx.src.text_of(pid) if pid is not None and pid.type == "identifier" else None
+    defs = ctx.kernel.assignments.get(name, [])
+    if len(_factors(ctx, product)) != 2 or len(defs) != 1 or "program_id" not in ctx.src.text_of(off.rhs_of(defs[0]) or pid):
+        return False
+    for loop in ctx.kernel.loops:
+        start = off.strip_parens(loop.args[0]) if loop.kind in ("range", "tl.range") and len(loop.args) > 1 else None
+        words = _TOKEN.findall((loop.var or "").lower())
+        if start is None or not words or _word_class(words[0], False) == INNER:
+            continue  # (a split of the K loop walks columns, not rows)
+        if ctx.src.text_of(start) == name and len(loop.args) > 2:
+            return True  # a grid-stride loop over rows
+        starts = ctx.kernel.assignments.get(ctx.src.text_of(start), []) if start.type == "identifier" else []
+        start = off.strip_parens(off.rhs_of(starts[0]) if len(starts) == 1 else start)
+        start = (off.method_call(start, ctx.src, "to") or [start])[0]  # (`(pid * rows).to(tl.int64)`)
+        factors = [ctx.src.text_of(f) for f in _factors(ctx, start)]
+        if len(factors) > 1 and name in factors:
+            return True
+    return False
 
 
 # Tensors whose rows reach 2**31 elements even where the name says weight: caches and pools of
@@ -267,12 +308,6 @@ _SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|index|idx|
 # weights. A layer's own weight is not among them: 16k x 16k is 2**28.
 _LARGE = re.compile(r"cache|kv|pool|buffer|logit|prob|vocab|embed|lm_head|attn|expert", re.IGNORECASE)
 _WEIGHT = re.compile(r"weight|^w\d?(_|$)", re.IGNORECASE)
-
-
-def _layer_weight(ctx, ptr, kinds, index) -> bool:
-    """Whether `ptr` walks the rows of a layer's weight, not of an embedding table (whose row a
-    loaded token id picks: vocabulary rows)."""
-    return bool(_WEIGHT.search(_base_name(ctx, ptr, kinds))) and not ctx.definition_calls(index, "load")
 
 
 # An assertion in the file that a tensor's size stays below int32's range (`assert x.numel() <
@@ -289,20 +324,10 @@ def _capped(ctx) -> bool:
     return memo["file"]
 
 
-def _base_name(ctx, ptr, kinds) -> str:
-    for term in off.additive_terms(ctx, ptr):
-        t = off.strip_parens(term)
-        if t is not None and t.type == "identifier" and ctx.src.text_of(t) in kinds.pointers:
-            return ctx.src.text_of(t)
-    return ""
-
-
-def _small_tensor(ctx, ptr, kinds) -> bool:
-    return bool(_SMALL.search(_base_name(ctx, ptr, kinds) or "-"))
-
-
-def _large_tensor(ctx, ptr, kinds) -> bool:
-    return bool(_LARGE.search(_base_name(ctx, ptr, kinds)))
+def _small_tensor(ctx, base, terms) -> bool:
+    if _MATRIX_META.search(base):  # an attention bias or mask is small unless it walks rows of scores
+        return not any(off.term_info(ctx, t).ndim == 2 and off.term_info(ctx, t).axis == 0 for t in terms)
+    return bool(_SMALL.search(base or "-"))
 
 
 _REACH_WORDS = {BATCH: "outermost", ROW: "row", UNKNOWN_DIM: "row"}

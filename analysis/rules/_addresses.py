@@ -1,0 +1,94 @@
+"""Every address a kernel computes, for rules that read what an address's products reach.
+
+Not a rule. An access's pointer (`tl.load(X + cols)`) holds its summands through local names and
+`X += d` (`_offsets.additive_terms`); two kinds of address escape it. A pointer rebound from
+itself (`X = X + pid * stride_xb` in one branch, then `X = X + offs` before the access) keeps only
+the last rebinding in the access's chain; and a pointer advanced and then handed to a device
+helper of the file (`Q += off_b * stride_qb; _attend(Q, ...)`) is addressed in the helper, where
+the kernel's products are out of sight. Both are addresses of their own here.
+"""
+
+from __future__ import annotations
+
+from ..kernel_roles import device_helpers
+from ._offsets import ATOMIC_OPS, MEMORY_OPS, additive_terms, rhs_of, strip_parens
+
+
+def _pointer_exprs(ctx):
+    k = ctx.kernel
+    out = []
+    for call in k.calls:
+        if call.name in MEMORY_OPS + ATOMIC_OPS:
+            ptr = call.arg(0, "pointer")
+            if ptr is not None:
+                out.append(ptr)
+    return out
+
+
+def _base_name(ctx, terms, kinds) -> str:
+    for term in terms:
+        t = strip_parens(term)
+        if t is not None and t.type == "identifier" and ctx.src.text_of(t) in kinds.pointers:
+            return ctx.src.text_of(t)
+    return ""
+
+
+def addresses(ctx, kinds) -> list[tuple]:
+    """(base pointer, summands, indices the summands leave out) of every address: each access's
+    pointer, and each advance of a pointer parameter no access reaches (`X = X + pid * stride_xb`
+    in one branch, hidden by a later `X = X + offs`; `Q += off_b * stride_qb` before Q goes to a
+    device helper), which the access or the helper indexes further."""
+    out, reached = [], set()
+    for ptr in _pointer_exprs(ctx):
+        terms = additive_terms(ctx, ptr)
+        out.append((_base_name(ctx, terms, kinds), terms, 0))
+        reached.update(t.id for t in terms)
+    params = {p.name for p in ctx.kernel.params}
+    for name in sorted({b for b, _, _ in out if b} | _handed_to_helpers(ctx)):
+        for base, terms in _advances(ctx, name, params):
+            if base and not any(t.id in reached for t in terms):
+                out.append((base, terms, 1))
+    return out
+
+
+def _sum_terms(ctx, node, depth=0) -> list:
+    """The summands of one expression, split at `+` and `-` (local names are not followed)."""
+    node = strip_parens(node)
+    if node is not None and depth < 12 and node.type == "binary_operator" and ctx.src.text_of(node.child_by_field_name("operator")) in ("+", "-"):
+        return _sum_terms(ctx, node.child_by_field_name("left"), depth + 1) + _sum_terms(ctx, node.child_by_field_name("right"), depth + 1)
+    return [node] if node is not None else []
+
+
+def _advances(ctx, name, params) -> list[tuple]:
+    """(base, summands) of each `name += d` / `name = name + d` of a parameter (any branch), less
+    `name`; of a local pointer (`v_ptr = V + pid_b * stride_vb`), its definitions' summands."""
+    out = []
+    for a in ctx.kernel.assignments.get(name, ()):
+        right = rhs_of(a)
+        if name not in params:
+            terms = additive_terms(ctx, right) if right is not None and not a.augmented else []
+            base = next((ctx.src.text_of(t) for t in terms if t.type == "identifier" and ctx.src.text_of(t) in params), "")
+            out.append((base, [t for t in terms if ctx.src.text_of(t) != base]))
+            continue
+        terms = _sum_terms(ctx, right) if right is not None and a.augmented in (None, "+=", "-=") else []
+        own = {t.id for t in terms if t.type == "identifier" and ctx.src.text_of(t) == name}
+        if a.augmented or own:
+            out.append((name, [t for t in terms if t.id not in own]))
+    return out
+
+
+def _handed_to_helpers(ctx) -> set[str]:
+    """Names passed to a device helper of the file, which addresses them itself."""
+    # Per analysis, not per kernel model: a cached kernel keeps its model while the helpers change.
+    memo = ctx.module.memo.setdefault("addresses.helpers", {}).setdefault(id(ctx.kernel), {})
+    if "args" not in memo:
+        helpers, found, todo = device_helpers(ctx.module), set(), [ctx.kernel.node]
+        while todo:
+            n = todo.pop()
+            fn = n.child_by_field_name("function") if n.type == "call" else None
+            if fn is not None and ctx.src.text_of(fn) in helpers:
+                args = n.child_by_field_name("arguments")
+                found.update(ctx.src.text_of(a) for a in (args.named_children if args else ()) if a.type == "identifier")
+            todo.extend(n.children)
+        memo["args"] = found
+    return memo["args"]
