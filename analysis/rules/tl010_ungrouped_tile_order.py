@@ -9,7 +9,10 @@ its own block-size constexpr (`pid_m * BLOCK_M`, `pid_n * BLOCK_N`): a split int
 expert, frame or chunk indices (`b = pid // H; h = pid % H`) is not a grid of output tiles and is
 left alone. Reported at the `tl.program_id` call. Other axes may hold a batch or a split of K
 (`grid = (cdiv(M, BM) * cdiv(N, BN), batch)`): axis 0 varies fastest in launch order, so its
-tile order still decides which tiles are resident together. Left alone: 2-D tile grids
+tile order still decides which tiles are resident together. Left alone: tiles whose rows and
+columns both span model dimensions (a chunk, a head or state dimension: `offs_m < chunk_size`,
+`num_pid_n = tl.cdiv(hdim, BLOCK_N)`), a few tiles of small operands per (batch, chunk, head)
+program with nothing for L2 to share; 2-D tile grids
 (`pid_m = program_id(0)`, `pid_n = program_id(1)`), a tile split on a slower axis behind a batch
 on axis 0 (consecutive programs are other batch entries), and kernels without `tl.dot`.
 
@@ -54,6 +57,7 @@ from .. import message_text as mt
 from ..findings import Severity
 from ..source import walk
 from . import _offsets as off
+from . import _tiling_evidence as te
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -114,6 +118,9 @@ def check(ctx: KernelContext):
     if pair is None:
         return  # a batch/head/chunk split, not the rows and columns of a tile grid
     row, col = pair
+    if _per_group_dims(ctx, row, tiles[row], divisors.get((row, "//"), set())) and \
+            _per_group_dims(ctx, col, tiles[col], divisors.get((col, "%"), set())):
+        return  # chunk x head-dim tiles of one (batch, chunk, head): a few tiles, nothing to share in L2
     call = sources[0]
     yield ctx.finding(
         ctx.src.range(call.node),
@@ -124,6 +131,54 @@ def check(ctx: KernelContext):
             "share operands in L2"),
         data={"row": row, "column": col},
     )
+
+
+# Extents fixed by the model, not by the problem size: a chunk, a head dimension, a state dimension.
+_MODEL_DIM = re.compile(r"chunk|head_?dim|^h_?dim$|^d_?head$|d_?state|state_?(dim|size)", re.IGNORECASE)
+
+
+def _per_group_dims(ctx, var, blocks, divisors) -> bool:
+    """Whether every size the tile index `var` is bounded by is a model dimension (a chunk, a head
+    or state dimension): the sizes its lanes are compared with (`offs_m < chunk_size`), the size
+    its tile count divides (`num_pid_n = tl.cdiv(hdim, BLOCK_N)`), and what the launch grid's
+    `cdiv` divides by its block. Such a grid is a few tiles of small operands per program group."""
+    sizes = set()
+    for d in divisors:  # the column's own divisor: `pid % num_pid_n`
+        sizes |= _cdiv_sizes(ctx, d, blocks)
+    for name, assigns in ctx.kernel.assignments.items():
+        for a in assigns:
+            if a.value is not None and re.search(r"cdiv|//", ctx.src.text_of(a.value)) and \
+                    set(ctx.names_in(a.value)) & blocks and name not in blocks:
+                sizes |= _cdiv_sizes(ctx, name, blocks)
+    for node in walk(ctx.kernel.node):
+        if node.type != "comparison_operator" or len(node.named_children) != 2:
+            continue
+        ops = [ctx.src.text_of(c) for c in node.children if not c.is_named]
+        a, b = node.named_children
+        if ops and ops[0] in (">", ">="):
+            a, b = b, a
+        elif not ops or ops[0] not in ("<", "<="):
+            continue
+        if var in ctx.depends_on(a) and not off.is_fed(ctx, b, "program_id"):
+            sizes |= _params(ctx, ctx.depends_on(b))
+    for launch in ctx.kernel.launches:
+        for _, axis in te.grid_axes(ctx, launch)[:1]:
+            sizes |= {n for a, b in te.cdiv_operands(axis) if b & te.passed_for(ctx, blocks) for n in a}
+    return bool(sizes) and all(_MODEL_DIM.search(s) for s in sizes)
+
+
+def _cdiv_sizes(ctx, name, blocks) -> set[str]:
+    """The parameters a tile count divides by one of `blocks` (`tl.cdiv(hdim, BLOCK_N)`)."""
+    out = set()
+    for a in ctx.kernel.assignments.get(name, ()):
+        if a.value is not None and set(ctx.names_in(a.value)) & blocks:
+            out |= _params(ctx, ctx.depends_on(a.value))
+    return out
+
+
+def _params(ctx, names) -> set[str]:
+    return {n for n in names if (p := ctx.kernel.param(n)) is not None and "stride" not in n
+            and not (p.is_constexpr and _BLOCK_NAME.search(n))}
 
 
 _BLOCK_NAME = re.compile(r"BLOCK|TILE|BLK|^B[MNK]$", re.IGNORECASE)
