@@ -15,13 +15,14 @@ from ._offsets import ATOMIC_OPS, MEMORY_OPS, additive_terms, rhs_of, strip_pare
 
 
 def _pointer_exprs(ctx):
-    k = ctx.kernel
+    """(pointer, 1 when what it points at is indexed further) of each access and descriptor."""
     out = []
-    for call in k.calls:
-        if call.name in MEMORY_OPS + ATOMIC_OPS:
-            ptr = call.arg(0, "pointer")
+    for call in ctx.kernel.calls:
+        if call.name in MEMORY_OPS + ATOMIC_OPS + ("make_tensor_descriptor",):
+            # a descriptor's base: the descriptor's shape and strides index the rows from there
+            ptr = call.arg(0, "base" if call.name == "make_tensor_descriptor" else "pointer")
             if ptr is not None:
-                out.append(ptr)
+                out.append((ptr, int(call.name == "make_tensor_descriptor")))
     return out
 
 
@@ -34,20 +35,20 @@ def _base_name(ctx, terms, kinds) -> str:
 
 
 def addresses(ctx, kinds) -> list[tuple]:
-    """(base pointer, summands, indices the summands leave out) of every address: each access's
-    pointer, and each advance of a pointer parameter no access reaches (`X = X + pid * stride_xb`
+    """(base pointer, summands, indices the summands leave out, hidden) of every address: each access's
+    pointer and tensor descriptor's base, and each advance of a pointer parameter no access reaches (`X = X + pid * stride_xb`
     in one branch, hidden by a later `X = X + offs`; `Q += off_b * stride_qb` before Q goes to a
-    device helper), which the access or the helper indexes further."""
+    device helper: hidden), which the access or the helper indexes further."""
     out, reached = [], set()
-    for ptr in _pointer_exprs(ctx):
+    for ptr, further in _pointer_exprs(ctx):
         terms = additive_terms(ctx, ptr)
-        out.append((_base_name(ctx, terms, kinds), terms, 0))
+        out.append((_base_name(ctx, terms, kinds), terms, further, False))
         reached.update(t.id for t in terms)
     params = {p.name for p in ctx.kernel.params}
-    for name in sorted({b for b, _, _ in out if b} | _handed_to_helpers(ctx)):
+    for name in sorted({a[0] for a in out if a[0]} | _handed_to_helpers(ctx)):
         for base, terms in _advances(ctx, name, params):
             if base and not any(t.id in reached for t in terms):
-                out.append((base, terms, 1))
+                out.append((base, terms, 1, True))
     return out
 
 

@@ -1,12 +1,12 @@
 """TL006 — row or batch offset kept in int32
 
 ## What it finds
-A product in an address (`tl.load`/`tl.store`/atomic pointer, directly or through local
-variables and `X += ...`; also `X = X + pid_b * stride_xb` in one branch before a later
-`X = X + offs`, and a pointer advanced and then handed to a device helper of the file) of an index
-that comes from `tl.program_id` and a stride that can make it reach past 2**31 elements, with no
-`.to(tl.int64)` / `tl.int64` anywhere in the chain, on either factor: a program id times a stride
-over a whole tensor is reported unless something bounds its size.
+A product in an address (`tl.load`/`tl.store`/atomic pointer or a tensor descriptor's base,
+directly or through local variables and `X += ...`; also `X = X + pid_b * stride_xb` in one branch
+before a later `X = X + offs`, and a pointer advanced and then handed to a device helper of the
+file) of an index that comes from `tl.program_id` and a stride that can make it reach past 2**31
+elements, with no `.to(tl.int64)` / `tl.int64` anywhere in the chain, on either factor: a program
+id times a stride over a whole tensor is reported unless something bounds its size.
 
 - a batch, expert or page index (`off_z`, `cur_batch`, `expert_id`, `page`) times its stride
   (`stride_qz`, `k_batch_stride`, `stride_0`) in an address of two or more indices;
@@ -235,16 +235,16 @@ def check(ctx: KernelContext):
         return  # (a file that asserts its sizes fit int32 has bounded every product itself)
     wide = _int64_params(ctx)
     seen, found, moved = set(), [], {}
-    for base, terms, extra in addr.addresses(ctx, kinds):
+    for base, terms, extra, hidden in addr.addresses(ctx, kinds):
         products, indexing = _products(ctx, terms, kinds, wide)
         reach = {t.id: _reach(ctx, index, strides) for t, index, strides, _ in products}
-        found.append((base, terms, extra, products, indexing, reach))
-        if extra:  # how far the pointer was moved before the access that rebinds it
+        found.append((base, terms, extra, hidden, products, indexing, reach))
+        if hidden:  # how far the pointer was moved before the access that rebinds it
             moved[base] = max(moved.get(base, INNER), *reach.values(), INNER)
-    for base, terms, extra, products, indexing, reach in found:
+    for base, terms, extra, hidden, products, indexing, reach in found:
         if indexing + extra < 2 or _small_tensor(ctx, base, terms):
             continue  # a 1-D tensor (one index: its size bounds the product), or per-row metadata
-        top = max(*reach.values(), INNER, moved.get(base, INNER) if not extra else INNER)
+        top = max(*reach.values(), INNER, moved.get(base, INNER) if not hidden else INNER)
         large = bool(_LARGE.search(base))
         for t, index, strides, by_pid in products:
             r = reach[t.id]
