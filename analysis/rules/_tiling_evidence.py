@@ -49,6 +49,32 @@ def _wrapper_assigns(src, launch) -> dict:
         left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
         if left is not None and left.type == "identifier" and right is not None:
             out.setdefault(src.text_of(left), []).append(right)
+    for name, text in _attribute_values(src).items():  # `ctx.grid = grid` saved by an autograd forward
+        if name not in out:
+            out[name] = [text]
+    return out
+
+
+def _attribute_values(src) -> dict:
+    """attribute name → the text of what the file assigns to it (`ctx.grid = grid`, `self.grid
+    = ...`), with the names behind it in the function that assigns it."""
+    memo = src.memo_for("_tl_attribute_values")
+    if "out" in memo:
+        return memo["out"]
+    out: dict = {}
+    for a in captures(src.root, "(assignment left: (attribute) right: (_)) @a", "a"):
+        fn = a.parent
+        while fn is not None and fn.type != "function_definition":
+            fn = fn.parent
+        if fn is None:
+            continue
+        local: dict = {}
+        for n in captures(fn, "(assignment left: (identifier) @l right: (_)) @x", "x"):
+            if n.start_byte < a.start_byte:
+                local.setdefault(src.text_of(n.child_by_field_name("left")), []).append(n.child_by_field_name("right"))
+        name = src.text_of(a.child_by_field_name("left").child_by_field_name("attribute"))
+        out.setdefault(name, _expand(src, a.child_by_field_name("right"), local))
+    memo["out"] = out
     return out
 
 
@@ -60,7 +86,7 @@ def _expand(src, node, assigns, depth=0, seen=frozenset()) -> str:
     parts = [text]
     for name in sorted(idents(text) - seen):
         for right in assigns.get(name, ()):
-            parts.append(_expand(src, right, assigns, depth + 1, seen | {name}))
+            parts.append(right if isinstance(right, str) else _expand(src, right, assigns, depth + 1, seen | {name}))
     return " ".join(parts)
 
 
@@ -75,7 +101,7 @@ def grid_axes(ctx, launch) -> list[tuple[str, str]]:
     assigns = _wrapper_assigns(src, launch)
     node = _strip(launch.grid)
     named = node is not None and node.type == "identifier"
-    if named and len(assigns.get(src.text_of(node), ())) == 1:
+    if named and len(assigns.get(src.text_of(node), ())) == 1 and not isinstance(assigns[src.text_of(node)][0], str):
         node = _strip(assigns[src.text_of(node)][0])
     if node is not None and node.type == "lambda":
         node = _strip(node.child_by_field_name("body"))
@@ -85,6 +111,25 @@ def grid_axes(ctx, launch) -> list[tuple[str, str]]:
                for c in node.named_children if c.type != "comment"]
     memo[launch.node.id] = out
     return out
+
+
+def rounded_grid_size(ctx, lane_node) -> str | None:
+    """The host size a launch's grid divides with `cdiv` by the block of these lanes, on the axis
+    of their program id (`grid = (triton.cdiv(q.shape[2], BLOCK), ...)`): the tiles overhang it
+    even where the kernel is given no size. None where no launch shows one."""
+    facts = ib.index_facts(ctx, lane_node)
+    blocks = passed_for(ctx, {t for t in facts.extents if not t[0].isdigit()})
+    for launch in ctx.kernel.launches:
+        axes = grid_axes(ctx, launch)
+        for axis in facts.pid_axes:
+            if 0 <= axis < len(axes):
+                for size, block in _CDIV_ARGS.findall(axes[axis][1]):
+                    if idents(block) & blocks and not size.strip().isdigit():  # `cdiv(512, bd)`: a fixed size
+                        return " ".join(size.split())
+    return None
+
+
+_CDIV_ARGS = re.compile(r"cdiv\s*\(\s*([^,()]+(?:\([^()]*\))?[^,()]*),\s*([^()]+?)\s*\)")
 
 
 def rounds_up(text: str) -> bool:
@@ -107,13 +152,13 @@ def tiles_up(ctx, launch, axis: int, blocks) -> bool:
 
 def cdiv_operands(text: str) -> list[tuple[set, set]]:
     """(names of n, names of BLOCK) for each `cdiv(n, BLOCK)` in a host expression's text."""
-    return [(idents(a), idents(b)) for a, b in re.findall(r"cdiv\s*\(\s*([^,()]+(?:\([^()]*\))?[^,()]*),\s*([^()]+?)\s*\)", text)]
+    return [(idents(a), idents(b)) for a, b in _CDIV_ARGS.findall(text)]
 
 
 def divisibility_tests(ctx) -> list[tuple[set, set, tuple | None]]:
     """(names of n, names of BLOCK, span) for every `n % BLOCK == 0` / `!= 0` / `not n % BLOCK`
-    of the file that decides: in an `assert`, in an `if` that raises or returns (span None: it
-    holds after it), in an `if` whose body launches (span: the body it holds in), or returned by a
+    of the file that decides: in an `assert`, in an `if` that raises or returns (span: the rest of
+    its function, None at module level), in an `if` whose body launches (span: the body), or returned by a
     helper that one of those calls. A test kept as a value (`EVEN_K=K % BK == 0`, a heuristic, an
     `if` that only sets a flag) is a flag, not a guarantee: the kernel's `if EVEN_K:` is its guard."""
     module = ctx.module
@@ -121,14 +166,14 @@ def divisibility_tests(ctx) -> list[tuple[set, set, tuple | None]]:
     if cached is not None:
         return cached
     src = ctx.src
-    deciding = [(n, None) for n in captures(src.root, "(assert_statement) @a", "a")]
+    deciding = [(n, _rest_of_function(n)) for n in captures(src.root, "(assert_statement) @a", "a")]
     for kind in ("if_statement", "elif_clause"):
         for n in captures(src.root, f"({kind}) @s", "s"):
             cond, body = n.child_by_field_name("condition"), n.child_by_field_name("consequence")
             if cond is None or body is None:
                 continue
             exits = any(c.type in ("raise_statement", "return_statement") for c in body.named_children)
-            deciding.append((cond, None if exits else (body.start_byte, body.end_byte)))
+            deciding.append((cond, _rest_of_function(n) if exits else (body.start_byte, body.end_byte)))
     callers: dict = {}
     for node, span in deciding:
         for name in idents(src.text_of(node)):
@@ -150,6 +195,26 @@ def divisibility_tests(ctx) -> list[tuple[set, set, tuple | None]]:
     out += _divisor_helpers(src)
     module.__dict__["_tl_divisibility_tests"] = out
     return out
+
+
+def _rest_of_function(node):
+    """Where an assert (or an `if` that raises) holds: from it to the end of its function; None at
+    module level."""
+    fn = node.parent
+    while fn is not None and fn.type != "function_definition":
+        fn = fn.parent
+    return (node.start_byte, fn.end_byte, "after") if fn is not None else None
+
+
+def _launch_sites(ctx) -> list[int]:
+    """Where the kernel's launches happen: each launch, and each call of the function it sits in
+    (a wrapper that asserts, then calls the launching helper)."""
+    sites = [lc.node.start_byte for lc in ctx.kernel.launches]
+    names = {ctx.src.text_of(lc.wrapper.child_by_field_name("name")) for lc in ctx.kernel.launches if lc.wrapper is not None}
+    for f in captures(ctx.src.root, "(call function: (_) @f)", "f") if names else []:
+        if ctx.src.text_of(f).split(".")[-1] in names:
+            sites.append(f.start_byte)
+    return sites
 
 
 def _divisor_helpers(src) -> list:
@@ -244,9 +309,11 @@ def guaranteed(ctx, sizes, blocks) -> bool:
             for a, b in cdiv_operands(axis):
                 if b & block_names:
                     size_names |= a
-    launches = [lc.node.start_byte for lc in ctx.kernel.launches]
+    launches = _launch_sites(ctx)
     size_names, block_names = _loose(size_names), _loose(block_names)
-    return any(_loose(a) & size_names and _loose(b) & block_names and (span is None or any(span[0] <= at < span[1] for at in launches))
+    # a kernel launched nowhere in sight: an assert's scope cannot be checked, take it at its word
+    return any(_loose(a) & size_names and _loose(b) & block_names
+               and (span is None or (not launches and len(span) == 3) or any(span[0] <= at < span[1] for at in launches))
                for a, b, span in divisibility_tests(ctx))
 
 
@@ -311,3 +378,6 @@ def divides_by_contract(ctx, lane_node, bound, sizes) -> bool:
     named = idents(bound) & {p.name for p in ctx.kernel.params} if bound is not None else set()
     return guaranteed(ctx, named or set(sizes), blocks)
 
+
+
+#END

@@ -6,14 +6,20 @@ can run past the data, where the kernel itself says the data is ragged:
 - the lanes are tiled by the program id or a loop (`pid * BLOCK + tl.arange(0, BLOCK)`,
   `start + tl.arange(0, BLOCK)` in `for start in range(0, n, BLOCK)`) and the kernel masks the
   same lanes against a size elsewhere (a runtime one, or a compile-time one the file tests for
-  divisibility by the block: `EVEN_N = N % BLOCK_N == 0`), the launch tiles that grid axis with `cdiv` (also through
-  the names its function assigned: `grid = (triton.cdiv(n, BLOCK),)`, `tiles = cdiv(M, BM) *
-  cdiv(N, BN)`), or the loop runs to a runtime size;
+  divisibility by the block: `EVEN_N = N % BLOCK_N == 0`), the launch tiles that grid axis with
+  `cdiv` (also through the names its function assigned: `grid = (triton.cdiv(n, BLOCK),)`,
+  `tiles = cdiv(M, BM) * cdiv(N, BN)`, or a grid saved on the autograd context, `ctx.grid =
+  grid`; then also for a kernel given no size), or the loop runs to a runtime size;
 - or the lanes span a whole axis (`row * stride + tl.arange(0, BLOCK)`) that other accesses of
   the kernel mask against a size (`cols < n_cols`, or `offs_k < K - k * BLOCK_K` in a K loop whose
   B tile is loaded unmasked);
 - or a pointer is advanced by the block on every trip of a loop that walks a runtime size in
-  blocks (`for _ in range(tl.cdiv(K, BLOCK_K)):`, `range(0, K, BLOCK_K)`; `w_ptrs += BLOCK_K * s`).
+  blocks (`for _ in range(tl.cdiv(K, BLOCK_K)):`, `range(0, K, BLOCK_K)`; `w_ptrs += BLOCK_K * s`);
+- or the same buffer is loaded elsewhere with these lanes masked, even against a compile-time
+  size (`tl.load(da + offs, mask=offs < SEQLEN)`, then an unmasked reload of `da + offs`).
+A masked access is reported where its mask bounds whole-width lanes `tl.arange(0, E)` only by
+`E` itself and the launch passes `E = triton.next_power_of_2(d)`: `offs_d < HEAD_DIM_P2` masks
+nothing, and the lanes past `d` read or write the next row.
 A block pointer from `tl.make_block_ptr` is reported when an offset follows the program id or a
 loop and the matching dimension of its shape is a runtime size. The message names the lanes and
 the bound they can pass.
@@ -27,11 +33,15 @@ tiles before the program's own (`range(0, pid * BLOCK, BLOCK)`), a loop whose ta
 peels off and masks separately, a scratch buffer laid out in whole tiles (`(s * num_pid_m +
 pid_m) * BLOCK_M`), a loop to a count loaded from memory (usually padded to the block), an
 early `if pid * BLOCK >= n: return`, and accesses under an `if` on a constexpr, a heuristic or
-the size (`if EVEN_K:`, `if start + BLOCK <= n:` fast paths). A kernel that compares nothing
-with a size and takes none stays silent too. So does an access whose size the file guarantees a
-multiple of its block: a divisibility test of the size (or what the launch passes for it) by the
-block (or what the launch passes for it) in an `assert`, in an `if` that raises or returns or
-whose body launches, in a helper an assert or such an `if` calls or that the file exports as a
+the size (`if EVEN_K:`, `if start + BLOCK <= n:` fast paths), unit-stride lanes in rows whose
+pitch the host pads to a multiple (`buf + row * seqlen_rounded + offs_m`, `seqlen_rounded =
+math.ceil(seqlen / 128) * 128`), and a padded extent where the address lays rows out `E` wide
+(`p + row * E + offs`). A kernel that compares nothing with a size, takes none and whose launch
+shows no `cdiv` stays silent too (a comparison `tl.arange(0, E) < E` bounds nothing). So does an
+access whose size the file guarantees a multiple of its block: a divisibility test of the size (or
+what the launch passes for it) by the block (or what the launch passes for it) in an `assert` or
+an `if` that raises or returns (in the launching function or one that calls it), in an `if` whose
+body launches, in a helper an assert or such an `if` calls or that the file exports as a
 predicate (`..._supported(M, N, K)`), or a block made a divisor of the size by a helper
 (`unroll = highest_divisor(n_cols, 256)`). A test only kept as a flag (`EVEN_K = K % BK == 0`
 passed on) guarantees nothing by itself: the kernel's `if EVEN_K:` is the guard, unless the launch
@@ -76,6 +86,7 @@ from .. import message_text as mt
 from ..findings import Applicability, Range, Related, Severity, TextEdit
 from ..source import walk
 from . import _index_bounds as ib
+from . import _mask_evidence as me
 from . import _offsets as off
 from . import _tiling_evidence as te
 from .base import KernelContext, RuleInfo
@@ -114,18 +125,17 @@ def _size_params(ctx: KernelContext) -> list[str]:
     return out
 
 
-def _mask_node(call):
-    if call.name == "load":
-        return call.arg(1, "mask")
-    return call.arg(2, "mask")
-
-
 def check(ctx: KernelContext):
     k = ctx.kernel
     sizes = None
     for call in k.calls_named("load", "store"):
         ptr = call.arg(0, "pointer")
-        if ptr is None or _mask_node(call) is not None or "boundary_check" in call.kwargs:
+        if ptr is None or "boundary_check" in call.kwargs:
+            continue
+        if me.mask_node(call) is not None:
+            vacuous = me.vacuous_bound(ctx, call, ptr)
+            if vacuous is not None:
+                yield _vacuous_finding(ctx, call, *vacuous)
             continue
         if call.name == "load" and len(call.args) > 3:
             continue  # positional boundary_check
@@ -143,12 +153,17 @@ def check(ctx: KernelContext):
             sizes = _size_params(ctx)
         bound = over[1]
         if not sizes and bound is None:
-            continue  # no size bound: the launch may be exact by construction
+            bound = te.rounded_grid_size(ctx, over[0]) if over[0] is not None and over[2] else None
+            if bound is None:
+                continue  # no size bound: the launch may be exact by construction
+            over = (over[0], bound, True)  # the grid's `cdiv(q.shape[2], BLOCK)` is the size they pass
         guards = off.enclosing_conditions(call.node)
         guard_names = set().union(*(ctx.depends_on(g) for g in guards)) if guards else set()
         kinds = off.param_kinds(ctx)
         if guard_names & (kinds.constexpr | set(sizes) | set(k.heuristics)) and not te.wrong_flag(ctx, over[0], guard_names):
             continue  # an `if EVEN_K:` / `if start + BLOCK <= n:` fast path: the guard is the mask
+        if over[0] is not None and over[0].type != "binary_operator" and me.padded_pitch(ctx, ptr):
+            continue  # unit-stride lanes in rows the host pads to a multiple (`ceil(n / 128) * 128`)
         if te.divides_by_contract(ctx, over[0], over[1], sizes):
             continue  # an assert, a wrapper's check or a divisor helper makes the size a multiple of the block
         yield _finding(ctx, call, ptr, pids, over, block_ptrs, sizes)
@@ -195,16 +210,17 @@ def _compared_bound(ctx, call, f, same_use):
     `same_use`, only where they index the same way (not `row0 + offs < n_rows` for a column). A
     comparison inside the access itself (`tl.store(p + offs, tl.where(offs < n, x, -1))`) says
     the author writes those lanes on purpose."""
-    for fa, fb, b in _upper_bounds(ctx):
+    for fa, fb, b in me.upper_bounds(ctx):
         if call.node.start_byte <= b.start_byte < call.node.end_byte and _in_where(ctx, b, call.node):
             continue
-        if not (fa.lanes & f.lanes or (fa.lanes and fa.extents & f.extents)) or fb.lanes:
+        if not (fa.lanes & f.lanes or (fa.lanes and fa.extents & f.extents)) or fb.lanes or me.own_extent(ctx, fa, b):
             continue
         # a runtime size, or what a loop leaves of a compile-time one (`K - k * BLOCK_K`); not a
         # triangular mask (`o_i <= j`), nor a compile-time bound a tiling may divide exactly unless
         # the file tests whether it does (`EVEN_N = N % BLOCK_N == 0`: then it may not)
         if not (fb.runtime or fb.gathered or (fb.loops and any(not t[0].isdigit() for t in fb.tokens))
-                or te.tested(ctx, fb.tokens, f.extents)):
+                or te.tested(ctx, fb.tokens, f.extents)
+                or (fb.tokens and not fb.loops and me.masks_same_buffer(ctx, call, b))):
             continue
         if same_use and (fa.pid or fa.loops or fa.gathered or fa.runtime):
             continue
@@ -212,25 +228,11 @@ def _compared_bound(ctx, call, f, same_use):
     return None
 
 
-def _upper_bounds(ctx):
-    """(facts of x, facts of n, n) for every `x < n`, `x <= n` (or `n > x`) in the kernel, once."""
-    cached = ctx.kernel.__dict__.get("_tl002_upper_bounds")
-    if cached is not None:
-        return cached
-    out = []
-    for node in walk(ctx.kernel.node):
-        if node.type != "comparison_operator" or len(node.named_children) != 2:
-            continue
-        ops = [c for c in node.children if not c.is_named]
-        op = ctx.src.text_of(ops[0]) if ops else ""
-        a, b = node.named_children
-        if op in (">", ">="):
-            a, b = b, a
-        elif op not in ("<", "<="):
-            continue
-        out.append((ib.index_facts(ctx, a), ib.index_facts(ctx, b), b))
-    ctx.kernel.__dict__["_tl002_upper_bounds"] = out
-    return out
+def _vacuous_finding(ctx, call, comparison, size):
+    what = "tl.load" if call.name == "load" else "tl.store"
+    msg = mt.shortest_needed(*(f"{what}: mask {mt.name(ctx.src.text_of(comparison), w)} bounds the lanes by their padded "
+                               f"extent, not {mt.name(size, w)}: lanes past it pass" for w in (40, 24, 16)))
+    return ctx.finding(ctx.src.range(call.node), msg, data={"bound": size, "access": call.name})
 
 
 def _in_where(ctx, node, stop):
@@ -296,7 +298,7 @@ def _masked_twin(ctx, call, ptr):
     key = _offsets_text(ctx, ptr, kinds)
     inner = call.loops[-1].node
     for other in ctx.kernel.calls_named("load", "store"):
-        if other is call or _mask_node(other) is None:
+        if other is call or me.mask_node(other) is None:
             continue
         if inner.start_byte <= other.node.start_byte < inner.end_byte:
             continue

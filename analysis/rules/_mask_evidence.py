@@ -1,0 +1,143 @@
+"""What a kernel's masks and the host's padding say about an access's lanes: TL002's evidence.
+
+Not a rule (the registry only loads `tl*` modules). Beside `_tiling_evidence` (how a block tiles
+a size), this answers:
+
+- which upper bounds the kernel compares lanes with (`offs < n`), and whether one sits in the
+  mask of another access to the same buffer (the author masks those lanes of it there);
+- whether a mask bounds lanes only by their own extent (`tl.arange(0, E) < E`) where the launch
+  rounds `E` up from the real size (`E = triton.next_power_of_2(d)`): a mask that masks nothing;
+- whether the host pads a buffer's rows to a multiple (`seqlen_rounded = math.ceil(seqlen / 128)
+  * 128` passed as the row pitch): the last block's overhang lands in the padding.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..source import walk
+from . import _index_bounds as ib
+from . import _offsets as off
+from . import _tiling_evidence as te
+
+
+def mask_node(call):
+    """The `mask` argument of a tl.load / tl.store call, or None."""
+    if call.name == "load":
+        return call.arg(1, "mask")
+    return call.arg(2, "mask")
+
+
+def masks_same_buffer(ctx, call, bound):
+    """`bound` sits in the mask of another access to the same pointer parameters: the author
+    masks these lanes of this buffer there (`offs < SEQLEN`, a compile-time size too), so an
+    unmasked reload of them reads past it."""
+    kinds = off.param_kinds(ctx)
+    bufs = ctx.depends_on(call.arg(0, "pointer")) & kinds.pointers
+    for other in ctx.kernel.calls_named("load", "store"):
+        m = mask_node(other)
+        if other is call or m is None or not bufs or ctx.depends_on(other.arg(0, "pointer")) & kinds.pointers != bufs:
+            continue
+        if _in_mask(ctx, m, bound):
+            return True
+    return False
+
+
+def own_extent(ctx, fa, bound):
+    """`tl.arange(0, E) < E`: lanes compared with their own extent, a bound that bounds nothing."""
+    return not (fa.pid or fa.loops) and ctx.src.text_of(bound) in fa.extents
+
+
+def _in_mask(ctx, mask, node):
+    parts = [mask] + [a.value for n in ctx.depends_on(mask) for a in ctx.kernel.assignments.get(n, ()) if a.value is not None]
+    return any(p.start_byte <= node.start_byte < p.end_byte for p in parts)
+
+
+def upper_bounds(ctx):
+    """(facts of x, facts of n, n) for every `x < n`, `x <= n` (or `n > x`) in the kernel, once."""
+    cached = ctx.kernel.__dict__.get("_tl002_upper_bounds")
+    if cached is not None:
+        return cached
+    out = []
+    for node in walk(ctx.kernel.node):
+        if node.type != "comparison_operator" or len(node.named_children) != 2:
+            continue
+        ops = [c for c in node.children if not c.is_named]
+        op = ctx.src.text_of(ops[0]) if ops else ""
+        a, b = node.named_children
+        if op in (">", ">="):
+            a, b = b, a
+        elif op not in ("<", "<="):
+            continue
+        out.append((ib.index_facts(ctx, a), ib.index_facts(ctx, b), b))
+    ctx.kernel.__dict__["_tl002_upper_bounds"] = out
+    return out
+
+
+def vacuous_bound(ctx, call, ptr):
+    """A mask that bounds whole-width lanes `tl.arange(0, E)` only by `E` itself, where the launch
+    passes `E = next_power_of_2(d)`: it masks nothing, and the lanes past `d` reach the next row.
+    (the comparison, `d`), or None."""
+    mask, lanes = mask_node(call), ib.index_facts(ctx, ptr).lanes
+    mine = [(fa, b) for fa, _fb, b in upper_bounds(ctx) if fa.lanes & lanes and _in_mask(ctx, mask, b)]
+    for fa, b in mine:
+        extent = ctx.src.text_of(b)
+        if not own_extent(ctx, fa, b) or any(fo.lanes & fa.lanes and ctx.src.text_of(o) != extent for fo, o in mine) \
+                or any(extent in te.idents(ctx.src.text_of(n) + " " + " ".join(k)) for n, k, _ in ib.summands(ctx, ptr)
+                       if not ib.index_facts(ctx, n).lanes):
+            continue  # (rows laid out `E` wide, `p + row * E + offs`: the padded lanes stay in the row)
+        size = padded_extent(ctx, extent)
+        if size is not None:
+            return b.parent, size
+    return None
+
+
+# `math.ceil(n / 128) * 128`, `triton.cdiv(n, B) * B`, `(n + B - 1) // B * B`: a size rounded up to a multiple.
+_PADDED = re.compile(r"(ceil|cdiv)\s*\(.*\)\s*\*\s*\w+|//\s*\w+\s*\)?\s*\*\s*\w+")
+
+
+def _launch_values(ctx, name) -> list[str]:
+    """For each visible launch, the host text it passes for parameter `name` with the names behind
+    it; [] where a launch does not show it."""
+    p = ctx.kernel.param(name)
+    out = []
+    for launch in ctx.kernel.launches:
+        node = launch.kwargs.get(name)
+        if node is None and p is not None and p.index < len(launch.args) and not any(
+                a.type in ("list_splat", "dictionary_splat") for a in launch.args[:p.index + 1]):
+            node = launch.args[p.index]
+        if node is None:  # past a `*splat`: an argument spelled as the parameter is still it
+            node = next((a for a in launch.args if a.type == "identifier" and ctx.src.text_of(a) == name), None)
+        if node is None:
+            return []
+        out.append(te._expand(ctx.src, node, te._wrapper_assigns(ctx.src, launch)))
+    return out
+
+
+def padded_pitch(ctx, ptr) -> bool:
+    """The address is `buf + row * pitch + offs` where every launch passes for `pitch` a size the
+    host rounds up to a multiple (`seqlen_rounded = math.ceil(seqlen / 128) * 128`): the buffer's
+    rows are padded for the block's overhang, which lands in the padding."""
+    for node, _key, _origin in ib.summands(ctx, ptr):
+        if node.type != "binary_operator" or ctx.src.text_of(node.child_by_field_name("operator")) != "*":
+            continue
+        sides = [te._strip(node.child_by_field_name("left")), te._strip(node.child_by_field_name("right"))]
+        for row, pitch in (sides, sides[::-1]):
+            if pitch is None or pitch.type != "identifier" or ib.index_facts(ctx, row).lanes:
+                continue
+            p = ctx.kernel.param(ctx.src.text_of(pitch))
+            values = _launch_values(ctx, p.name) if p is not None and not p.is_constexpr else []
+            if values and all(_PADDED.search(v) for v in values):
+                return True
+    return False
+
+
+def padded_extent(ctx, name) -> str | None:
+    """The host size every launch rounds up to a power of two for constexpr `name`
+    (`HEADDIM = triton.next_power_of_2(headdim)`): lanes of `tl.arange(0, HEADDIM)` pass it unless
+    masked against it. None where a launch passes something else or none shows."""
+    values = _launch_values(ctx, name)
+    sizes = [re.search(r"next_power_of_2\s*\(\s*([^()]+?)\s*\)", v) for v in values]
+    if any("min(" in v for v in values):
+        return None  # `min(chunk, next_power_of_2(T))`: a tile, not a padded dimension
+    return sizes[0].group(1) if sizes and all(sizes) else None
