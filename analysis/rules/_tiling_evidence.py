@@ -209,7 +209,10 @@ def _rest_of_function(node):
 def _launch_sites(ctx) -> list[int]:
     """Where the kernel's launches happen: each launch, and each call of the function it sits in
     (a wrapper that asserts, then calls the launching helper)."""
-    sites = [lc.node.start_byte for lc in ctx.kernel.launches]
+    cached = ctx.kernel.__dict__.get("_tl_launch_sites")
+    if cached is not None:
+        return cached
+    sites = ctx.kernel.__dict__["_tl_launch_sites"] = [lc.node.start_byte for lc in ctx.kernel.launches]
     names = {ctx.src.text_of(lc.wrapper.child_by_field_name("name")) for lc in ctx.kernel.launches if lc.wrapper is not None}
     for f in captures(ctx.src.root, "(call function: (_) @f)", "f") if names else []:
         if ctx.src.text_of(f).split(".")[-1] in names:
