@@ -23,9 +23,9 @@ and a head or feature index (`off_h * stride_qh` stays inside one batch), the ro
 batch product of the same address is there (only the batch one is reported), 1-D addresses (the
 tensor's size bounds the product), row lengths that are counts (`topk`, `num_heads`, `n_blocks`)
 or constexprs shorter than 2048 elements, per-row metadata (scales, lengths, index tables, softmax
-statistics, a bias per head, and `off_hb * seqlen_q`: one value per position of a sequence), a
-workspace of one row per program (`row_block_id * N` where the program loops over the rows from
-`row_block_id * rows_per_program`), tile offsets (`pid * BLOCK_SIZE`), files that assert their
+statistics, rotary cos/sin tables, a bias per head, and `off_hb * seqlen_q`: one value per
+position of a sequence), a workspace of one row per program (`row_block_id * N` where the program
+loops over the rows from `row_block_id * rows_per_program`), tile offsets (`pid * BLOCK_SIZE`), files that assert their
 sizes stay below int32's range (`assert x.numel() < 2**31`), and addresses where a cast to int64
 already appears (`row * stride.to(tl.int64)`, also one a constexpr flag guards:
 `if LONG_INDEXING: row = row.to(tl.int64)`).
@@ -259,9 +259,10 @@ def check(ctx: KernelContext):
 
 
 # Tensors of a few values per row (scales, `As`/`Bs` block scales, lengths, index tables, softmax
-# statistics): far below 2**31 elements whatever the row stride is.
+# statistics, rotary cos/sin tables of positions x rotary dim): far below 2**31 elements whatever
+# the row stride is.
 _SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|index|idx|ids?(_|$)|table|slope|lse|mean|rstd|"
-                    r"stat|count|offsets|position|topk|alpha|beta|gate|^[A-Za-z]?s$", re.IGNORECASE)
+                    r"stat|count|offsets|position|topk|alpha|beta|gate|^[A-Za-z]?s$|(^|_)(cos|sin)(_|$)", re.IGNORECASE)
 # A bias or mask is a vector per row or head unless its address walks a tile of rows: then it is an
 # attention bias over (batch, heads, queries, keys), as large as the scores.
 _MATRIX_META = re.compile(r"bias|mask", re.IGNORECASE)
