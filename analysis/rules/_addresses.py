@@ -84,6 +84,9 @@ def _handed_to_helpers(ctx) -> set[str]:
     memo = ctx.module.memo.setdefault("addresses.helpers", {}).setdefault(id(ctx.kernel), {})
     if "args" not in memo:
         helpers, found, todo = device_helpers(ctx.module), set(), [ctx.kernel.node]
+        text = ctx.src.text_of(ctx.kernel.node)
+        if not any(h + "(" in text for h in helpers):
+            todo = []  # (the walk is the cost: most kernels call no helper)
         while todo:
             n = todo.pop()
             fn = n.child_by_field_name("function") if n.type == "call" else None
