@@ -53,9 +53,9 @@ def _in_mask(ctx, mask, node):
     return any(p.start_byte <= node.start_byte < p.end_byte for p in parts)
 
 
-def upper_bounds(ctx):
-    """(facts of x, facts of n, n) for every `x < n`, `x <= n` (or `n > x`) in the kernel, once."""
-    cached = ctx.kernel.__dict__.get("_tl002_upper_bounds")
+def _comparisons(ctx):
+    """(x, n) for every `x < n`, `x <= n` (or `n > x`) in the kernel, once."""
+    cached = ctx.kernel.__dict__.get("_tl_comparisons")
     if cached is not None:
         return cached
     out = []
@@ -69,16 +69,31 @@ def upper_bounds(ctx):
             a, b = b, a
         elif op not in ("<", "<="):
             continue
-        out.append((ib.index_facts(ctx, a), ib.index_facts(ctx, b), b))
-    ctx.kernel.__dict__["_tl002_upper_bounds"] = out
+        out.append((a, b))
+    ctx.kernel.__dict__["_tl_comparisons"] = out
     return out
+
+
+def upper_bounds(ctx):
+    """(facts of x, facts of n, n) for every `x < n`, `x <= n` (or `n > x`) in the kernel, once."""
+    cached = ctx.kernel.__dict__.get("_tl002_upper_bounds")
+    if cached is None:
+        cached = [(ib.index_facts(ctx, a), ib.index_facts(ctx, b), b) for a, b in _comparisons(ctx)]
+        ctx.kernel.__dict__["_tl002_upper_bounds"] = cached
+    return cached
 
 
 def vacuous_bound(ctx, call, ptr):
     """A mask that bounds whole-width lanes `tl.arange(0, E)` only by `E` itself, where the launch
     passes `E = next_power_of_2(d)`: it masks nothing, and the lanes past `d` reach the next row.
     (the comparison, `d`), or None."""
-    mask, lanes = mask_node(call), ib.index_facts(ctx, ptr).lanes
+    pads = _padded_extents(ctx)
+    if not pads:
+        return None  # the common case, decided once per kernel from its aranges and launches
+    mask = mask_node(call)
+    if not any(ctx.src.text_of(b) in pads and _in_mask(ctx, mask, b) for _a, b in _comparisons(ctx)):
+        return None
+    lanes = ib.index_facts(ctx, ptr).lanes
     mine = [(fa, b) for fa, _fb, b in upper_bounds(ctx) if fa.lanes & lanes and _in_mask(ctx, mask, b)]
     for fa, b in mine:
         extent = ctx.src.text_of(b)
@@ -86,10 +101,27 @@ def vacuous_bound(ctx, call, ptr):
                 or any(extent in te.idents(ctx.src.text_of(n) + " " + " ".join(k)) for n, k, _ in ib.summands(ctx, ptr)
                        if not ib.index_facts(ctx, n).lanes):
             continue  # (rows laid out `E` wide, `p + row * E + offs`: the padded lanes stay in the row)
-        size = padded_extent(ctx, extent)
+        size = _padded_extents(ctx).get(extent)
         if size is not None:
             return b.parent, size
     return None
+
+
+def _padded_extents(ctx) -> dict:
+    """arange extent → the host size the launches round it up from, for the kernel's constexpr
+    arange extents (`tl.arange(0, HEAD_DIM_P2)` with `HEAD_DIM_P2 = next_power_of_2(head_dim)`)."""
+    cached = ctx.kernel.__dict__.get("_tl_padded_extents")
+    if cached is None:
+        cached = {}
+        text = ctx.src.text_of(ctx.kernel.node)
+        for c in ctx.kernel.calls_named("arange"):
+            end = c.arg(1, "end")
+            p = ctx.kernel.param(ctx.src.text_of(end)) if end is not None and end.type == "identifier" else None
+            if p is not None and p.is_constexpr and p.name not in cached and \
+                    re.search(rf"<=?\s*{p.name}\b|\b{p.name}\s*>", text) and (size := padded_extent(ctx, p.name)):
+                cached[p.name] = size
+        ctx.kernel.__dict__["_tl_padded_extents"] = cached
+    return cached
 
 
 # `math.ceil(n / 128) * 128`, `triton.cdiv(n, B) * B`, `(n + B - 1) // B * B`: a size rounded up to a multiple.
