@@ -7,6 +7,8 @@ a size), this answers:
   mask of another access to the same buffer (the author masks those lanes of it there);
 - whether a mask bounds lanes only by their own extent (`tl.arange(0, E) < E`) where the launch
   rounds `E` up from the real size (`E = triton.next_power_of_2(d)`): a mask that masks nothing;
+- whether an `if` around an access bounds its lanes (a fast-path flag, the size, the block) or
+  only switches a feature on (`if HAS_BIAS:`) or tests other lanes or tile coordinates;
 - whether the host pads a buffer's rows to a multiple (`seqlen_rounded = math.ceil(seqlen / 128)
   * 128` passed as the row pitch): the last block's overhang lands in the padding.
 """
@@ -173,3 +175,85 @@ def padded_extent(ctx, name) -> str | None:
     if any("min(" in v for v in values):
         return None  # `min(chunk, next_power_of_2(T))`: a tile, not a padded dimension
     return sizes[0].group(1) if sizes and all(sizes) else None
+
+
+def guarded(ctx, call, over, sizes):
+    """An `if` around the access bounds these lanes: its condition reads their bound or block
+    (`if start + BLOCK <= n:`), a heuristic, or a compile-time flag of a fast path (an `if EVEN_K:`
+    with an `else`, or one a launch sets by a divisibility test). A flag that only switches a
+    feature on (`if ADD_MASK:`), or a test of other lanes (`if SPLIT_P2 > split_k:` around an
+    access whose head-dim lanes overhang), bounds nothing."""
+    guards = off.enclosing_conditions(call.node)
+    if not guards:
+        return False
+    lane_node, bound, _ = over
+    related = te.idents(bound) if bound is not None else set(sizes)
+    extents = ib.index_facts(ctx, lane_node).extents if lane_node is not None else set()
+    names = set().union(*(ctx.depends_on(g) for g in guards))
+    if te.wrong_flag(ctx, lane_node, names):
+        return False
+    arange_ends = {ctx.src.text_of(c.arg(1, "end")) for c in ctx.kernel.calls_named("arange") if c.arg(1, "end") is not None}
+    constexpr = off.param_kinds(ctx).constexpr
+    tile_names = off.derived_names(ctx, "program_id")
+    for g in guards:
+        deps = _reads(ctx, g, tile_names)
+        if deps & (related | set(ctx.kernel.heuristics)):
+            return True
+        if deps and deps <= extents:
+            return True  # `if BLOCK_M == 1:`: a specialisation of the lanes' own block
+        flags = (deps & constexpr) - arange_ends if _bare_flag(g) else set()
+        if flags and (_has_alternative(g) or any(_set_by_divisibility(ctx, f) for f in flags)):
+            return True
+    return False
+
+
+def _reads(ctx, node, tile_names):
+    """The names a condition reads, through local assignments except the program's tile
+    coordinates: `pid_m` of a grouped order reads `M` to count tiles, yet a test of `pid_m`
+    against `pid_n` (a causal tile skipped) bounds no lane by `M`."""
+    out, todo = set(), list(ctx.names_in(node))
+    while todo:
+        n = todo.pop()
+        if n in out:
+            continue
+        out.add(n)
+        if n in tile_names:
+            continue
+        for a in ctx.kernel.assignments.get(n, ()):
+            if a.value is not None:
+                todo.extend(ctx.names_in(a.value))
+    return out
+
+
+def _bare_flag(cond):
+    """`if EVEN_K:`, `if not EVEN_K:`, `if EVEN_M and EVEN_N:`: flags, not a comparison."""
+    cond = off.strip_parens(cond)
+    if cond is None:
+        return False
+    if cond.type == "identifier":
+        return True
+    if cond.type in ("not_operator", "boolean_operator"):
+        return all(_bare_flag(c) for c in cond.named_children)
+    return False
+
+
+def _has_alternative(cond):
+    """The `if` (or conditional expression) whose condition this is has an `else`/`elif` path."""
+    stmt = cond.parent
+    if stmt is None:
+        return False
+    if stmt.type == "conditional_expression" or stmt.type == "elif_clause":
+        return True
+    return stmt.type == "if_statement" and stmt.child_by_field_name("alternative") is not None
+
+
+def _set_by_divisibility(ctx, flag: str) -> bool:
+    """A launch passes `flag` a divisibility test (`EVEN_K=K % BK == 0`): a fast-path flag."""
+    p = ctx.kernel.param(flag)
+    for launch in ctx.kernel.launches:
+        node = launch.kwargs.get(flag)
+        if node is None and p is not None and p.index < len(launch.args):
+            node = launch.args[p.index]
+        if node is not None and re.search(r"%[^=!]*[!=]=\s*0", ctx.src.text_of(node)):
+            return True
+    return False

@@ -336,7 +336,11 @@ def advanced_by_block(ctx, call, ptr_name: str, extents) -> str | None:
             continue
         texts = [src.text_of(a) for a in lp.args]
         if len(texts) == 3:  # `range(0, K, BLOCK_K)`, `range(K, 0, -BLOCK_K)`: steps of the block over a size
-            sizes = idents(texts[0] + " " + texts[1]) & kinds_runtime if idents(texts[2]) & set(extents) else set()
+            # (also through the names the kernel assigned the bounds: `hi = N_CTX + P_SEQ`)
+            walked = idents(texts[0] + " " + texts[1]) & kinds_runtime
+            if not walked and not any(ib.index_facts(ctx, a).gathered for a in lp.args[:2]):
+                walked = (ctx.depends_on(lp.args[0]) | ctx.depends_on(lp.args[1])) & kinds_runtime
+            sizes = walked if idents(texts[2]) & set(extents) else set()
         else:
             stop = texts[-1]
             sizes = idents(stop) & kinds_runtime if rounds_up(stop) and idents(stop) & set(extents) else set()
@@ -380,7 +384,3 @@ def divides_by_contract(ctx, lane_node, bound, sizes) -> bool:
     blocks = _blocks(ctx, lane_node)
     named = idents(bound) & {p.name for p in ctx.kernel.params} if bound is not None else set()
     return guaranteed(ctx, named or set(sizes), blocks)
-
-
-
-#END

@@ -32,8 +32,11 @@ dimension, a chunk), tiles of a launch that floors (`n // BLOCK` programs), a lo
 tiles before the program's own (`range(0, pid * BLOCK, BLOCK)`), a loop whose tail the kernel
 peels off and masks separately, a scratch buffer laid out in whole tiles (`(s * num_pid_m +
 pid_m) * BLOCK_M`), a loop to a count loaded from memory (usually padded to the block), an
-early `if pid * BLOCK >= n: return`, and accesses under an `if` on a constexpr, a heuristic or
-the size (`if EVEN_K:`, `if start + BLOCK <= n:` fast paths), unit-stride lanes in rows whose
+early `if pid * BLOCK >= n: return`, and accesses under an `if` on a heuristic, the size, a
+fast-path flag (`if EVEN_K:` with an `else`, or set by a divisibility test) or the lanes' own block
+(`if start + BLOCK <= n:`, `if BLOCK_M == 1:`); an `if` on a flag that switches a feature on
+(`if HAS_BIAS:`), on other lanes or on tile coordinates (a causal tile skipped) bounds nothing,
+unit-stride lanes in rows whose
 pitch the host pads to a multiple (`buf + row * seqlen_rounded + offs_m`, `seqlen_rounded =
 math.ceil(seqlen / 128) * 128`), and a padded extent where the address lays rows out `E` wide
 (`p + row * E + offs`). A kernel that compares nothing with a size, takes none and whose launch
@@ -157,10 +160,7 @@ def check(ctx: KernelContext):
             if bound is None:
                 continue  # no size bound: the launch may be exact by construction
             over = (over[0], bound, True)  # the grid's `cdiv(q.shape[2], BLOCK)` is the size they pass
-        guards = off.enclosing_conditions(call.node)
-        guard_names = set().union(*(ctx.depends_on(g) for g in guards)) if guards else set()
-        kinds = off.param_kinds(ctx)
-        if guard_names & (kinds.constexpr | set(sizes) | set(k.heuristics)) and not te.wrong_flag(ctx, over[0], guard_names):
+        if me.guarded(ctx, call, over, sizes):
             continue  # an `if EVEN_K:` / `if start + BLOCK <= n:` fast path: the guard is the mask
         if over[0] is not None and over[0].type != "binary_operator" and me.padded_pitch(ctx, ptr):
             continue  # unit-stride lanes in rows the host pads to a multiple (`ceil(n / 128) * 128`)
@@ -218,7 +218,8 @@ def _compared_bound(ctx, call, f, same_use):
         # a runtime size, or what a loop leaves of a compile-time one (`K - k * BLOCK_K`); not a
         # triangular mask (`o_i <= j`), nor a compile-time bound a tiling may divide exactly unless
         # the file tests whether it does (`EVEN_N = N % BLOCK_N == 0`: then it may not)
-        if not (fb.runtime or fb.gathered or (fb.loops and any(not t[0].isdigit() for t in fb.tokens))
+        # (`o_i < i - BC` over `tl.arange(0, BC)`: a triangle within the lanes' own block, no size)
+        if not (fb.runtime or fb.gathered or (fb.loops and any(not t[0].isdigit() and t not in f.extents for t in fb.tokens))
                 or te.tested(ctx, fb.tokens, f.extents)
                 or (fb.tokens and not fb.loops and me.masks_same_buffer(ctx, call, b))):
             continue
