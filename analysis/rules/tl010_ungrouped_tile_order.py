@@ -9,11 +9,15 @@ its own block-size constexpr (`pid_m * BLOCK_M`, `pid_n * BLOCK_N`): a split int
 expert, frame or chunk indices (`b = pid // H; h = pid % H`) is not a grid of output tiles and is
 left alone. Reported at the `tl.program_id` call. Other axes may hold a batch or a split of K
 (`grid = (cdiv(M, BM) * cdiv(N, BN), batch)`): axis 0 varies fastest in launch order, so its
-tile order still decides which tiles are resident together. Left alone: tiles whose rows and
+tile order still decides which tiles are resident together. Also a 2-D grid used as the tile
+grid (`pid_m = tl.program_id(0)`, `pid_n = tl.program_id(1)`, each placing a block of the lanes a
+`tl.store` writes: `pid_n * BLOCK_N + tl.arange(0, BLOCK_N)`, also through a name computed from it,
+`local * BLOCK_M`): its order is column-major, just as ungrouped. Left alone: tiles whose rows and
 columns both span model dimensions (a chunk, a head or state dimension: `offs_m < chunk_size`,
 `num_pid_n = tl.cdiv(hdim, BLOCK_N)`), a few tiles of small operands per (batch, chunk, head)
-program with nothing for L2 to share; 2-D tile grids
-(`pid_m = program_id(0)`, `pid_n = program_id(1)`), a tile split on a slower axis behind a batch
+program with nothing for L2 to share; a 2-D grid whose axis 1 is a (batch, head) whose offset
+(`head * BLOCK_D`) sits beside lanes of their own or reaches the tile only through a load's
+address (an attention grid, with no column of tiles), a tile split on a slower axis behind a batch
 on axis 0 (consecutive programs are other batch entries), and kernels without `tl.dot`.
 
 ## Why
@@ -107,7 +111,10 @@ def check(ctx: KernelContext):
                 mod.append(name)
             for op, right in ops.items():
                 divisors.setdefault((name, op), set()).update(right)
-    if grouped or not div or not mod:
+    if grouped:
+        return
+    if not div or not mod:
+        yield from _two_axis_grid(ctx, pid_vars, axes)
         return
     tiles = _tile_blocks(ctx, set(div) | set(mod))
     pairs = [(d, m) for d in div for m in mod if tiles.get(d) and tiles.get(m) and tiles[d] != tiles[m]]
@@ -131,6 +138,71 @@ def check(ctx: KernelContext):
             "share operands in L2"),
         data={"row": row, "column": col},
     )
+
+
+def _two_axis_grid(ctx, rows, axes):
+    """`pid_m = tl.program_id(0)`, `pid_n = tl.program_id(1)`: the grid itself is the tile grid,
+    column-major (axis 0 varies fastest), so resident programs share one B column block and each
+    needs its own A row block. Reported where both axes index the output tile a `tl.store` writes,
+    each through its own block (`row0 = ... pid_m ... * BLOCK_M`), not a split of K or a batch."""
+    cols = {v for c in ctx.kernel.calls_named("program_id") if axes[id(c)] == 1 and (v := _assigned(ctx, c))}
+    if len(rows) != 1 or len(cols) != 1:
+        return
+    row, col = next(iter(rows)), next(iter(cols))
+    tiles = _tile_blocks(ctx, {row, col}, through=True)
+    tiles = {v: tiles.get(v, frozenset()) & _lane_blocks(ctx, v) for v in (row, col)}
+    if not tiles[row] or not tiles[col] or tiles[row] & tiles[col]:
+        return
+    stored = [ctx.depends_on(c.arg(0, "pointer")) for c in ctx.kernel.calls_named("store") if c.arg(0, "pointer") is not None]
+    if not any(row in d and col in d for d in stored):
+        return
+    if _per_group_dims(ctx, row, tiles[row], set()) and _per_group_dims(ctx, col, tiles[col], set()):
+        return
+    call = next(c for c in ctx.kernel.calls_named("program_id") if axes[id(c)] == 0 and _assigned(ctx, c) == row)
+    yield ctx.finding(
+        ctx.src.range(call.node),
+        mt.shortest_needed(
+            f"tiles straight from a 2-D grid ({row} on axis 0, {col} on axis 1): fold them into one axis and group "
+            "GROUP_SIZE_M rows (or tl.swizzle2d) to share operands in L2",
+            f"tiles straight from a 2-D grid ({mt.clip(row, 16)}, {mt.clip(col, 16)}): group GROUP_SIZE_M rows to "
+            "share operands in L2"),
+        data={"row": row, "column": col},
+    )
+
+
+def _lane_blocks(ctx, var) -> set[str]:
+    """The blocks B of `... var ... + tl.arange(0, B)` offsets: `var` places a tile of lanes (an
+    output row or column block), not a head or batch offset beside lanes of their own."""
+    out = set()
+    for assigns in ctx.kernel.assignments.values():
+        for a in assigns:
+            if a.value is not None and "arange" in ctx.src.text_of(a.value) and var in _value_deps(ctx, a.value):
+                out |= set(_ARANGE_END.findall(ctx.src.text_of(a.value)))
+    return out
+
+
+def _value_deps(ctx, node) -> set[str]:
+    """The names `node` computes its value from, through local assignments, not through the
+    address of a load: a head offset reaching a tile through `tl.load(seq_start + off_z)` is an
+    index into memory, not a tile coordinate."""
+    out, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            if x.type == "call" and ctx.src.text_of(x.child_by_field_name("function")).endswith("load"):
+                continue
+            if x.type == "identifier":
+                name = ctx.src.text_of(x)
+                if name not in out:
+                    out.add(name)
+                    todo.extend(a.value for a in ctx.kernel.assignments.get(name, ()) if a.value is not None)
+            stack.extend(x.named_children)
+    return out
+
+
+_ARANGE_END = re.compile(r"arange\(\s*0\s*,\s*(\w+)\s*\)")
 
 
 # Extents fixed by the model, not by the problem size: a chunk, a head dimension, a state dimension.
@@ -184,9 +256,10 @@ def _params(ctx, names) -> set[str]:
 _BLOCK_NAME = re.compile(r"BLOCK|TILE|BLK|^B[MNK]$", re.IGNORECASE)
 
 
-def _tile_blocks(ctx, names) -> dict:
-    """For each of `names` multiplied by a block-size constexpr (`pid_m * BLOCK_M`), the set of
-    those constexprs: a tile index of the grid, as opposed to a batch or head index."""
+def _tile_blocks(ctx, names, through=False) -> dict:
+    """For each of `names` multiplied by a block-size constexpr (`pid_m * BLOCK_M`; with
+    `through`, also a name computed from it: `local_tile * BLOCK_M`), the set of those
+    constexprs: a tile index of the grid, as opposed to a batch or head index."""
     constexprs = {p.name for p in ctx.kernel.params if p.is_constexpr and _BLOCK_NAME.search(p.name)}
     out: dict = {}
     for node in walk(ctx.kernel.node):
@@ -195,10 +268,14 @@ def _tile_blocks(ctx, names) -> dict:
         sides = [node.child_by_field_name("left"), node.child_by_field_name("right")]
         for a, b in (sides, sides[::-1]):
             a = _strip_cast(ctx, a)
-            if a is not None and a.type == "identifier" and ctx.src.text_of(a) in names:
-                blocks = set(ctx.names_in(b)) & constexprs
-                if blocks:
-                    out.setdefault(ctx.src.text_of(a), set()).update(blocks)
+            if a is None or a.type != "identifier":
+                continue
+            hits = {ctx.src.text_of(a)} & names
+            if through and not hits:
+                hits = _value_deps(ctx, a) & names
+            blocks = set(ctx.names_in(b)) & constexprs
+            for h in hits if blocks else ():
+                out.setdefault(h, set()).update(blocks)
     return {k: frozenset(v) for k, v in out.items()}
 
 
