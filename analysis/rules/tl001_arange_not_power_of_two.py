@@ -259,7 +259,8 @@ def _unrounded_finding(ctx, launch, name, arg, dim, call):
     source = mt.clip(text, 28) + ("" if origin == text else f" ({mt.clip(origin, 28)})")
     msg = mt.shortest_needed(
         f"{source} reaches {mt.clip(name, 24)} unrounded: a size that is not a power of two (96) fails to compile; round it up",
-        f"{source} reaches {mt.clip(name, 24)} unrounded: a size that is not a power of two fails to compile")
+        f"{source} reaches {mt.clip(name, 24)} unrounded: a size that is not a power of two fails to compile",
+        f"{mt.clip(text, 28)} reaches {mt.clip(name, 24)} unrounded: fails to compile unless a power of two")
     related = [Related(ctx.src.range(call.node), f"the tl.arange {name} sizes")]
     if at is not None and at != arg:
         related.append(Related(ctx.src.range(at), "where the size is read"))
@@ -371,20 +372,21 @@ _POW2_CALLS = ("log2", "is_pow", "ispow", "check_pow")
 
 
 def _guarded(src, wrapper, names):
-    """Whether the file keeps the size to powers of two or uses it as a tile: an assert or `if`
-    anywhere in it tests one of `names` (`D not in SUPPORTED` may sit in the function that calls
-    the wrapper), the wrapper takes its log2, or tiles by it (`cdiv(T, BT)`: a chunk size the
-    code chose, and the tensor it was read from was made with it)."""
+    """Whether the file keeps the size to powers of two (a test anywhere in it: `D not in SUPPORTED`
+    or `return d == 256 and ...` may sit in the function that picks this path; the wrapper takes
+    its log2) or tiles by it (`cdiv(T, BT)`: a chunk size the code chose, its tensor made with it)."""
     memo = src.memo_for("tl001_guards")
     conds = memo.get("conds")
     if conds is None:
-        nodes = captures(src.root, "[(assert_statement) (if_statement) (elif_clause) (conditional_expression)] @g", "g")
+        nodes = captures(src.root, "[(assert_statement) (if_statement) (elif_clause) (comparison_operator)] @g", "g")
         conds = memo["conds"] = [src.text_of(n.named_children[0] if n.type == "assert_statement" else
                                              (n.child_by_field_name("condition") or n)) for n in nodes]
     wrapper_text = src.text_of(wrapper)
     for name in names:
         pat = _mention(name)
-        if any(w in c and pat.search(c) for c in conds for w in _POW2_TESTS):
+        # `d == 128`, `128 == d`: the path is taken for one size only
+        one = re.compile(rf"{pat.pattern}\s*==\s*\d|\d\s*==\s*{pat.pattern}")
+        if any(pat.search(c) and (any(w in c for w in _POW2_TESTS) or one.search(c)) for c in conds):
             return True
         for call in re.finditer(r"([\w.]+)\(([^()]*)\)", wrapper_text):
             fn, args = call.group(1).lower(), call.group(2)
