@@ -1,11 +1,13 @@
 """Every address a kernel computes, for rules that read what an address's products reach.
 
 Not a rule. An access's pointer (`tl.load(X + cols)`) holds its summands through local names and
-`X += d` (`_offsets.additive_terms`); two kinds of address escape it. A pointer rebound from
-itself (`X = X + pid * stride_xb` in one branch, then `X = X + offs` before the access) keeps only
-the last rebinding in the access's chain; and a pointer advanced and then handed to a device
-helper of the file (`Q += off_b * stride_qb; _attend(Q, ...)`) is addressed in the helper, where
-the kernel's products are out of sight. Both are addresses of their own here.
+`X += d` (`_offsets.additive_terms`); a pointer a program selects (`x = tl.where(is_q, xq, xk)`)
+is read as each of its choices, each an address of its own. Two kinds of address escape the
+chain. A pointer rebound from itself (`X = X + pid * stride_xb` in one branch, then
+`X = X + offs` before the access) keeps only the last rebinding in the access's chain; and a
+pointer advanced and then handed to a device helper of the file (`Q += off_b * stride_qb;
+_attend(Q, ...)`) is addressed in the helper, where the kernel's products are out of sight. Both
+are addresses of their own here.
 """
 
 from __future__ import annotations
@@ -26,6 +28,27 @@ def _pointer_exprs(ctx):
     return out
 
 
+_MAX_CHOICES = 16  # (nested selects multiply: a 3 x 3 grid of operands is 9 choices)
+
+
+def _choices(ctx, terms, kinds, depth=0) -> list[list]:
+    """The summands of each pointer a `tl.where(c, a_ptr, b_ptr)` among `terms` can select (a
+    select of offsets, `tl.where(c, offs, 0)`, stays one term)."""
+    for i, t in enumerate(terms):
+        fn = t.child_by_field_name("function") if t.type == "call" and depth < 4 else None
+        args = t.child_by_field_name("arguments") if fn is not None else None
+        arms = [a for a in args.named_children if a.type != "comment"][1:] if args is not None else []
+        if fn is None or not ctx.src.text_of(fn).endswith("where") or len(arms) != 2:
+            continue
+        arm_terms = [additive_terms(ctx, a) for a in arms]
+        if not any(_arm_base(ctx, a) or _choices(ctx, a, kinds, depth + 1)[1:] for a in arm_terms):
+            continue
+        rest = terms[:i] + terms[i + 1:]
+        out = [c for a in arm_terms for c in _choices(ctx, rest + a, kinds, depth + 1)]
+        return out[:_MAX_CHOICES]
+    return [terms]
+
+
 def _base_name(ctx, terms, kinds) -> str:
     for term in terms:
         t = strip_parens(term)
@@ -34,16 +57,30 @@ def _base_name(ctx, terms, kinds) -> str:
     return ""
 
 
+def _arm_base(ctx, terms) -> str:
+    """A parameter among a selected pointer's summands, unscaled: the pointer it selects (which
+    `param_kinds` does not see behind the select)."""
+    params = {p.name for p in ctx.kernel.params if not p.is_constexpr}
+    for term in terms:
+        t = strip_parens(term)
+        if t is not None and t.type == "identifier" and ctx.src.text_of(t) in params:
+            return ctx.src.text_of(t)
+    return ""
+
+
 def addresses(ctx, kinds) -> list[tuple]:
-    """(base pointer, summands, indices the summands leave out, hidden) of every address: each access's
-    pointer and tensor descriptor's base, and each advance of a pointer parameter no access reaches (`X = X + pid * stride_xb`
-    in one branch, hidden by a later `X = X + offs`; `Q += off_b * stride_qb` before Q goes to a
-    device helper: hidden), which the access or the helper indexes further."""
+    """(base pointer, summands, indices the summands leave out, hidden) of every address: each
+    access's pointer (each choice of a selected one) and tensor descriptor's base, and each advance
+    of a pointer parameter no access reaches (`X = X + pid * stride_xb` in one branch, hidden by a
+    later `X = X + offs`; `Q += off_b * stride_qb` before Q goes to a device helper: hidden), which
+    the access or the helper indexes further."""
     out, reached = [], set()
     for ptr, further in _pointer_exprs(ctx):
-        terms = additive_terms(ctx, ptr)
-        out.append((_base_name(ctx, terms, kinds), terms, further, False))
-        reached.update(t.id for t in terms)
+        choices = _choices(ctx, additive_terms(ctx, ptr), kinds)
+        for terms in choices:
+            base = _base_name(ctx, terms, kinds) or (_arm_base(ctx, terms) if len(choices) > 1 else "")
+            out.append((base, terms, further, False))
+            reached.update(t.id for t in terms)
     params = {p.name for p in ctx.kernel.params}
     for name in sorted({a[0] for a in out if a[0]} | _handed_to_helpers(ctx)):
         for base, terms in _advances(ctx, name, params):

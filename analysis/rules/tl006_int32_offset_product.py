@@ -2,19 +2,22 @@
 
 ## What it finds
 A product in an address (`tl.load`/`tl.store`/atomic pointer or a tensor descriptor's base,
-directly or through local variables and `X += ...`; also `X = X + pid_b * stride_xb` in one branch
-before a later `X = X + offs`, and a pointer advanced and then handed to a device helper of the
-file) of an index that comes from `tl.program_id` and a stride that can make it reach past 2**31
-elements, with no `.to(tl.int64)` / `tl.int64` anywhere in the chain, on either factor: a program
-id times a stride over a whole tensor is reported unless something bounds its size.
+directly or through local variables and `X += ...`; each pointer a program picks with
+`tl.where(is_q, xq, cache_k)`; also `X = X + pid_b * stride_xb` in one branch before a later
+`X = X + offs`, and a pointer advanced and then handed to a device helper of the file) of an
+index that comes from `tl.program_id` and a stride that can make it reach past 2**31 elements,
+with no `.to(tl.int64)` / `tl.int64` anywhere in the chain, on either factor: a program id times a
+stride over a whole tensor is reported unless something bounds its size.
 
 - a batch, expert or page index (`off_z`, `cur_batch`, `expert_id`, `page`) times its stride
   (`stride_qz`, `k_batch_stride`, `stride_0`) in an address of two or more indices;
 - a row or token index times the row stride (`t.stride(0)`, `t.stride(-3)` of packed tokens,
-  `o_row_stride`, `n_cols`, `N`) of the tensor: the rows of activations (a layernorm's
-  `row * row_stride`, a GEMM's `offs_m * stride_am`, a SwiGLU's gate/up rows), KV caches and
-  pools, logits, embeddings (a weight whose row a loaded token id picks), an attention bias or mask
-  whose address walks rows of queries (`off_b * stride_bb + offs_m[:, None] * stride_bm`);
+  `o_row_stride`, `stride_cacheM`, `n_cols`, `N`, or a stride picked per program,
+  `stride_cm = tl.where(pid_n < n1, stride_cm1, stride_cm2)`) of the tensor: the rows of
+  activations (a layernorm's `row * row_stride`, a GEMM's `offs_m * stride_am`, a SwiGLU's gate/up
+  rows), KV caches and pools, logits, embeddings (a weight whose row a loaded token id picks), an
+  attention bias or mask whose address walks rows of queries
+  (`off_b * stride_bb + offs_m[:, None] * stride_bm`);
 - a constexpr stride counts when a configuration sets it to a long row (`row * ROW` with
   `ROW=16384`).
 
@@ -113,6 +116,7 @@ _NOT_A_DIM = {"stride", "strides", "id", "ids", "idx", "index", "offs", "off", "
               "cur", "start", "base", "program", "ptr", "ptrs", "in", "out", "src", "dst", "input", "output", "phys",
               "physical", "logical"}
 _TOKEN = re.compile(r"[a-z]+|\d+")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z]$)")  # `stride_cachekM`: a last capital names the dimension
 
 
 def _word_class(word: str, compact: bool) -> int:
@@ -128,8 +132,9 @@ def _word_class(word: str, compact: bool) -> int:
 
 def _stride_class(name: str) -> int:
     """The dimension a stride parameter walks, from its name: `stride_xb`, `o_row_stride`,
-    `stride_0`. A name without `stride` (`n_cols`, `N`, `HIDDEN`) is a row length: a row stride."""
-    words = _TOKEN.findall(name.lower())
+    `stride_0`, `stride_cacheM`. A name without `stride` (`n_cols`, `N`, `HIDDEN`) is a row length:
+    a row stride."""
+    words = _TOKEN.findall(_CAMEL.sub("_", name).lower())
     if not any(w.startswith("stride") for w in words):
         return ROW
     at = next(i for i, w in enumerate(words) if w.startswith("stride"))
@@ -172,23 +177,28 @@ def _reach(ctx, index, strides) -> int:
     return max(idx, named)
 
 
-def _products(ctx, terms, kinds, wide):
+def _products(ctx, base, terms, kinds, wide):
     """(term, index factor, stride names, pid-fed) for each index × stride product of an address's
     `terms`, and how many terms index the tensor besides the base pointer."""
     out, indexing = [], 0
     for term in terms:
         t = off.strip_parens(term)
-        if t is None or (t.type == "identifier" and ctx.src.text_of(t) in kinds.pointers):
+        if t is None or (t.type == "identifier" and ctx.src.text_of(t) in kinds.pointers | {base}):
             continue
         indexing += 1
         if t.type != "binary_operator":
             continue
         index, strides = None, []
         for f in _factors(ctx, t):
-            if off.is_fed(ctx, f, "program_id"):
+            # a stride a program picks (`stride_cm = tl.where(pid_n < n1, stride_cm1, ...)`) is
+            # fed by the program id but stays a stride, and its own name says what it walks
+            local = ctx.src.text_of(f) if f.type == "identifier" and "stride" in ctx.src.text_of(f).lower() else None
+            if local is None and off.is_fed(ctx, f, "program_id"):
                 index = index or f
                 continue
             names = [n for n in _stride_params(ctx, f, kinds) if n not in wide]
+            if names and local and not ctx.kernel.param(local):
+                names = [local, *names]
             if names:
                 strides = strides or names
             elif index is None and off.is_fed(ctx, f, "arange"):
@@ -236,7 +246,7 @@ def check(ctx: KernelContext):
     wide = _int64_params(ctx)
     seen, found, moved = set(), [], {}
     for base, terms, extra, hidden in addr.addresses(ctx, kinds):
-        products, indexing = _products(ctx, terms, kinds, wide)
+        products, indexing = _products(ctx, base, terms, kinds, wide)
         reach = {t.id: _reach(ctx, index, strides) for t, index, strides, _ in products}
         found.append((base, terms, extra, hidden, products, indexing, reach))
         if hidden:  # how far the pointer was moved before the access that rebinds it
