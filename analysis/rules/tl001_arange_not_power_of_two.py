@@ -359,7 +359,7 @@ def _last_dim(node, src, assigns, chain, depth):
 
 
 def _is_shape(node, src):  # `x.shape`, `x.size()`
-    if node is not None and node.type == "call" and not node.child_by_field_name("arguments").named_children:
+    if node is not None and node.type == "call" and not getattr(node.child_by_field_name("arguments"), "named_children", 1):
         node = node.child_by_field_name("function")
         return node is not None and node.type == "attribute" and src.text_of(node.child_by_field_name("attribute")) == "size"
     return node is not None and node.type == "attribute" and src.text_of(node.child_by_field_name("attribute")) == "shape"
