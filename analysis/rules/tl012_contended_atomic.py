@@ -16,6 +16,10 @@
   An atomic whose mask selects programs (`mask=pid == 0`), a word the kernel reads back (a
   barrier's or a ticket's arrival count, `tl.atomic_add(counter, 1)`) and an order-independent
   `atomic_max`/`min`/`and`/`or`/`xor` (the usual one-pass amax) are left alone;
+- a floating-point `tl.atomic_add` whose address reads program ids only through strides a launch
+  passes as 0 (`dA_ptr += pid_b * stride_dA_batch + pid_c * stride_dA_chunk` with `stride_dA_batch
+  = 0` set by the launching function on its non-deterministic path): those programs all add into
+  the same words, as above, though the address names the program id;
 - a `tl.atomic_add(hist_ptr + bins, 1)` whose bin comes from loaded data, into a table a constexpr
   or literal of at most 1024 bins bounds (`mask=bins < NUM_BINS`, `x % 256`,
   `tl.minimum(bins, NUM_BINS - 1)`): one atomic per element, and every program's land on the same
@@ -61,6 +65,7 @@ from ..model import ATOMICS
 from ..shapes.dtypes import is_float, is_int
 from ..source import captures
 from . import _offsets as off
+from . import _tiling_evidence as te
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -116,6 +121,16 @@ def check(ctx: KernelContext):
         if not floats and not _loaded_count(ctx, call, ptr):
             continue  # an integer add that is no count of the data: a barrier's arrival, a program tally
         if ctx.definition_calls(ptr, "program_id", "arange", "load"):
+            zeroed = _zero_stride_axes(ctx, call, ptr)
+            if zeroed:
+                axes, strides = zeroed
+                yield ctx.finding(
+                    ctx.src.range(call.node),
+                    mt.shortest_needed(*(f"{mt.name(strides, w)} passed as 0: programs along {mt.name(axes, w)} "
+                                         f"add into one word; the float sum varies run to run"
+                                         for w in (40, 24, 12))),
+                    data={"reason": "zero-stride", "strides": strides},
+                )
             continue
         if any(n.startswith("<loop:") for n in ctx.depends_on(ptr)):
             continue
@@ -129,6 +144,93 @@ def check(ctx: KernelContext):
                                  f"{effect}; reduce partials" for w in (24, 16))),
             data={"reason": "same-address"},
         )
+
+
+def _zero_stride_axes(ctx: KernelContext, call, ptr):
+    """(the program-id names, the strides) where every term of a float atomic_add's address that
+    reads those program ids is scaled by a stride a launch passes as 0 (`stride_dA_batch = 0` in
+    the launching function, or a literal 0): all of those programs add into the same words. None
+    when no launch shows it or a mask selects programs."""
+    if not _float_sum(ctx, ptr, call.arg(1, "val")):
+        return None
+    mask = call.kwargs.get("mask")
+    if mask is not None and _selects_programs(ctx, mask):
+        return None  # `mask=pid == 0`: some programs only (a lane bound `offs_h < nheads` is no selection)
+    zero = _zero_passed(ctx)
+    if not zero:
+        return None
+    pids = {n for n in ctx.kernel.assignments if _defining(ctx, n)}  # `pid_b = tl.program_id(0)`
+    full, skipped = _address_names(ctx, ptr, set(), zero, pids), set()
+    kept = _address_names(ctx, ptr, skipped, zero, pids, drop=True)
+    lost = (full - kept) & pids
+    if not lost or not skipped:
+        return None
+    return ", ".join(sorted(lost)), ", ".join(sorted(skipped))
+
+
+def _selects_programs(ctx, mask) -> bool:
+    """A comparison in the mask that reads the program id and no lanes (`pid == 0`)."""
+    nodes = [mask] + [a.value for n in ctx.depends_on(mask) for a in ctx.kernel.assignments.get(n, ()) if a.value is not None]
+    return any(ctx.definition_calls(c, "program_id") and not ctx.definition_calls(c, "arange")
+               for n in nodes for c in captures(n, "(comparison_operator) @c", "c"))
+
+
+def _defining(ctx, name):
+    return [c for a in ctx.kernel.assignments.get(name, ()) if a.value is not None for c in ctx.calls_in(a.value, "program_id")]
+
+
+def _address_names(ctx, node, skipped, zero, pids, drop=False, seen=None):
+    """The names an address reads, through the pointer's assignments (`p += pid_b * stride_b`);
+    with `drop`, leaving out the products by a stride in `zero` (recorded in `skipped`). A program
+    id's own assignment is not followed: its name is what is asked about."""
+    seen = set() if seen is None else seen
+    out, stack = set(), [node]
+    while stack:
+        x = stack.pop()
+        if drop and x.type == "binary_operator" and ctx.src.text_of(x.child_by_field_name("operator")) == "*":
+            sides = [off.strip_parens(x.child_by_field_name("left")), off.strip_parens(x.child_by_field_name("right"))]
+            hit = [ctx.src.text_of(sd) for sd in sides if sd is not None and sd.type == "identifier" and ctx.src.text_of(sd) in zero]
+            if hit:
+                skipped.update(hit)
+                continue
+        if x.type == "identifier":
+            name = ctx.src.text_of(x)
+            out.add(name)
+            if name not in seen and name not in pids:
+                seen.add(name)
+                stack.extend(a.value for a in ctx.kernel.assignments.get(name, ()) if a.value is not None)
+            continue
+        stack.extend(x.named_children)
+    return out
+
+
+def _zero_passed(ctx: KernelContext) -> set[str]:
+    """Runtime parameters some launch passes as 0: a literal, or a name its function sets to 0."""
+    memo = ctx.kernel.__dict__.setdefault("_tl012_zero_passed", {})
+    if "out" in memo:
+        return memo["out"]
+    out = set()
+    for launch in ctx.kernel.launches:
+        assigns = None
+        for p in ctx.kernel.params:
+            if p.is_constexpr:
+                continue
+            node = launch.kwargs.get(p.name)
+            if node is None and p.index < len(launch.args) and not any(
+                    a.type in ("list_splat", "dictionary_splat") for a in launch.args[:p.index + 1]):
+                node = launch.args[p.index]
+            if node is None:
+                continue
+            text = ctx.src.text_of(node).strip()
+            if text == "0":
+                out.add(p.name)
+            elif node.type == "identifier" and launch.wrapper is not None:
+                if assigns is None:
+                    assigns = te._wrapper_assigns(ctx.src, launch)
+                if any(not isinstance(v, str) and ctx.src.text_of(v).strip() == "0" for v in assigns.get(text, ())):
+                    out.add(p.name)
+    memo["out"] = out
+    return out
 
 
 def _old_value_read(call) -> bool:
