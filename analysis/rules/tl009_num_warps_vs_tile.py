@@ -13,7 +13,11 @@ biggest `tl.arange` / `tl.zeros` / `tl.load` / `tl.store` / `tl.dot` tile) divid
   Triton pipelines it through shared memory, where TL013 weighs it.
 The finding names the configuration its numbers come from: the sizes of the tile, `num_warps`,
 and which autotune config (`autotune config 3 of 15`) or, among several, which launch.
-Unknown tiles or num_warps (e.g. `BLOCK = triton.next_power_of_2(n)`) are not reported, nor are
+Unknown tiles or num_warps (e.g. `BLOCK = triton.next_power_of_2(n)`) are not reported, except
+a block the launch sizes from a dimension its function asserts a bound for (`assert d <= 128`,
+`assert d in {16, ..., 128}`, then `BLOCK_D = max(triton.next_power_of_2(d), 16)`): that tile is
+judged at the largest value allowed, reported only past the register bound there, at the launch
+(where `num_warps=` goes), naming the bound (`at d=128, the assert's largest`). Nor are
 `@jit` device helpers (they run on their caller's threads, with the tiles their caller passes)
 and scalar kernels whose largest value is a single element (every thread runs the same scalar
 code; there is no tile to spread). A launch whose block and num_warps come from the wrapper's
@@ -50,12 +54,14 @@ together with the block size.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .. import message_text as mt
 from ..estimates import largest_tile
 from ..findings import Applicability, Related, Severity
 from ..shapes import infer_kernel
-from ..values import fmt
+from ..values import Value, fmt, next_power_of_2
+from . import _tiling_evidence as te
 from ._literals import literal_edit
 from .base import KernelContext, RuleInfo
 
@@ -89,8 +95,17 @@ def check(ctx: KernelContext):
     limit = MAX_PER_THREAD_DOT if has_dot else MAX_PER_THREAD
     operands = _dot_operand_loads(ctx) if has_dot else set()
     groups: dict = {}
+    bounded_notes: dict = {}
     for config in ctx.kernel.configs:
         judged = _judge(ctx, config, limit, operands)
+        # a tile sized by an unknown block (`max(next_power_of_2(d), 16)`) is judged at its asserted bound
+        if (judged is None or not (judged[3] or judged[2].complete)) and (bounded := _at_asserted_bound(ctx, config)) is not None:
+            at_bound = _judge(ctx, bounded[0], limit, operands)
+            if at_bound is not None and at_bound[3] and not at_bound[3].endswith("idle"):
+                judged = at_bound
+                bounded_notes[id(judged[0])] = bounded[1]  # past the limit at the largest size allowed
+            elif at_bound is not None:
+                judged = (*at_bound[:3], "")  # fits there: this combination keeps its launch silent
         if judged is not None:
             groups.setdefault(_launch_choice(config), []).append(judged)
     for judged in groups.values():
@@ -100,7 +115,57 @@ def check(ctx: KernelContext):
         if not all(problem for _, _, _, problem in judged):
             continue
         for config, nw_val, tile, problem in judged:
-            yield _finding(ctx, config, nw_val, tile, problem, limit)
+            yield _finding(ctx, config, nw_val, tile, problem, limit, bound=bounded_notes.get(id(config)))
+
+
+_NP2 = re.compile(r"^(?:max\(\s*)?(?:triton\.)?next_power_of_2\(\s*(\w+)\s*\)\s*(?:,\s*(\d+)\s*\))?$")
+
+
+def _at_asserted_bound(ctx, config):
+    """`config` with each unknown constexpr the launch sizes as `max(triton.next_power_of_2(d), 16)`
+    (or passes `d` itself) set to its value at the largest `d` an `assert d <= 128` / `assert d in
+    {16, ..., 128}` of the launching function allows, and a note naming that bound; None where
+    some unknown size has no such bound."""
+    launch = config.launch
+    if launch is None or launch.wrapper is None:
+        return None
+    values, notes = dict(config.values), []
+    ends = {ctx.src.text_of(e) for c in ctx.kernel.calls_named("arange") if (e := c.arg(1, "end")) is not None}
+    for p in ctx.kernel.params:
+        v = config.values.get(p.name)
+        if not p.is_constexpr or p.name not in ends or (v is not None and v.known):
+            continue
+        node = launch.kwargs.get(p.name)
+        if node is None and p.index < len(launch.args):
+            node = launch.args[p.index]
+        assigns = te._wrapper_assigns(ctx.src, launch) if node is not None else {}
+        text = ctx.src.text_of(node).strip() if node is not None else ""
+        if node is not None and node.type == "identifier" and len(assigns.get(text, ())) == 1 and not isinstance(assigns[text][0], str):
+            text = ctx.src.text_of(assigns[text][0]).strip()
+        m = _NP2.match(text)
+        size = m.group(1) if m else (text if re.fullmatch(r"\w+", text) else None)
+        top = _asserted_max(ctx, launch, size) if size else None
+        if top is None:
+            return None
+        value = max(next_power_of_2(top) if m else top, int(m.group(2) or 0) if m else 0)
+        values[p.name] = Value(value, f"{size} <= {top} by the assert")
+        notes.append(f"{size}={top}")
+    if not notes:
+        return None
+    return replace(config, values=values), f" (at {', '.join(notes)}, the assert's largest)"
+
+
+def _asserted_max(ctx, launch, name: str) -> int | None:
+    """The largest value of `name` an assert of the launching function allows: `assert d <= 128`,
+    `assert d < 256`, `assert d in {16, 32, 64, 128}`."""
+    text = ctx.src.text_of(launch.wrapper)
+    n = re.escape(name)
+    m = re.search(rf"assert\s+\(?\s*{n}\s*(<=?)\s*(\d+)\s*\)?\s*(?:,|\n|$)", text)  # (not `d <= 64 or ...`)
+    if m:
+        return int(m.group(2)) - (m.group(1) == "<")
+    m = re.search(rf"assert\s+{n}\s+in\s*[{{(\[]([\d,\s]+)[}})\]]", text)
+    nums = [int(x) for x in m.group(1).split(",") if x.strip()] if m else []
+    return max(nums) if nums else None
 
 
 def _launch_choice(config) -> tuple:
@@ -137,13 +202,13 @@ def _judge(ctx: KernelContext, config, limit: int, operands: set):
     return config, nw_val, tile, problem
 
 
-def _finding(ctx: KernelContext, config, nw_val, tile, problem: str, limit: int):
+def _finding(ctx: KernelContext, config, nw_val, tile, problem: str, limit: int, bound: str | None = None):
     nw = nw_val.value
     lanes = _lanes(ctx)
     threads = nw * lanes
     suggested = _suggest(tile.elements, limit, lanes)
     values = _values(ctx, tile, config)
-    which = _which(ctx, config)
+    which = _which(ctx, config) + (bound or "")
     advice = short_advice = ""
     if suggested is not None and suggested != nw:
         advice = f"; num_warps={suggested} gives {_fmt(tile.elements / (suggested * lanes))} per thread"
@@ -163,7 +228,11 @@ def _finding(ctx: KernelContext, config, nw_val, tile, problem: str, limit: int)
     related = [Related(nw_val.range, f"num_warps={nw} from {nw_val.origin or config.label}")] if nw_val.range else \
         ctx.related_for(config, None, "configuration")
     edit = literal_edit(ctx.src, nw_val.range, suggested) if suggested is not None and suggested != nw else None
-    return ctx.finding(ctx.src.range(tile.call.node), msg, fix=[edit] if edit else None,
+    where = ctx.src.range(tile.call.node)
+    if bound:  # sized by what the launch allows: it is where num_warps= goes
+        related = related + [Related(where, "the tile")]
+        where = config.launch.range
+    return ctx.finding(where, msg, fix=[edit] if edit else None,
                        fix_title=f"set num_warps={suggested} (was {nw})" if edit else None, related=related,
                        data={"elements": tile.elements, "num_warps": nw, "per_thread": tile.elements / threads,
                              "suggested_num_warps": suggested, "config": config.label})
