@@ -12,22 +12,33 @@ are addresses of their own here.
 
 from __future__ import annotations
 
+import re
+
 from ..kernel_roles import device_helpers
-from ._offsets import ATOMIC_OPS, MEMORY_OPS, additive_terms, rhs_of, strip_parens
+from ._offsets import (
+    ATOMIC_OPS,
+    MEMORY_OPS,
+    additive_terms,
+    ancestors,
+    chain_text,
+    rhs_of,
+    strip_parens,
+)
 
 
 def _pointer_exprs(ctx):
     """(pointer, 1 when what it points at is indexed further) of each access and descriptor."""
     out = []
     for call in ctx.kernel.calls:
-        if call.name in MEMORY_OPS + ATOMIC_OPS + ("make_tensor_descriptor",):
+        if call.name in MEMORY_OPS + ATOMIC_OPS + _DESCRIPTORS:
             # a descriptor's base: the descriptor's shape and strides index the rows from there
-            ptr = call.arg(0, "base" if call.name == "make_tensor_descriptor" else "pointer")
+            ptr = call.arg(0, "base" if call.name in _DESCRIPTORS else "pointer")
             if ptr is not None:
-                out.append((ptr, int(call.name == "make_tensor_descriptor")))
+                out.append((ptr, int(call.name in _DESCRIPTORS)))
     return out
 
 
+_DESCRIPTORS = ("make_tensor_descriptor", "make_block_ptr")
 _MAX_CHOICES = 16  # (nested selects multiply: a 3 x 3 grid of operands is 9 choices)
 
 
@@ -78,7 +89,7 @@ def addresses(ctx, kinds) -> list[tuple]:
     for ptr, further in _pointer_exprs(ctx):
         choices = _choices(ctx, additive_terms(ctx, ptr), kinds)
         for terms in choices:
-            base = _base_name(ctx, terms, kinds) or (_arm_base(ctx, terms) if len(choices) > 1 else "")
+            base = _base_name(ctx, terms, kinds) or (_arm_base(ctx, terms) if len(choices) > 1 else _lost_base(ctx, terms))
             out.append((base, terms, further, False))
             reached.update(t.id for t in terms)
     params = {p.name for p in ctx.kernel.params}
@@ -133,3 +144,54 @@ def _handed_to_helpers(ctx) -> set[str]:
             todo.extend(n.children)
         memo["args"] = found
     return memo["args"]
+
+
+def _lost_base(ctx, terms) -> str:
+    """A base the chain loses to `k_base = None` in another branch: the tensor its strides name
+    (`stride_k_scale_n` → `k_scale`); empty when no summand is that None."""
+    if not any(t.type == "none" for t in terms):
+        return ""
+    for name in sorted({n for t in terms for n in _IDENT.findall(ctx.src.text_of(t)) if "stride" in n.lower()}):
+        words = [w for w in name.split("_") if not w.lower().startswith("stride")]
+        return "_".join(words[:-1] if len(words) > 1 else words)
+    return ""
+
+
+def _arms(node) -> dict:
+    """{id of an enclosing `if`: which of its branches holds `node`}."""
+    out, child = {}, node
+    for p in ancestors(node):
+        if p.type == "if_statement":
+            out[p.id] = child.id
+        child = p
+    return out
+
+
+def exclusive(a, b) -> bool:
+    """Two summands assigned in different branches of one `if` (`k += start * stride_kn` under
+    `if starts is not None:`, `k += off_z * stride_kz` under `else:`): never in one address."""
+    arms_b = _arms(b)
+    return any(arms_b.get(i, arm) != arm for i, arm in _arms(a).items())
+
+
+# A table of where each sequence starts (`seq_starts`, `cu_seqlens`, `indptr`): int32 by the
+# varlen convention, whatever width the batch index that reads it has.
+_STARTS = re.compile(r"start|indptr|cu_seq", re.IGNORECASE)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def widened(ctx, product, index, others) -> bool:
+    """An int64 cast in how `index * others` is computed. A sequence start loaded as the index
+    (`start = tl.load(seq_starts + off_z.to(tl.int64))`) keeps the table's int32: the cast in the
+    load's address widens the address, not the value."""
+    if "int64" not in chain_text(ctx, product):
+        return False
+    idx = strip_parens(index)
+    defs = ctx.kernel.assignments.get(ctx.src.text_of(idx), []) if idx.type == "identifier" else []
+    loads = [c for d in defs for c in ctx.calls_in(rhs_of(d) or idx, "load")]
+    if not loads or not all(_STARTS.search(ctx.src.text_of(c.arg(0, "pointer") or c.node)) for c in loads):
+        return True
+    texts = [ctx.src.text_of(rhs_of(d) or idx) for d in defs]
+    for c in loads:
+        texts = [x.replace(ctx.src.text_of(c.node), "") for x in texts]
+    return any("int64" in x for x in texts) or any("int64" in chain_text(ctx, f) for f in others)

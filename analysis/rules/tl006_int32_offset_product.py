@@ -1,13 +1,14 @@
 """TL006 — row or batch offset kept in int32
 
 ## What it finds
-A product in an address (`tl.load`/`tl.store`/atomic pointer or a tensor descriptor's base,
-directly or through local variables and `X += ...`; each pointer a program picks with
-`tl.where(is_q, xq, cache_k)`; also `X = X + pid_b * stride_xb` in one branch before a later
+A product in an address (`tl.load`/`tl.store`/atomic pointer, a tensor descriptor's or block
+pointer's base, directly or through local variables and `X += ...`; each pointer a program picks
+with `tl.where(is_q, xq, cache_k)`; also `X = X + pid_b * stride_xb` in one branch before a later
 `X = X + offs`, and a pointer advanced and then handed to a device helper of the file) of an
 index that comes from `tl.program_id` and a stride that can make it reach past 2**31 elements,
-with no `.to(tl.int64)` / `tl.int64` anywhere in the chain, on either factor: a program id times a
-stride over a whole tensor is reported unless something bounds its size.
+with no `.to(tl.int64)` / `tl.int64` anywhere in the chain, on either factor (a sequence start
+loaded from a varlen table, `tl.load(seq_starts + off_z.to(tl.int64))`, keeps the table's int32):
+a program id times a stride over a whole tensor is reported unless something bounds its size.
 
 - a batch, expert or page index (`off_z`, `cur_batch`, `expert_id`, `page`) times its stride
   (`stride_qz`, `k_batch_stride`, `stride_0`) in an address of two or more indices;
@@ -23,12 +24,13 @@ stride over a whole tensor is reported unless something bounds its size.
 
 Silent where the size is bounded: a layer's own weight (16k × 16k is 2**28), a tile's column axis
 and a head or feature index (`off_h * stride_qh` stays inside one batch), the row product when a
-batch product of the same address is there (only the batch one is reported), 1-D addresses (the
-tensor's size bounds the product), row lengths that are counts (`topk`, `num_heads`, `n_blocks`)
-or constexprs shorter than 2048 elements, per-row metadata (scales, lengths, index tables, softmax
-statistics, rotary cos/sin tables, a bias per head, and `off_hb * seqlen_q`: one value per
-position of a sequence), a workspace of one row per program (`row_block_id * N` where the program
-loops over the rows from `row_block_id * rows_per_program`), tile offsets (`pid * BLOCK_SIZE`), files that assert their
+batch product of the same address is there (only the batch one is reported; one in the other
+branch of an `if` does not count), 1-D addresses (the tensor's size bounds the product), row
+lengths that are counts (`topk`, `num_heads`, `n_blocks`) or constexprs shorter than 2048
+elements, per-row metadata (scales, lengths, index tables, softmax statistics, rotary cos/sin
+tables, a bias per head, and `off_hb * seqlen_q`: one value per position of a sequence), a
+workspace of one row per program (`row_block_id * N` where the program loops over the rows from
+`row_block_id * rows_per_program`), tile offsets (`pid * BLOCK_SIZE`), files that assert their
 sizes stay below int32's range (`assert x.numel() < 2**31`), and addresses where a cast to int64
 already appears (`row * stride.to(tl.int64)`, also one a constexpr flag guards:
 `if LONG_INDEXING: row = row.to(tl.int64)`).
@@ -190,15 +192,13 @@ def _products(ctx, base, terms, kinds, wide):
             continue
         index, strides = None, []
         for f in _factors(ctx, t):
-            # a stride a program picks (`stride_cm = tl.where(pid_n < n1, stride_cm1, ...)`) is
-            # fed by the program id but stays a stride, and its own name says what it walks
+            # a stride a program picks (`tl.where(pid_n < n1, stride_cm1, ...)`) is a stride, named for its dim
             local = ctx.src.text_of(f) if f.type == "identifier" and "stride" in ctx.src.text_of(f).lower() else None
             if local is None and off.is_fed(ctx, f, "program_id"):
                 index = index or f
                 continue
             names = [n for n in _stride_params(ctx, f, kinds) if n not in wide]
-            if names and local and not ctx.kernel.param(local):
-                names = [local, *names]
+            names = [local, *names] if names and local and not ctx.kernel.param(local) else names
             if names:
                 strides = strides or names
             elif index is None and off.is_fed(ctx, f, "arange"):
@@ -254,15 +254,18 @@ def check(ctx: KernelContext):
     for base, terms, extra, hidden, products, indexing, reach in found:
         if indexing + extra < 2 or _small_tensor(ctx, base, terms):
             continue  # a 1-D tensor (one index: its size bounds the product), or per-row metadata
-        top = max(*reach.values(), INNER, moved.get(base, INNER) if not hidden else INNER)
         large = bool(_LARGE.search(base))
         for t, index, strides, by_pid in products:
             r = reach[t.id]
+            # (a batch product in the other branch of an `if` does not take this one's place)
+            top = max(INNER, moved.get(base, INNER) if not hidden else INNER,
+                      *(reach[o.id] for o, *_ in products if not addr.exclusive(t, o)))
             if t.id in seen or not by_pid or r == INNER or r < top or (r == UNKNOWN_DIM and len(products) > 1):
                 continue
             if r != BATCH and not large and _WEIGHT.search(base) and not ctx.definition_calls(index, "load"):
                 continue  # a layer's own weight (16k x 16k is 2**28), not an embedding a token id picks
-            if "int64" in off.chain_text(ctx, t) or _per_position(ctx, t, index) or _per_program(ctx, t, index):
+            others = [f for f in _factors(ctx, t) if f.id != index.id]
+            if addr.widened(ctx, t, index, others) or _per_position(ctx, t, index) or _per_program(ctx, t, index):
                 continue
             seen.add(t.id)
             yield _finding(ctx, t, index, strides, r, host.pointer_dtype(ctx, base))
