@@ -1,4 +1,4 @@
-"""TL001's unrounded-size finding is a warning: it fails only for some inputs, so it is not put to
+"""TL025 is a warning: its finding fails only for some inputs, so it is not put to
 Triton's front end as an error is, and the confirmation step leaves it as it is."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from tritonlens.analysis.findings import Severity
 from tritonlens.profiling import confirm_errors as ce
 from tritonlens.profiling.confirm_plan import prepare
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "rules" / "TL001" / "positive_unrounded_head_dim.py"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "rules" / "TL025" / "positive_unrounded_head_dim.py"
 
 
 def _findings():
-    result = Analyzer().analyze(FIXTURE.read_text(encoding="utf-8"), path=str(FIXTURE), select=["TL001"])
+    result = Analyzer().analyze(FIXTURE.read_text(encoding="utf-8"), path=str(FIXTURE), select=["TL025"])
     return result
 
 
