@@ -286,17 +286,22 @@ def tested(ctx, sizes, blocks) -> bool:
     return any(a & sizes and b & blocks for a, b in cached)
 
 
+def passed_node(ctx, launch, name):
+    """What `launch` passes for the kernel parameter `name`, by keyword or position; None if unseen."""
+    node = launch.kwargs.get(name)
+    p = ctx.kernel.param(name)
+    if node is None and p is not None and p.index < len(launch.args) and not any(
+            a.type in ("list_splat", "dictionary_splat") for a in launch.args[:p.index + 1]):
+        node = launch.args[p.index]
+    return node
+
+
 def passed_for(ctx, names) -> set[str]:
     """The names themselves and the names in what every visible launch passes for them."""
     out = set(names)
     for name in names:
         for launch in ctx.kernel.launches:
-            node = launch.kwargs.get(name)
-            p = ctx.kernel.param(name)
-            if node is None and p is not None and p.index < len(launch.args) and not any(
-                    a.type in ("list_splat", "dictionary_splat") for a in launch.args[:p.index + 1]):
-                node = launch.args[p.index]
-            if node is not None:
+            if (node := passed_node(ctx, launch, name)) is not None:
                 out |= idents(ctx.src.text_of(node))
     return out
 

@@ -17,8 +17,11 @@ columns both span model dimensions (a chunk, a head or state dimension: `offs_m 
 `num_pid_n = tl.cdiv(hdim, BLOCK_N)`), a few tiles of small operands per (batch, chunk, head)
 program with nothing for L2 to share; a 2-D grid whose axis 1 is a (batch, head) whose offset
 (`head * BLOCK_D`) sits beside lanes of their own or reaches the tile only through a load's
-address (an attention grid, with no column of tiles), a tile split on a slower axis behind a batch
-on axis 0 (consecutive programs are other batch entries), and kernels without `tl.dot`.
+address (an attention grid, with no column of tiles), a 2-D grid whose axis 1 splits K (its lanes run
+along the dot's reduction and reach the store only as a partial's index, `pid_k * stride_ps`),
+an axis every launch tiles with one block (the size itself passed as its block: `m_size` for
+`m_block_size`), a tile split on a slower axis behind a batch on axis 0 (consecutive programs
+are other batch entries), and kernels without `tl.dot`.
 
 ## Why
 Row-major order makes consecutive programs — the ones resident on the GPU at the same time —
@@ -125,9 +128,12 @@ def check(ctx: KernelContext):
     if pair is None:
         return  # a batch/head/chunk split, not the rows and columns of a tile grid
     row, col = pair
-    if _per_group_dims(ctx, row, tiles[row], divisors.get((row, "//"), set())) and \
-            _per_group_dims(ctx, col, tiles[col], divisors.get((col, "%"), set())):
+    row_sizes = _bounds(ctx, row, tiles[row], divisors.get((row, "//"), set()))
+    col_sizes = _bounds(ctx, col, tiles[col], divisors.get((col, "%"), set()))
+    if _model_dims(row_sizes) and _model_dims(col_sizes):
         return  # chunk x head-dim tiles of one (batch, chunk, head): a few tiles, nothing to share in L2
+    if _one_tile(ctx, tiles[row], row_sizes) or _one_tile(ctx, tiles[col], col_sizes):
+        return
     call = sources[0]
     yield ctx.finding(
         ctx.src.range(call.node),
@@ -153,10 +159,15 @@ def _two_axis_grid(ctx, rows, axes):
     tiles = {v: tiles.get(v, frozenset()) & _lane_blocks(ctx, v) for v in (row, col)}
     if not tiles[row] or not tiles[col] or tiles[row] & tiles[col]:
         return
+    # Both axes place lanes of the stored output. An axis whose lanes run only along K (a split of
+    # the dot's reduction) reaches the store as a partial's index (`pid_k * stride_ps`), if at all.
     stored = [ctx.depends_on(c.arg(0, "pointer")) for c in ctx.kernel.calls_named("store") if c.arg(0, "pointer") is not None]
-    if not any(row in d and col in d for d in stored):
+    if not any(_lane_names(ctx, row) & d and _lane_names(ctx, col) & d for d in stored):
         return
-    if _per_group_dims(ctx, row, tiles[row], set()) and _per_group_dims(ctx, col, tiles[col], set()):
+    row_sizes, col_sizes = _bounds(ctx, row, tiles[row], set()), _bounds(ctx, col, tiles[col], set())
+    if _model_dims(row_sizes) and _model_dims(col_sizes):
+        return
+    if _one_tile(ctx, tiles[row], row_sizes) or _one_tile(ctx, tiles[col], col_sizes):
         return
     call = next(c for c in ctx.kernel.calls_named("program_id") if axes[id(c)] == 0 and _assigned(ctx, c) == row)
     yield ctx.finding(
@@ -173,12 +184,18 @@ def _two_axis_grid(ctx, rows, axes):
 def _lane_blocks(ctx, var) -> set[str]:
     """The blocks B of `... var ... + tl.arange(0, B)` offsets: `var` places a tile of lanes (an
     output row or column block), not a head or batch offset beside lanes of their own."""
-    out = set()
-    for assigns in ctx.kernel.assignments.values():
-        for a in assigns:
-            if a.value is not None and "arange" in ctx.src.text_of(a.value) and var in _value_deps(ctx, a.value):
-                out |= set(_ARANGE_END.findall(ctx.src.text_of(a.value)))
-    return out
+    return {b for a in _lane_assigns(ctx, var) for b in _ARANGE_END.findall(ctx.src.text_of(a.value))}
+
+
+def _lane_names(ctx, var) -> set[str]:
+    """The names assigned lanes that `var` places (`offs_n = pid_n * BLOCK_N + tl.arange(...)`)."""
+    return {ctx.src.text_of(a.node.child_by_field_name("left")) for a in _lane_assigns(ctx, var)
+            if a.node is not None and a.node.child_by_field_name("left") is not None}
+
+
+def _lane_assigns(ctx, var) -> list:
+    return [a for assigns in ctx.kernel.assignments.values() for a in assigns
+            if a.value is not None and "arange" in ctx.src.text_of(a.value) and var in _value_deps(ctx, a.value)]
 
 
 def _value_deps(ctx, node) -> set[str]:
@@ -209,11 +226,34 @@ _ARANGE_END = re.compile(r"arange\(\s*0\s*,\s*(\w+)\s*\)")
 _MODEL_DIM = re.compile(r"chunk|head_?dim|^h_?dim$|^d_?head$|d_?state|state_?(dim|size)", re.IGNORECASE)
 
 
-def _per_group_dims(ctx, var, blocks, divisors) -> bool:
-    """Whether every size the tile index `var` is bounded by is a model dimension (a chunk, a head
-    or state dimension): the sizes its lanes are compared with (`offs_m < chunk_size`), the size
-    its tile count divides (`num_pid_n = tl.cdiv(hdim, BLOCK_N)`), and what the launch grid's
-    `cdiv` divides by its block. Such a grid is a few tiles of small operands per program group."""
+def _model_dims(sizes) -> bool:
+    """Whether every size a tile index is bounded by is a model dimension (a chunk, a head or
+    state dimension): a few tiles of small operands per program group."""
+    return bool(sizes) and all(_MODEL_DIM.search(s) for s in sizes)
+
+
+def _one_tile(ctx, blocks, sizes) -> bool:
+    """Whether every launch passes as the block of this tile index the very size it tiles
+    (`m_size` for both `m_size` and `m_block_size`): one tile on that axis, no order to group."""
+    if not ctx.kernel.launches or not blocks or not sizes:
+        return False
+    for launch in ctx.kernel.launches:
+        passed = {b: _passed(ctx, launch, b) for b in blocks}
+        size_texts = {_passed(ctx, launch, s) or s for s in sizes}
+        if not any(t is not None and t in size_texts for t in passed.values()):
+            return False
+    return True
+
+
+def _passed(ctx, launch, name) -> str | None:
+    node = te.passed_node(ctx, launch, name)
+    return ctx.src.text_of(node).strip() if node is not None else None
+
+
+def _bounds(ctx, var, blocks, divisors) -> set[str]:
+    """The sizes the tile index `var` is bounded by: the sizes its lanes are compared with
+    (`offs_m < chunk_size`), the size its tile count divides (`num_pid_n = tl.cdiv(hdim,
+    BLOCK_N)`), and what the launch grid's `cdiv` divides by its block (host names)."""
     sizes = set()
     for d in divisors:  # the column's own divisor: `pid % num_pid_n`
         sizes |= _cdiv_sizes(ctx, d, blocks)
@@ -236,7 +276,7 @@ def _per_group_dims(ctx, var, blocks, divisors) -> bool:
     for launch in ctx.kernel.launches:
         for _, axis in te.grid_axes(ctx, launch)[:1]:
             sizes |= {n for a, b in te.cdiv_operands(axis) if b & te.passed_for(ctx, blocks) for n in a}
-    return bool(sizes) and all(_MODEL_DIM.search(s) for s in sizes)
+    return sizes
 
 
 def _cdiv_sizes(ctx, name, blocks) -> set[str]:
