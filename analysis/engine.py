@@ -2,7 +2,8 @@
 
 A kernel's findings depend on its own text, on the statements that launch it, on the jit helpers it
 calls, on the module constants those read and on how the file imports Triton, not on where any of
-that sits. The kernel's cache key holds that text (no line numbers, no comments, no unrelated
+that sits, and on the asserts and conditions outside the file's jit functions, where the rules read
+a size's guards. The kernel's cache key holds that text (no line numbers, no comments, no unrelated
 imports), so an edit inside one kernel re-checks that kernel only, and lines inserted above it, a
 comment or an import of something else re-check nothing: the cached findings are moved to where
 their text now is (`relocate`), and the kernel's model, whose tree-sitter nodes hold absolute
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 
 from . import tlapi
 from .findings import Finding
-from .layout import LayoutMemo, aliases_key, read_layout, regions
+from .layout import LayoutMemo, aliases_key, guards_key, read_layout, regions
 from .merge import SEVERITY_ORDER, once_per_file, per_line
 from .model import Kernel, Module, build_kernels
 from .relocate import lines_named, moved, spans_map
@@ -137,7 +138,7 @@ class Analyzer:
                         doc: str | None = None) -> AnalysisResult:
         lay = read_layout(src, self._layout)
         data = src.data
-        prefix = f"{aliases_key(lay.aliases)}|{settings}|".encode()
+        prefix = f"{aliases_key(lay.aliases)}|{settings}|".encode() + hashlib.blake2b(guards_key(src, lay)).digest()
         plan: dict[str, tuple[str, list]] = {}  # entry key → (cache key, its regions' spans)
         for name in lay.entries:
             h = hashlib.blake2b(prefix, digest_size=16)

@@ -22,7 +22,7 @@ from .model import (
     is_kernel_definition,
     module_level_statements,
 )
-from .source import Source
+from .source import Source, captures
 
 # Bytes that cannot be part of a Python identifier become spaces (UTF-8 bytes of non-ASCII
 # identifiers stay), so `bytes.split()` yields a statement's words.
@@ -88,6 +88,23 @@ class Layout:
 def entry_key(name: str, later: int) -> str:
     """The entry key of a definition of `name` followed by `later` other definitions of it."""
     return name if later == 0 else f"{name}#{later}"
+
+
+# Conditions outside the jit functions: rules read a size's guards anywhere in the file (an assert
+# in a caller of the launching function, a predicate another function tests), so every kernel's
+# findings depend on them. Those inside jit functions are in their own definitions' text already.
+_GUARDS = ("[(assert_statement) @g (if_statement condition: (_) @g) (elif_clause condition: (_) @g)"
+           " (comparison_operator) @g]")
+
+
+def guards_key(src, lay: Layout) -> bytes:
+    """The text of every assert and condition outside the file's jit functions."""
+    inside = sorted((n.start_byte, n.end_byte) for n in [*lay.jit_outer.values(), *(e[0] for e in lay.entries.values())])
+    out = []
+    for n in captures(src.root, _GUARDS, "g"):
+        if not any(a <= n.start_byte and n.end_byte <= b for a, b in inside):
+            out.append(src.data[n.start_byte:n.end_byte])
+    return b"|".join(out)
 
 
 def regions(lay: Layout, key: str) -> tuple[list[tuple[bytes, object]], list[str]]:

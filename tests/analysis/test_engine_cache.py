@@ -380,3 +380,44 @@ def test_every_rule_fixture_reparsed_from_an_edit_matches_a_cold_analysis():
             assert warm.errors == [], (path.name, warm.errors)
             assert [(f.code, f.range, f.message) for f in warm.findings] == \
                 [(f.code, f.range, f.message) for f in cold.findings], path.name
+
+
+GUARDED = '''import triton
+import triton.language as tl
+
+
+def sums(a, chunk):
+    seq = a.shape[1]
+    {GUARD}
+    out = a.new_empty(a.shape)
+    _launch(a, out, seq, chunk)
+    return out
+
+
+@triton.jit
+def sums_kernel(a_ptr, out_ptr, stride_b, SEQ: tl.constexpr, CHUNK: tl.constexpr):
+    offs = tl.program_id(1) * CHUNK + tl.arange(0, CHUNK)
+    row = a_ptr + tl.program_id(0) * stride_b
+    first = tl.load(row + offs, mask=offs < SEQ, other=0.0)
+    again = tl.load(row + offs)
+    tl.store(out_ptr + tl.program_id(0) * stride_b + offs, first + again, mask=offs < SEQ)
+
+
+def _launch(a, out, seq, chunk):
+    sums_kernel[(a.shape[0], (seq + chunk - 1) // chunk)](a, out, a.stride(0), SEQ=seq, CHUNK=chunk)
+'''
+
+
+def test_editing_a_guard_in_a_caller_of_the_launch_rechecks_the_kernel():
+    """An assert that the size divides the block, in a function that calls the launching one, is
+    read as the unmasked store's guard: changing it re-checks the kernel, as a cold analysis would."""
+    az = Analyzer()
+    guarded = GUARDED.replace("{GUARD}", "assert seq % chunk == 0")
+    unguarded = GUARDED.replace("{GUARD}", "assert seq > 0")
+    cold = {t: _codes(Analyzer().analyze(t)) for t in (guarded, unguarded)}
+    assert cold[guarded] != cold[unguarded]  # the fixture exercises a guard the rules read
+    az.analyze(guarded, doc_id="g")
+    res = az.analyze(unguarded, doc_id="g")
+    assert res.reanalyzed == ["sums_kernel"] and _codes(res) == cold[unguarded]
+    res = az.analyze(guarded, doc_id="g")
+    assert _codes(res) == cold[guarded]
