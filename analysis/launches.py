@@ -117,11 +117,9 @@ def wrapper_scope(module: Module, launch: Launch) -> Scope:
     return scope
 
 
-def _launch_values(module: Module, k: Kernel, launch: Launch) -> dict[str, list[Value]]:
-    src = module.src
-    scope = wrapper_scope(module, launch)
-    where = f"the launch at line {launch.line}"
-    out: dict[str, list[Value]] = {}
+def bound_arguments(k: Kernel, launch: Launch) -> dict[str, Any]:
+    """{parameter name: the argument node `launch` passes for it}: positional arguments up to the
+    first `*`/`**` splat (past it, positions are unknown), then keywords."""
     by_name: dict[str, Any] = {}
     for i, a in enumerate(launch.args):
         if a.type in ("list_splat", "dictionary_splat"):
@@ -129,7 +127,15 @@ def _launch_values(module: Module, k: Kernel, launch: Launch) -> dict[str, list[
         if i < len(k.params):
             by_name[k.params[i].name] = a
     by_name.update(launch.kwargs)
-    for name, node in by_name.items():
+    return by_name
+
+
+def _launch_values(module: Module, k: Kernel, launch: Launch) -> dict[str, list[Value]]:
+    src = module.src
+    scope = wrapper_scope(module, launch)
+    where = f"the launch at line {launch.line}"
+    out: dict[str, list[Value]] = {}
+    for name, node in bound_arguments(k, launch).items():
         vals: list[Value] = []
         found = scope.lookup(src.text_of(node)) if node.type == "identifier" else None
         if found is not None:

@@ -133,13 +133,9 @@ _PADDED = re.compile(r"(ceil|cdiv)\s*\(.*\)\s*\*\s*\w+|//\s*\w+\s*\)?\s*\*\s*\w+
 def _launch_values(ctx, name) -> list[str]:
     """For each visible launch, the host text it passes for parameter `name` with the names behind
     it; [] where a launch does not show it."""
-    p = ctx.kernel.param(name)
     out = []
     for launch in ctx.kernel.launches:
-        node = launch.kwargs.get(name)
-        if node is None and p is not None and p.index < len(launch.args) and not any(
-                a.type in ("list_splat", "dictionary_splat") for a in launch.args[:p.index + 1]):
-            node = launch.args[p.index]
+        node = te.passed_node(ctx, launch, name)
         if node is None:  # past a `*splat`: an argument spelled as the parameter is still it
             node = next((a for a in launch.args if a.type == "identifier" and ctx.src.text_of(a) == name), None)
         if node is None:

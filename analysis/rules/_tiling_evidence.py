@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from ..launches import bound_arguments
 from ..source import captures
 from . import _index_bounds as ib
 
@@ -288,12 +289,7 @@ def tested(ctx, sizes, blocks) -> bool:
 
 def passed_node(ctx, launch, name):
     """What `launch` passes for the kernel parameter `name`, by keyword or position; None if unseen."""
-    node = launch.kwargs.get(name)
-    p = ctx.kernel.param(name)
-    if node is None and p is not None and p.index < len(launch.args) and not any(
-            a.type in ("list_splat", "dictionary_splat") for a in launch.args[:p.index + 1]):
-        node = launch.args[p.index]
-    return node
+    return bound_arguments(ctx.kernel, launch).get(name)
 
 
 def passed_for(ctx, names) -> set[str]:

@@ -213,12 +213,7 @@ def _zero_passed(ctx: KernelContext) -> set[str]:
     for launch in ctx.kernel.launches:
         assigns = None
         for p in ctx.kernel.params:
-            if p.is_constexpr:
-                continue
-            node = launch.kwargs.get(p.name)
-            if node is None and p.index < len(launch.args) and not any(
-                    a.type in ("list_splat", "dictionary_splat") for a in launch.args[:p.index + 1]):
-                node = launch.args[p.index]
+            node = None if p.is_constexpr else te.passed_node(ctx, launch, p.name)
             if node is None:
                 continue
             text = ctx.src.text_of(node).strip()

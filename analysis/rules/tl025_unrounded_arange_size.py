@@ -38,6 +38,7 @@ import re
 
 from .. import message_text as mt
 from ..findings import Related, Severity
+from ..launches import bound_arguments
 from ..source import captures
 from .base import KernelContext, RuleInfo
 
@@ -67,11 +68,7 @@ def _unrounded_dims(ctx):
         if p is not None and p.is_constexpr and p.name not in k.heuristics:
             extents.setdefault(p.name, []).append((call, end))
     for launch in [la for la in k.launches if la.wrapper is not None] if extents else ():
-        landed = dict(launch.kwargs)
-        for p, a in zip(k.params, launch.args):
-            if a.type in ("list_splat", "dictionary_splat"):
-                break
-            landed.setdefault(p.name, a)
+        landed = bound_arguments(k, launch)
         assigns = _wrapper_assignments(ctx.src, launch) if extents.keys() & landed.keys() else {}
         for name, arg in landed.items():
             if name not in extents or arg is None:
