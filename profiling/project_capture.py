@@ -26,6 +26,7 @@ from tritonlens.profiling.backends import BackendError, make_backend
 from tritonlens.profiling.project_tests import SKIP_DIRS, ImportGraph, layout
 from tritonlens.profiling.worker.json_message import MessageError
 from tritonlens.profiling.worker.project_capture_report import (
+    CaptureCause,
     ProjectCaptureJob,
     ProjectCaptureResult,
     ProjectLaunch,
@@ -55,6 +56,7 @@ class CaptureOutcome:
     kept: int = 0
     error: str | None = None  # the worker's failure (timeout, crash), when it failed
     reason: str | None = None
+    cause: CaptureCause | None = None  # the typed form of `reason`, for the editor's buttons
 
     @property
     def records_file(self) -> Path:

@@ -54,6 +54,34 @@ class ProjectLaunch(Message):
     test: str | None = json_field(OPT_STR, None)
 
 
+# Why a capture recorded less than it could, one kind each; the editor picks its button by kind.
+CAUSE_MISSING_MODULE = "missing_module"  # the project (or its conftest) imports a module this interpreter lacks
+CAUSE_INTERPRETER_LIMIT = "interpreter_limit"  # Triton's CPU interpreter cannot run what the kernel does
+CAUSE_TEST_FAILED = "test_failed"  # the tests ran and failed for a reason of their own
+CAUSE_NO_TEST_RAN = "no_test_ran"  # pytest collected or selected nothing
+CAUSE_NO_TEST_FOUND = "no_test_found"  # no test of the project reaches the file
+CAUSE_NO_LAUNCH = "no_launch"  # the command ran and launched no Triton kernel of the project
+CAUSE_OUTSIDE_ONLY = "outside_only"  # it launched kernels, none of them in the project
+CAUSE_WORKER_FAILED = "worker_failed"  # the worker died, timed out or could not start
+
+
+@dataclass
+class CaptureCause(Message):
+    """Why a capture recorded nothing (or less than it could), for a person: `line` is the cause in
+    one line with its fix and no internal exception class; `fix` the command that fixes it when
+    there is one (`/env/bin/python -m pip install transformers`); `module` the missing module;
+    `python` the interpreter that ran the command; `test` the first failing test's node;
+    `exception` that test's exception as `Type: message`, as Python printed it."""
+
+    kind: str = json_field(str)
+    line: str = json_field(str)
+    fix: str | None = json_field(OPT_STR, None)
+    module: str | None = json_field(OPT_STR, None)
+    python: str | None = json_field(OPT_STR, None)
+    test: str | None = json_field(OPT_STR, None)
+    exception: str | None = json_field(OPT_STR, None)
+
+
 @dataclass
 class ProjectCaptureResult(Message):
     """What the command did and the launches it made. `exit_code`: pytest's exit code or the
@@ -70,3 +98,4 @@ class ProjectCaptureResult(Message):
     total_launches: int = json_field(int, 0)
     launches: list = json_field(of=ProjectLaunch, many=True, factory=list)
     capture_errors: list = json_field(list, factory=list)
+    causes: list = json_field(of=CaptureCause, many=True, factory=list)  # what the worker saw go wrong, first first
