@@ -14,7 +14,9 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # torch first, pinned: an unpinned torch pulls several GB of CUDA packages.
 "$venv/bin/python" -c 'import torch' 2>/dev/null || "$venv/bin/python" -m pip install -q torch==2.13.0
-"$venv/bin/python" -m pip install -q -e "$repo[test]"
+# setuptools prints an information-only notice for every editable install with a path finder, as a
+# warning; it says nothing about this project's configuration.
+PYTHONWARNINGS="ignore:Editable installation" "$venv/bin/python" -m pip install -q -e "$repo[test]"
 
 export TRITONLENS_VENV=$venv
 for step in "$repo"/scripts/setup.d/*.sh; do
