@@ -26,6 +26,8 @@ What it cannot map (a test relying on these still fails, and says so in its own 
   attention, cuBLAS-specific dtypes such as float8 matmuls);
 - Triton's driver (`triton.runtime.driver.active...`) and triton.testing.do_bench, which need a GPU;
 - the mode is per thread: tensors made by other threads' code are not mapped;
+- what Triton's interpreter itself cannot run (inline assembly, the GPU driver): those of its gaps
+  that can be shimmed are (interpreter_shims.py), the rest named by interpreter_limit() there;
 - autotuning: the interpreter cannot time configs, so an autotuned kernel runs its first (pruned)
   config, not the one a GPU would choose; records made on a GPU host have that one.
 """
@@ -131,10 +133,22 @@ def install() -> bool:
 
     _installed[("autotuner", "do_bench")] = autotuner.Autotuner.__dict__["do_bench"]
     autotuner.Autotuner.do_bench = property(lambda tuner: _untimed)
+    _shims().install()
+    _installed[("shims", "")] = None
     mode = CudaOnCpu()
     mode.__enter__()
     _installed[("mode", "")] = mode
     return True
+
+
+def _shims():
+    """The interpreter's gaps shimmed (interpreter_shims.py, beside this file): installed with the
+    mapping, since both exist only for the interpreter on a host without a GPU."""
+    try:
+        import interpreter_shims
+    except ImportError:  # imported as tritonlens.profiling.worker.cuda_on_cpu
+        from . import interpreter_shims
+    return interpreter_shims
 
 
 def _untimed(kernel_call, quantiles=None, **kwargs):
@@ -156,6 +170,8 @@ def uninstall() -> None:
             delattr(torch.cuda, name)
         elif where == "torch":
             setattr(torch, name, original)
+        elif where == "shims":
+            _shims().uninstall()
         elif where == "autotuner":
             from triton.runtime import autotuner
 

@@ -1,0 +1,81 @@
+"""Triton's interpreter shimmed where it differs from a GPU run (interpreter_shims.py, installed by
+cuda_on_cpu.install() on this GPU-less machine), and the limits it cannot shim, named for a person.
+Each fixture kernel runs in a fresh interpreter: first as Triton ships it (it fails), then shimmed."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from worker_modules import load_worker_module
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    from tritonlens.profiling.client import WORKER_DIR
+
+    env = {**{k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"},
+           "PYTHONPATH": os.pathsep.join([str(WORKER_DIR), str(DATA)])}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=False, capture_output=True,
+                          text=True, timeout=180, env=env)
+
+
+def _shimmed_and_not(kernel: str) -> tuple[str, str]:
+    """(the error the bare interpreter gives, the output the shimmed one prints)."""
+    out = _run(f"""
+        import os
+        os.environ["TRITON_INTERPRET"] = "1"
+        import cuda_on_cpu, interpreter_gaps
+        try:
+            interpreter_gaps.run({kernel!r})
+        except Exception as exc:
+            print("bare:", exc)
+        assert cuda_on_cpu.install() and cuda_on_cpu._shims().installed()
+        print("shimmed:", interpreter_gaps.run({kernel!r}).tolist())
+        cuda_on_cpu.uninstall()
+        assert not cuda_on_cpu._shims().installed()
+        try:
+            interpreter_gaps.run({kernel!r})
+        except Exception:
+            print("undone")
+    """)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(line.split(":", 1) if ":" in line else (line, "") for line in out.stdout.splitlines())
+    assert "undone" in lines, out.stdout
+    return lines.get("bare", "").strip(), lines["shimmed"].strip()
+
+
+def test_a_float_scalar_is_fp32_as_on_a_gpu():
+    bare, shimmed = _shimmed_and_not("scale_by_eps")
+    assert "'float' object has no attribute 'to'" in bare
+    assert shimmed == str([i + 0.5 for i in range(8)])
+
+
+def test_a_float_scalar_has_a_dtype():
+    bare, shimmed = _shimmed_and_not("fill_like_scalar")
+    assert "'float' object has no attribute 'dtype'" in bare
+    assert shimmed == str([3.0] * 8)
+
+
+@pytest.mark.parametrize("error, key", [
+    ('InterpreterError: NotImplementedError("inline_asm not supported in interpreter mode")', "inline_asm"),
+    ("RuntimeError: 0 active drivers ([]). There should only be one.", "gpu_driver"),
+    ('InterpreterError: NotImplementedError("extern_elementwise not supported in interpreter mode")',
+     "extern_elementwise"),
+])
+def test_a_limit_it_cannot_shim_is_named(error, key):
+    shims = load_worker_module("interpreter_shims")
+    limit = shims.interpreter_limit(error)
+    assert limit is not None and limit.key == key
+    assert limit.line().startswith("Triton's interpreter cannot run ") and limit.line().endswith(
+        "on the CPU; on a GPU it runs")
+    assert "Error" not in limit.line()
+
+
+def test_a_kernels_own_error_is_no_limit():
+    shims = load_worker_module("interpreter_shims")
+    assert shims.interpreter_limit("AssertionError: Tensor-likes are not close!", "test_rms.py:40") is None
+    assert shims.interpreter_limit("InterpreterError: IndexError('out of bounds')") is None
