@@ -11,6 +11,8 @@ Shimmed (each makes the interpreter do what the compiled kernel does on a GPU):
 - scalar arguments passed as Python floats reach the kernel as fp32 scalars, as the launcher types
   them on a GPU (the interpreter hands the bare float over, so `eps.to(tl.float32)` or `eps.dtype`
   fails there); ints already arrive typed;
+- libdevice functions (`triton.language.extra.libdevice`, its cuda / hip modules, also imported by
+  name) compute with numpy instead of being stubs (libdevice_shim.py holds them);
 
 Not shimmable, named for the capture cause classifier: `interpreter_limit(error, traceback)` answers
 the `InterpreterLimit` a failure shows (its `line()` reads "Triton's interpreter cannot run X on the
@@ -94,8 +96,15 @@ def install() -> bool:
         return True
     from triton.runtime import interpreter
 
+    try:
+        import libdevice_shim
+    except ImportError:  # imported as tritonlens.profiling.worker.interpreter_shims
+        from . import libdevice_shim
+
     _installed["_implicit_cvt"] = interpreter._implicit_cvt
     interpreter._implicit_cvt = _typed_scalar(interpreter._implicit_cvt)
+    libdevice_shim.install()
+    _installed["libdevice"] = libdevice_shim
     return True
 
 
@@ -106,6 +115,7 @@ def uninstall() -> None:
     from triton.runtime import interpreter
 
     interpreter._implicit_cvt = _installed.pop("_implicit_cvt")
+    _installed.pop("libdevice").uninstall()
     _installed.clear()
 
 

@@ -30,6 +30,29 @@ def run(name: str) -> torch.Tensor:
         scale_by_eps[(1,)](x, out, 0.5, 8, BLOCK=8)
     elif name == "fill_like_scalar":
         fill_like_scalar[(1,)](out, 1.5, 8, BLOCK=8)
+    elif name == "gelu_tanh":
+        x = torch.linspace(-3, 3, 8)
+        gelu_tanh[(1,)](x, out, 8, BLOCK=8)
+        return (out - gelu_reference(x)).abs().max().reshape(1).round(decimals=5)
     else:
         raise ValueError(name)
     return out
+
+
+from triton.language.extra import libdevice  # noqa: E402
+from triton.language.extra.cuda.libdevice import rsqrt  # noqa: E402  # by name, from the vendor module
+
+
+@triton.jit
+def gelu_tanh(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """libdevice through the generic module, by name from the cuda one, and an int64 result."""
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = 0.5 * x * (1 + libdevice.tanh(0.7978845608 * (x + 0.044715 * libdevice.pow(x, 3.0))))
+    y = y * rsqrt(x * 0 + 4.0) * 2 + libdevice.llrint(x * 0.0).to(tl.float32)
+    tl.store(out_ptr + offs, y, mask=mask)
+
+
+def gelu_reference(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.gelu(x, approximate="tanh")
