@@ -37,7 +37,10 @@ NO_CASES = ("nothing to run and no launch records: run `tritonlens capture FILE`
 
 
 class HarnessError(Exception):
-    """The user's file or harness could not be loaded or has no way to run its kernels."""
+    """The user's file or harness could not be loaded or has no way to run its kernels. Its text is
+    written for a person: the reply carries it as it is, under its own error type."""
+
+    worker_error_type = "harness"
 
 
 def package_of(path: str, import_folders=()) -> tuple[str, str] | None:

@@ -15,6 +15,7 @@ except ImportError:  # a plain file in the worker folder
 ERROR_TYPES = {
     # raised in the worker
     "exception": "the job raised", "oom": "out of memory", "bad_job": "not a job this worker runs",
+    "harness": "the file or its harness has no way to run its kernels (the message says what to do)",
     "cuda": "the CUDA context is unusable: the reply is fatal, the worker exits",
     # decided by the supervisor or the backend; the next job gets a fresh worker
     "timeout": "the job ran past its limit", "crash": "the worker died (message: exit status or signal)",
@@ -35,4 +36,8 @@ class WorkerError(Message):
     exit_code: int | None = json_field((int, NONE), None)
 
     def __str__(self) -> str:
+        # A person reads this (a toast, a lens): a job's own error is its message; the other types
+        # are the supervisor's words for what happened and keep their name in front.
+        if self.type in ("exception", "harness") and self.message:
+            return self.message
         return f"{self.type}: {self.message}"

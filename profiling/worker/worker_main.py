@@ -53,6 +53,8 @@ def classify(exc: BaseException) -> str:
     """Map an exception to an error type the client can act on."""
     name = type(exc).__name__
     text = str(exc)
+    if isinstance(getattr(exc, "worker_error_type", None), str):
+        return exc.worker_error_type
     if name == "OutOfMemoryError" or isinstance(exc, MemoryError) or "out of memory" in text.lower():
         return "oom"
     if "CUDA error" in text or "cudaError" in text or name in ("AcceleratorError", "CudaError"):
@@ -84,7 +86,9 @@ def handle_line(line: str) -> tuple[messages.Reply, bool]:
         if isinstance(exc, KeyboardInterrupt):
             raise
         etype = classify(exc)
-        reply = messages.Reply.failure(job.id, etype, f"{type(exc).__name__}: {exc}",
+        # An error the job wrote for a person (HarnessError) is shown as it is, without its class.
+        text = str(exc) if hasattr(exc, "worker_error_type") else f"{type(exc).__name__}: {exc}"
+        reply = messages.Reply.failure(job.id, etype, text,
                                        traceback=traceback.format_exc(limit=30))
         reply.fatal = etype == "cuda"
         return _with_attempts(reply), etype == "cuda"

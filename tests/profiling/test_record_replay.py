@@ -241,7 +241,7 @@ def test_a_missing_dependency_says_which_interpreter_to_use(tmp_path):
     proc = tritonlens("profile", str(kernel_file), "--format", "json", cwd=tmp_path)
     assert proc.returncode == 1
     error = json.loads(proc.stdout)["error"]
-    assert error["message"] == ("HarnessError: cannot import rows.py: No module named 'not_installed_dep'; run the "
+    assert error["message"] == ("cannot import rows.py: No module named 'not_installed_dep'; run the "
                                 "worker with the project's interpreter (--python, or the tritonlens.python setting)")
 
 
