@@ -5,4 +5,4 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 bash "$repo/scripts/setup.sh"
 venv=${TRITONLENS_VENV:-$repo/.venv}
 cd "$repo"
-exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=25 "$@"
