@@ -119,13 +119,28 @@ def _parse(path: str, mtime: float) -> tuple[tuple[_Import, ...], frozenset[str]
             tree = parse_python(fh.read(), path)
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return (), frozenset(), None
-    imports: list[_Import] = []
-    for node in _statements(tree.body):
-        if isinstance(node, ast.Import):
-            imports += [_Import(a.name, 0, None, a.asname or a.name.split(".")[0]) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            imports += [_Import(node.module or "", node.level, a.name, a.asname or a.name) for a in node.names]
+    imports = [imp for node in _statements(tree.body) for imp in _imports_of(node)]
     return tuple(imports), frozenset(_top_level_names(tree.body)), tree
+
+
+def _imports_of(node) -> list[_Import]:
+    if isinstance(node, ast.Import):
+        return [_Import(a.name, 0, None, a.asname or a.name.split(".")[0]) for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        return [_Import(node.module or "", node.level, a.name, a.asname or a.name) for a in node.names]
+    return []
+
+
+def _module_level(body):
+    """The statements a module runs when loaded: its body and module-level if/try/with blocks."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            yield from _module_level(node.body + node.orelse if not isinstance(node, ast.With) else node.body)
+            if isinstance(node, ast.Try):
+                yield from _module_level(node.finalbody)
+                for handler in node.handlers:
+                    yield from _module_level(handler.body)
 
 
 def _top_level_names(body) -> set[str]:
@@ -146,6 +161,11 @@ def _top_level_names(body) -> set[str]:
     return names
 
 
+def parsed_tree(path: str) -> ast.Module | None:
+    """The file's tree, parsed once per modification (None when it cannot be read or parsed)."""
+    return _info(path)[2]
+
+
 def _info(path: str):
     try:
         return _parse(path, os.stat(path).st_mtime)
@@ -162,6 +182,7 @@ class _Edge:
     name: str | None
     bound: str
     submodule: str | None
+    module: str = ""  # as written
 
 
 class ImportGraph:
@@ -174,7 +195,10 @@ class ImportGraph:
         self._dirs = [os.path.realpath(d) for d in lay.path_dirs()]
         self._found: dict[tuple[str, str], str | None] = {}
         self.edges = {f: [self._edge(f, imp) for imp in _info(f)[0]] for f in self.files}
-        self._sources = [f for f in self.files if not is_test_file(Path(f))]
+        self.sources = [f for f in self.files if not is_test_file(Path(f))]
+        self._top: dict[str, list[_Edge]] = {}
+        self._reach = None
+        self._foreign: frozenset[str] | None = None
 
     def _module_file(self, base: str, dotted: str) -> str | None:
         key = (base, dotted)
@@ -207,46 +231,80 @@ class ImportGraph:
         sub = None
         if imp.name is not None and imp.name != "*":
             sub = self.resolve(importer, f"{imp.module}.{imp.name}".strip("."), imp.level)
-        return _Edge(target, imp.name, imp.bound, sub)
+        return _Edge(target, imp.name, imp.bound, sub, imp.module)
 
-    def reaching(self, kernel: str) -> set[tuple[str, str]]:
-        """(file, name) pairs through which the kernel file's names can be imported: its own
-        top-level names, and every re-export of them (or of the module itself) by a project module."""
-        reach = {(kernel, n) for n in _info(kernel)[1]}
-        for _ in range(8):  # re-export chains are short; bounded against cycles
-            size = len(reach)
-            for f in self._sources:
-                for e in self.edges.get(f, ()):
-                    if e.name is None:
-                        continue
-                    if e.name == "*" and e.target is not None:
-                        reach |= {(f, n) for (src, n) in list(reach) if src == e.target and not n.startswith("_")}
-                    elif (e.target, e.name) in reach or e.submodule == kernel:
-                        reach.add((f, e.bound))  # a re-export, or `from pkg.ops import rmsnorm`
-            if len(reach) == size:
-                break
-        return reach
+    # -- what the reach graph reads ---------------------------------------------------------------------
+    def module_file(self, base: str, dotted: str) -> str | None:
+        return self._module_file(base, dotted)
 
-    def reaches(self, test: str, kernel: str, reach: set[tuple[str, str]]) -> bool:
-        attrs = None
-        for e in self.edges.get(test, ()):
-            if e.target == kernel or e.submodule == kernel or (e.name is not None and (e.target, e.name) in reach):
-                return True
-            if e.name is None and any(src == e.target for src, _ in reach):
-                if attrs is None:  # `import pkg` then `pkg.rms_norm(...)`
-                    tree = _info(test)[2]
-                    attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} if tree else set()
-                if any(src == e.target and n in attrs for src, n in reach):
-                    return True
-        return False
+    def mtime(self, f: str) -> float:
+        try:
+            return os.stat(f).st_mtime
+        except OSError:
+            return 0.0
+
+    def defined_names(self, f: str) -> frozenset[str]:
+        return _info(f)[1]
+
+    def top_edges(self, f: str) -> list[_Edge]:
+        """The imports a module runs when it is loaded: those outside its functions and classes."""
+        if f not in self._top:
+            tree = _info(f)[2]
+            found = []
+            if tree is not None:
+                found = [self._edge(f, imp) for node in _module_level(tree.body) for imp in _imports_of(node)]
+            self._top[f] = found
+        return self._top[f]
+
+    def text(self, f: str) -> str:
+        try:
+            with open(f, encoding="utf-8") as fh:
+                return fh.read()
+        except (OSError, UnicodeDecodeError):
+            return ""
+
+    def imports_triton(self, f: str) -> bool:
+        return any(i.level == 0 and (i.module == "triton" or i.module.startswith("triton.")) for i in _info(f)[0])
+
+    # -- tests ------------------------------------------------------------------------------------------------
+    @property
+    def reach_graph(self):
+        if self._reach is None:
+            from tritonlens.profiling.kernel_reach import ReachGraph
+            self._reach = ReachGraph(self)
+        return self._reach
+
+    @property
+    def foreign(self) -> frozenset[str]:
+        """Folder names of kernels for other backends (profiling/own_tests.foreign_folders)."""
+        if self._foreign is None:
+            from tritonlens.profiling.own_tests import foreign_folders
+            self._foreign = foreign_folders(self.sources, [f for f in self.files if is_test_file(Path(f))],
+                                            os.path.realpath(self.lay.root), self.imports_triton, self.text)
+        return self._foreign
+
+    def routes_for(self, kernel_file: str | os.PathLike) -> list:
+        """How each test file reaches `kernel_file` (kernel_reach.TestRoute), all of them, unranked."""
+        from tritonlens.profiling.kernel_reach_links import test_route
+
+        kernel = os.path.realpath(kernel_file)
+        reach = self.reach_graph
+        best = reach.reach(kernel)
+        routes = (test_route(reach, best, kernel, f) for f in self.files if is_test_file(Path(f)))
+        return [r for r in routes if r is not None]
+
+    def picks_for(self, kernel_file: str | os.PathLike) -> list:
+        """Every test file that reaches `kernel_file` as an own_tests.TestPick: the picked first (the
+        op's own tests, most direct first), then those passed over, each with its reason."""
+        from tritonlens.profiling.own_tests import holds_triton_kernel, select
+
+        kernel = os.path.realpath(kernel_file)
+        rel = Path(os.path.relpath(kernel, os.path.realpath(self.lay.root))).as_posix()
+        return select(self.routes_for(kernel), rel, holds_triton_kernel(self.text(kernel)), self.foreign)
 
     def tests_for(self, kernel_file: str | os.PathLike) -> list[str]:
-        kernel = os.path.realpath(kernel_file)
-        reach = self.reaching(kernel)
-        root = os.path.realpath(self.lay.root)
-        # a test file that defines its own kernels (a self-contained kernel + test file) reaches itself
-        found = [f for f in self.files if is_test_file(Path(f)) and (f == kernel or self.reaches(f, kernel, reach))]
-        return sorted(Path(os.path.relpath(f, root)).as_posix() for f in found)
+        """The picked test files for `kernel_file`, relative to the project root, sorted."""
+        return sorted(p.path for p in self.picks_for(kernel_file) if p.picked)
 
 
 def find_tests(kernel_file: str | os.PathLike, lay: ProjectLayout | None = None,
