@@ -16,8 +16,9 @@ A value reaches the launch, by keyword or by position, as
   the candidate pins its value at the call.
 
 Only integer constexprs that size a tile or step a loop are knobs (sizes_tile): bools, floats,
-dtypes, flags by name (HAS_*, IS_*, USE_*, *_PASS) and flags a heuristic computes never are. A
-knob that cannot move says why.
+dtypes, flags by name (HAS_*, IS_*, USE_*, *_PASS), flags by use (`if AFFINE:`, also in a helper
+it is handed to) and flags a heuristic computes never are; a launch value that is a bool (a
+literal, a comparison, wherever it is set) is never a size. A knob that cannot move says why.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 
 from .config_grid import floor_divided, named_divisors, opaque_grid
 from .config_heuristics import heuristic_body, heuristics_keys
-from .edits import Lines, dotted, local_assignment, local_literal
+from .edits import Lines, dict_entry, dotted, local_assignment, local_literal
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
 # what every triton.Config sets whether it names it or not: a launch passing one of these under
@@ -86,7 +87,25 @@ def tile_like(fn: ast.FunctionDef, name: str) -> bool:
     args = fn.args.args
     defaults = dict(zip([a.arg for a in args[len(args) - len(fn.args.defaults):]], fn.args.defaults))
     default = defaults.get(name)
-    return default is None or is_int(default)
+    return (default is None or is_int(default)) and not used_as_truth(fn, name)
+
+
+def used_as_truth(fn: ast.FunctionDef, name: str) -> bool:
+    """`if AFFINE:`, `AFFINE and COMPUTE_DW`, `not AFFINE`, `a if AFFINE else b`: a flag's uses. A
+    size is compared (`if BLOCK_M == 1:`), never tested for truth, so such a constexpr is no knob
+    whatever value (`True`, `1`) a launch passes it."""
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            tests = [n.test]
+        elif isinstance(n, ast.BoolOp):
+            tests = n.values
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            tests = [n.operand]
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in tests):
+            return True
+    return False
 
 
 # calls whose arguments size a tile or step a loop: a constexpr used nowhere like this (a head
@@ -95,9 +114,10 @@ _TILE_CALLS = {"arange", "zeros", "full", "range", "static_range", "reshape", "v
                "make_block_ptr", "make_tensor_descriptor", "multiple_of", "max_contiguous"}
 
 
-def sizes_tile(fn: ast.FunctionDef, name: str) -> bool:
+def sizes_tile(fn: ast.FunctionDef, name: str, tree: ast.Module | None = None, depth: int = 0) -> bool:
     """Whether constexpr `name` sizes a tile or steps a loop in the kernel, or is handed to a
-    function of the kernel's own (a @jit helper may size its tiles with it)."""
+    function of the kernel's own that does (a @jit helper of `tree` is read as the kernel is; one
+    this cannot read may size its tiles with it)."""
     for n in ast.walk(fn):
         if not isinstance(n, ast.Call):
             continue
@@ -110,11 +130,25 @@ def sizes_tile(fn: ast.FunctionDef, name: str) -> bool:
             # a helper of the kernel's own given the name itself; tl.where(x < BLOCK, ...),
             # tanh(x / SOFTCAP): a use, not a size
             if "." not in callee and any(isinstance(a, ast.Name) and a.id == name for a in args):
-                return True
+                if _helper_sizes_tile(n, name, tree, depth):
+                    return True
             continue
         if any(isinstance(x, ast.Name) and x.id == name for a in args for x in ast.walk(a)):
             return True
     return False
+
+
+def _helper_sizes_tile(call: ast.Call, name: str, tree: ast.Module | None, depth: int) -> bool:
+    """Whether the helper `call` hands `name` to sizes a tile with it (its parameter is no flag)."""
+    helper = None
+    if tree is not None and depth < 3 and isinstance(call.func, ast.Name):
+        helper = next((d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == call.func.id), None)
+    if helper is None:
+        return True  # not readable here: it may size its tiles with it
+    params = [a.arg for a in helper.args.args]
+    given = [params[i] for i, a in enumerate(call.args[:len(params)]) if isinstance(a, ast.Name) and a.id == name]
+    given += [k.arg for k in call.keywords if isinstance(k.value, ast.Name) and k.value.id == name and k.arg]
+    return any(not used_as_truth(helper, p) and sizes_tile(helper, p, tree, depth + 1) for p in given)
 
 
 def _config_call(node, fn, tree, before: int) -> ast.Call | None:
@@ -147,6 +181,13 @@ def _config_entry(call: ast.Call, name: str):
     return None
 
 
+def truth_value(expr) -> bool:
+    """`w is not None`, `a and b`, `not a`, `bool(w)`: an expression whose value is a bool."""
+    if isinstance(expr, (ast.Compare, ast.BoolOp)) or (isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not)):
+        return True
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "bool"
+
+
 @dataclass
 class Found:
     site: Site | None = None  # None: no editable place
@@ -166,8 +207,8 @@ def locate(expr, fn, tree: ast.Module, lines: Lines, before: int, free: bool, de
         return Found(Site("lit", lines.span(expr)), expr.value)
     if depth > 3:
         return Found(why=COMPUTED)
-    if isinstance(expr, ast.Constant):
-        return Found()  # a bool, a float, a string: not a size
+    if isinstance(expr, ast.Constant) or truth_value(expr):
+        return Found()  # a bool, a float, a string, a comparison: not a size
     if isinstance(expr, ast.Name):
         lit = local_literal(fn, expr.id, before)
         if lit is not None:
@@ -247,6 +288,10 @@ def launch_value(call: ast.Call, name: str, kernel: ast.FunctionDef, fn, tree: a
         if k.arg is not None:
             continue
         inner = k.value
+        if isinstance(inner, ast.Name):  # **kernel_args: the wrapper's own dict, and what it stores in it
+            value = dict_entry(fn, inner.id, name, call.lineno)
+            if value is not None:
+                return value
         if isinstance(inner, ast.Dict):
             for key, value in zip(inner.keys, inner.values):
                 if isinstance(key, ast.Constant) and key.value == name:
@@ -278,7 +323,7 @@ def find_knobs(tree: ast.Module, fn: ast.FunctionDef, launches: list, consts: li
     by_heuristic = heuristics_keys(fn)
     opaque = next((why for why in (opaque_grid(site, tree) for site in launches) if why), None)
     divided = [named_divisors(site) for site in launches]
-    sizes = [c for c in consts if tile_like(fn, c) and (role(c) == "group" or sizes_tile(fn, c))]
+    sizes = [c for c in consts if tile_like(fn, c) and (role(c) == "group" or sizes_tile(fn, c, tree))]
     for name in sizes + list(LAUNCH_OPTIONS):
         option = name in LAUNCH_OPTIONS
         free = loops or name in looped

@@ -162,6 +162,24 @@ def local_assignment(fn: ast.FunctionDef | None, name: str, before_line: int) ->
     return found
 
 
+def dict_entry(fn, dict_name: str, key: str, before: int):
+    """The value a wrapper's local dict holds under `key` before line `before`: from its literal
+    (`kw = {"AFFINE": False}`) or a store (`kw["AFFINE"] = affine`), the last one written."""
+    found = None
+    for n in ast.walk(fn) if fn is not None else ():
+        if not isinstance(n, ast.Assign) or n.lineno >= before or (found is not None and n.lineno < found[0]):
+            continue
+        for t in n.targets:
+            if isinstance(t, ast.Name) and t.id == dict_name and isinstance(n.value, ast.Dict):
+                for k, v in zip(n.value.keys, n.value.values):
+                    if isinstance(k, ast.Constant) and k.value == key:
+                        found = (n.lineno, v)
+            elif (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == dict_name
+                  and isinstance(t.slice, ast.Constant) and t.slice.value == key):
+                found = (n.lineno, n.value)
+    return found[1] if found else None
+
+
 # -- merging an LLM's partial reply ------------------------------------------------------
 def top_level_defs(tree: ast.Module) -> dict[str, ast.AST]:
     return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
