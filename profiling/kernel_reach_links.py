@@ -48,7 +48,8 @@ def link_file(reach: ReachGraph, f: str) -> None:
             if target == f:
                 continue
             note = f"dispatches '{key}' to" if key else "names by string"
-            reach._add((target, None), (f, site.owner), ROUTE_DISPATCH, note)
+            if not site.hole:  # an f-string's module is the one its caller names: known by the key alone
+                reach._add((target, None), (f, site.owner), ROUTE_DISPATCH, note)
             if key:
                 keyed.append((key, target))
                 for owner, strings in facts.strings.items():

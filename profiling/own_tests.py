@@ -1,10 +1,12 @@
 """Which of the tests that reach a kernel file capture runs: the op's own tests.
 
 A test is the op's own when its name names the kernel file (`test_rms_norm.py` for `rms_norm.py`;
-failing any, a name that holds it or is held by it word for word: `test_ssd.py` for
-`ssd_combined.py`) and it reaches the file by imports, wrappers or dispatch, not only by loading an
+or `test_rms_norm_fastpath.py` where no module is named `rms_norm_fastpath`; failing any, a name
+that holds it or is held by it word for word: `test_ssd.py` for `ssd_combined.py`) and it reaches the file by imports, wrappers or dispatch, not only by loading an
 umbrella module. When the op has own tests they are the pick, the most direct first; otherwise the
-few tests that reach it most directly and in the fewest steps are.
+few tests that reach it most directly and in the fewest steps are (a model's test, many wrappers
+away, after a module's). A test that only loads the file, through an umbrella import, runs none of
+its kernels and is never picked.
 
 A test in a folder for another backend is passed over unless the kernel file sits in a folder for
 that same backend: the vendor folders `check` skips (analysis/file_walk.other_backend), and the
@@ -22,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from tritonlens.analysis.file_walk import other_backend
-from tritonlens.profiling.kernel_reach import ROUTE_DISPATCH, ROUTE_REEXPORT, ROUTE_SELF, ROUTE_WORDS, TestRoute
+from tritonlens.profiling.kernel_reach import (
+    ROUTE_DISPATCH, ROUTE_REEXPORT, ROUTE_SELF, ROUTE_UMBRELLA, ROUTE_WORDS, TestRoute,
+)
 
 NAME_EXACT, NAME_PART, NAME_NONE = range(3)
 MAX_OWN = 6
@@ -51,13 +55,15 @@ def _words(stem: str) -> list[str]:
     return [w for w in stem.lower().split("_") if w]
 
 
-def _naming(test: str, kernel: str) -> int:
+def _naming(test: str, kernel: str, modules: frozenset[str]) -> int:
     stem = PurePosixPath(test).stem
     stem = stem[len("test_"):] if stem.startswith("test_") else stem[: -len("_test")] if stem.endswith("_test") else stem
     k = PurePosixPath(kernel)
     names = [k.stem] + ([k.parent.name] if k.stem in _GENERIC_STEMS and k.parent.name else [])
-    if any(stem.lower() == n.lower().lstrip("_") for n in names):
-        return NAME_EXACT
+    for n in (n.lower().lstrip("_") for n in names):
+        # `test_rms_norm_fastpath` is rms_norm's, unless the project has a module of that name
+        if stem.lower() == n or (stem.lower().startswith(n + "_") and stem.lower() not in modules):
+            return NAME_EXACT
     t = _words(stem)
     for n in names:
         w = _words(n)
@@ -123,15 +129,17 @@ def _foreign_decorator(text: str) -> bool:
     return False
 
 
-def select(routes: list[TestRoute], kernel: str, has_kernel: bool, foreign: frozenset[str]) -> list[TestPick]:
+def select(routes: list[TestRoute], kernel: str, has_kernel: bool, foreign: frozenset[str],
+           modules: frozenset[str] = frozenset()) -> list[TestPick]:
     """Rank the routes of the tests that reach `kernel` (relative path) and pick the op's own tests;
     the picked come first, most direct first. A file without a Triton kernel of its own launches
-    nothing: only tests that import it or its re-exports count for it."""
+    nothing: only tests that import it or its re-exports count for it. `modules`: the stems (lower
+    case) of the project's source modules."""
     kernel_backends = {b for p in PurePosixPath(kernel).parts[:-1] if (b := _backend(p, foreign))}
     out: list[TestPick] = []
     live: list[tuple[TestRoute, int]] = []
     for r in routes:
-        naming = _naming(r.test, kernel)
+        naming = _naming(r.test, kernel, modules)
         how = _how(r)
         backend = next((b for p in PurePosixPath(r.test).parts[:-1] if (b := _backend(p, foreign))), None)
         if r.route == ROUTE_SELF:
@@ -152,16 +160,22 @@ def select(routes: list[TestRoute], kernel: str, has_kernel: bool, foreign: froz
             picked = own[:MAX_OWN]
             out += [TestPick(r.test, r.route, r.steps, n, True, f"own test: {words}; {_how(r)}") for r, n in picked]
             rest = [(r, n) for r, n in live if (r, n) not in picked]
-            out += [TestPick(r.test, r.route, r.steps, n, False, f"the op has own tests; {_how(r)}") for r, n in rest]
+            out += [TestPick(r.test, r.route, r.steps, n, False, f"{_passed(r, 'the op has own tests')}; {_how(r)}")
+                    for r, n in rest]
             return _ordered(out)
     live.sort(key=lambda x: (x[0].route, x[0].steps, x[1], x[0].test))
-    best = live[0][0].route if live else None
+    best = (live[0][0].route, live[0][0].steps) if live else None
     for i, (r, n) in enumerate(live):
-        if r.route == best and i < MAX_OTHERS:
-            out.append(TestPick(r.test, r.route, r.steps, n, True, f"no own test; among the most direct: {_how(r)}"))
+        if r.route != ROUTE_UMBRELLA and (r.route, r.steps) == best and i < MAX_OTHERS:
+            out.append(TestPick(r.test, r.route, r.steps, n, True, f"no own test; the most direct: {_how(r)}"))
         else:
-            out.append(TestPick(r.test, r.route, r.steps, n, False, f"a more direct test was picked; {_how(r)}"))
+            out.append(TestPick(r.test, r.route, r.steps, n, False,
+                                f"{_passed(r, 'a more direct test was picked')}; {_how(r)}"))
     return _ordered(out)
+
+
+def _passed(r: TestRoute, why: str) -> str:
+    return "loading a module runs none of its kernels" if r.route == ROUTE_UMBRELLA else why
 
 
 def _ordered(picks: list[TestPick]) -> list[TestPick]:

@@ -300,7 +300,8 @@ class ImportGraph:
 
         kernel = os.path.realpath(kernel_file)
         rel = Path(os.path.relpath(kernel, os.path.realpath(self.lay.root))).as_posix()
-        return select(self.routes_for(kernel), rel, holds_triton_kernel(self.text(kernel)), self.foreign)
+        modules = frozenset(Path(f).stem.lower().lstrip("_") for f in self.sources)
+        return select(self.routes_for(kernel), rel, holds_triton_kernel(self.text(kernel)), self.foreign, modules)
 
     def tests_for(self, kernel_file: str | os.PathLike) -> list[str]:
         """The picked test files for `kernel_file`, relative to the project root, sorted."""
