@@ -4,12 +4,12 @@ importable, and which of its test files reach the kernel. Nothing here imports t
     lay = layout("proj/src/pkg/ops/rms.py")   # root proj/, import paths ("src", ".")
     find_tests("proj/src/pkg/ops/rms.py")     # ["tests/test_rms.py"]
 
-A test reaches a kernel file when it is that file, or imports that module, a name the module
-defines, or a name re-exported from it by another module of the project (`from .ops.rms import rms_norm` in a
-package `__init__`, any number of times over, `import *` included). Imports are resolved to files
-the way Python would find them with the project's import paths and the test's own folder on
-sys.path (pytest's default "prepend" import mode), so relative imports and flat script folders
-resolve too. What this cannot see: imports made by name at run time (importlib, plugins).
+Imports are resolved to files the way Python would find them with the project's import paths and
+the test's own folder on sys.path (pytest's default "prepend" import mode), so relative imports and
+flat script folders resolve too. Which tests reach a kernel file, and how (its imports, re-exports,
+code that calls it, dispatch tables), is profiling/kernel_reach; which of them capture runs (the op's
+own tests, none from another backend's folder) is profiling/own_tests. What this cannot see: modules
+named at run time from values no file holds (plugins, entry points, names read from config).
 """
 
 from __future__ import annotations
