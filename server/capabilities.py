@@ -46,6 +46,11 @@ class ClientSupport:
     # The client shows profile and optimize results itself (the VS Code extension, with buttons that
     # open the report or preview the rewrite); other clients hear them in window/showMessage.
     shows_command_results: bool = False
+    # The client runs the command a message action item names (`command`, `arguments`) when it is
+    # picked: buttons that write a setting, copy a command or open its log.
+    message_commands: bool = False
+    # Interpreters the client knows the project uses (the VS Code Python extension's choice).
+    python_candidates: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, caps: types.ClientCapabilities | None) -> ClientSupport:
@@ -84,6 +89,8 @@ class ClientSupport:
             configuration_registration=bool(ws.did_change_configuration
                                             and ws.did_change_configuration.dynamic_registration),
             shows_command_results=_experimental(caps, "showsCommandResults") is True,
+            message_commands=_experimental(caps, "messageCommands") is True,
+            python_candidates=tuple(p for p in (_experimental(caps, "projectPython"),) if isinstance(p, str) and p),
         )
 
 

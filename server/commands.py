@@ -11,7 +11,8 @@ import logging
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from . import engines, hover, kernel_results, show_ir, worker_jobs
+from . import capture_commands, engines, hover, kernel_results, show_ir, worker_jobs
+from .capture_commands import NothingToRun
 from .command_ids import OPTIMIZE, PROFILE, REPORT, SHOW_IR
 from .engines import EngineUnavailable
 from .progress import Cancelled
@@ -43,11 +44,17 @@ def announce(ls, verb: str, kernel: str | None, summary: str, result: dict) -> d
 
 
 def register(ls) -> None:
+    capture_commands.register(ls)
+
     @ls.command(PROFILE)
     async def profile(*args):
         uri, kernel = _uri_kernel(PROFILE, args)
         try:
             result = await worker_jobs.profile(ls, uri, kernel)
+        except NothingToRun as exc:
+            # Said with its buttons, without holding the command's answer until one is picked.
+            ls.spawn(capture_commands.say_nothing_to_run(ls, uri, worker_jobs.path_of(uri), exc))
+            return {"ok": False, "error": exc.line}
         except EngineUnavailable as exc:
             return unavailable(ls, exc)
         except Cancelled as exc:
@@ -82,7 +89,14 @@ def register(ls) -> None:
         full = await hover.full_report(ls, uri, kernel) if kernel else None
         if last is None:
             return {"markdown": full or "No profile or optimization has run for this file yet.", "json": None}
-        return {**last, "markdown": full + "\n\n---\n\n" + last["markdown"]} if full else last
+        if not full:
+            return {"markdown": last["markdown"], "json": last["json"]}
+        # The kernel's own measurement is in its full report already: the last run's section of it
+        # would say it twice.
+        sections = last.get("sections") or {}
+        rest = "\n\n".join([last["head"], *(t for k, t in sections.items() if k != kernel)]) if "head" in last \
+            else last["markdown"]
+        return {"markdown": full + "\n\n---\n\n" + rest, "json": last["json"]}
 
     @ls.command(SHOW_IR)
     async def show_ir_command(*args):

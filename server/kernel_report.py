@@ -21,9 +21,10 @@ if TYPE_CHECKING:
 MAX_CONFIGS = 12
 
 
-def configurations_table(k) -> str:
+def configurations_table(k, recorded: int = 0) -> str:
     """One row per distinct configuration; a value no launch gives is left blank, and the values
-    the text never gives are listed once below instead of a column of unknowns."""
+    the text never gives are listed once below instead of a column of unknowns: as given by the
+    `recorded` launches of the kernel when there are any (they are what profile runs)."""
     constexprs = [p.name for p in k.params if p.is_constexpr]
     if not k.configs:
         return "_No launch of this kernel in this file: values unknown._"
@@ -44,7 +45,9 @@ def configurations_table(k) -> str:
     if len(k.configs) > MAX_CONFIGS:
         text += f"\n\n_{len(k.configs) - MAX_CONFIGS} more configurations not shown._"
     if unknown:
-        text += "\n\nNo launch in this file gives " + ", ".join(f"`{n}`" for n in unknown) + "."
+        names = ", ".join(f"`{n}`" for n in unknown)
+        text += (f"\n\n{names}: from the {recorded} recorded launch{'es' if recorded != 1 else ''} of this kernel, "
+                 "not from this file's text." if recorded else f"\n\nNo launch in this file gives {names}.")
     return text
 
 
@@ -66,6 +69,14 @@ def optimize_section(report: OptimizeReport) -> str:
     return "\n".join(lines)
 
 
+def _recorded(uri: str, kernel: str) -> int:
+    from pygls.uris import to_fs_path
+    from tritonlens.profiling.launch_records import records_for
+
+    path = to_fs_path(uri)
+    return len(records_for(path, kernel)) if path else 0
+
+
 def kernel_report(ctx, module, k) -> str:
     """The full report of kernel `k` (ctx: hover.HoverContext)."""
     role = role_of(module, k)
@@ -74,7 +85,8 @@ def kernel_report(ctx, module, k) -> str:
     else:
         parts = [f"# `{k.name}` · Triton kernel" + (" (autotuned)" if k.autotuned else ""),
                  f"```python\n{k.signature}\n```",
-                 "**Configurations** (resolved constexpr values per launch site)\n\n" + configurations_table(k)]
+                 "**Configurations** (resolved constexpr values per launch site)\n\n"
+                 + configurations_table(k, _recorded(ctx.uri, k.name))]
         est = estimates_view.kernel_section(module, k, ctx.settings)
         if est:
             parts.append(est)

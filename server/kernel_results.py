@@ -98,10 +98,19 @@ def fmt_time(ms: float) -> str:
     return f"{ms:.2f} ms"
 
 
+FAILURE_CHARS = 120
+
+
+def failure_line(error: str) -> str:
+    """Why a profile failed, in the one line both its lens and its notice show."""
+    line = (error.strip().splitlines() or [""])[0].strip()
+    return line if len(line) <= FAILURE_CHARS else line[:FAILURE_CHARS - 1].rstrip() + "…"
+
+
 def summary(m: Measurement) -> str:
     """One line for a code lens: "0.41 ms · 612 TFLOP/s · 86% of peak · compute-bound"."""
     if m.entry.error:
-        return f"profile failed: {m.entry.error.splitlines()[0][:80]}"
+        return f"profile failed: {failure_line(m.entry.error)}"
     launch = m.first_launch
     if launch is None:
         return "profiled: no launch of this kernel was seen"

@@ -11,9 +11,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 import traceback
+import uuid
+from concurrent.futures import Future
 from typing import Any
 
 from lsprotocol import types
@@ -90,6 +93,17 @@ class TritonLensProtocol(LanguageServerProtocol):
     def notify_json(self, method: str, params: dict) -> None:
         """A notification whose params are already JSON-ready."""
         self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
+
+    def request_json(self, method: str, params: dict):
+        """A request whose params are already JSON-ready (a message action item carrying the
+        client's command beside its title, which lsprotocol's types would drop); the answer is
+        read as the method's result type. Awaitable."""
+        msg_id = str(uuid.uuid4())
+        future: Future = Future()
+        self._request_futures[msg_id] = future
+        self._result_types[msg_id] = self.get_result_type(method)
+        self._send_data({"jsonrpc": self.VERSION, "id": msg_id, "method": method, "params": params})
+        return asyncio.wrap_future(future)
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):

@@ -18,6 +18,7 @@ from tritonlens.analysis.findings import Finding, Severity
 from . import code_lens, engines, kernel_results
 from .diagnostics import AnchoredFinding, kernel_hash
 from .documents import snapshot_of
+from .capture_commands import NothingToRun
 from .engines import EngineUnavailable
 from .lsp_data import wire_json
 from .measurements import compiled_columns
@@ -41,7 +42,7 @@ async def call_engine(fn, /, *args, **kwargs):
     return await asyncio.to_thread(fn, *args, **kwargs)
 
 
-def _path_of(uri: str) -> str:
+def path_of(uri: str) -> str:
     path = to_fs_path(uri)
     if not path or not Path(path).is_file():
         raise EngineUnavailable(f"{uri} is not a file on disk; save it first")
@@ -71,7 +72,7 @@ async def _model(ls, uri: str):
         try:
             from .documents import Snapshot
 
-            snap = Snapshot(uri=uri, version=None, text=Path(_path_of(uri)).read_text(encoding="utf-8"))
+            snap = Snapshot(uri=uri, version=None, text=Path(path_of(uri)).read_text(encoding="utf-8"))
         except (OSError, EngineUnavailable):
             return None
     result = await ls.analysis.analyze(snap, ls.settings.for_uri(uri))
@@ -87,8 +88,11 @@ async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None)
     settings = ls.settings.for_uri(uri)
     _require_trusted(settings, "Profiling")
     api = engines.profiling()
-    path = _path_of(uri)
+    path = path_of(uri)
     _unsaved_warning(ls, uri, path)
+    harness = ls.capture_tests.harness.get(path)
+    if not harness:
+        await _require_cases(api, path, kernel)
     loop = asyncio.get_running_loop()
     async with Progress(ls, title or f"tritonlens: profiling {kernel or 'kernels'} in {Path(path).name}") as p:
         cancel = threading.Event()
@@ -101,7 +105,7 @@ async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None)
             report = await p.run(call_engine(
                 api.profile_file, path, kernel=kernel, backend=settings.backend,
                 python=settings.python or None, ncu=settings.ncu, progress=progress, cancel=cancel,
-                timeout=settings.timeout_s,
+                timeout=settings.timeout_s, harness=harness,
             ))
         except api.ProfileError as exc:
             raise EngineUnavailable(f"cannot profile: {exc}") from exc
@@ -109,10 +113,41 @@ async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None)
             cancel.set()  # the worker stops if the await ended early for any reason
         if p.cancelled.is_set():
             raise Cancelled("profiling cancelled")
+    if report.error is not None and report.error.type == "harness" and not any(e.launches for e in report.kernels):
+        # The worker found nothing to run (or could not import the file): a dead end with its
+        # ways out, not a failed measurement.
+        raise NothingToRun(kernel, _nothing_line(report.error.message, Path(path).name))
     await record_profile(ls, uri, report)
     if report.error:
-        ls.show_error(f"profiling {Path(path).name} failed: {report.error}")
+        ls.show_error(f"profiling {Path(path).name} failed: {kernel_results.failure_line(str(report.error))}")
     return {"ok": not report.error, "report": wire_json(report.to_json())}
+
+
+NO_CASES_LINE = ("no recorded launch reaches it and {file} defines no harness (tritonlens_cases(), "
+                 "an argument-less test_ function or a __main__ block)")
+
+
+def _nothing_line(message: str, file: str) -> str:
+    # The worker's words for "nothing to run" name the CLI; the editor's buttons are the way out here.
+    if message.startswith("nothing to run") or message.startswith("no launch records and no harness"):
+        return NO_CASES_LINE.format(file=file)
+    return kernel_results.failure_line(message)
+
+
+async def _require_cases(api, path: str, kernel: str | None) -> None:
+    """Profile's dead end before any worker starts: the file has no harness and no launch record.
+    (Records of its other kernels only: the worker finds nothing to run, and says so.)"""
+
+    def why() -> str | None:
+        try:
+            source = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None  # the engine says so in its own words
+        return api.missing_cases(path, source)
+
+    missing = await asyncio.to_thread(why)
+    if missing:
+        raise NothingToRun(kernel, _nothing_line(missing, Path(path).name))
 
 
 async def record_profile(ls, uri: str, report: ProfileReport) -> None:
@@ -141,20 +176,24 @@ async def record_profile(ls, uri: str, report: ProfileReport) -> None:
         # Sent whatever started the run (lens, command, save): the editor shows the backend's
         # device, not whichever run last handed one back.
         ls.protocol.notify_json(DEVICE_NOTIFICATION, {"backend": report.backend, "device": device})
-    ls.measurements.last_report[uri] = {"markdown": _report_markdown(ls, uri, report),
-                                        "json": wire_json(report.to_json())}
+    head, sections = _report_parts(ls, uri, report)
+    ls.measurements.last_report[uri] = {"markdown": "\n\n".join([head, *sections.values()]),
+                                        "json": wire_json(report.to_json()), "head": head, "sections": sections}
     ls.refresh_all()  # diagnostics and lenses
 
 
-def _report_markdown(ls, uri: str, report: ProfileReport) -> str:
-    lines = [f"# Profile of {Path(to_fs_path(uri) or uri).name}",
-             f"mode: {report.mode}, backend: {report.backend}"]
+def _report_parts(ls, uri: str, report: ProfileReport) -> tuple[str, dict[str, str]]:
+    """The profile report's heading and one section per kernel measured (the report command
+    leaves out the section of a kernel whose full report it shows above)."""
+    head = "\n\n".join([f"# Profile of {Path(to_fs_path(uri) or uri).name}",
+                         f"mode: {report.mode}, backend: {report.backend}"])
+    sections: dict[str, str] = {}
     for entry in report.kernels:
         m = ls.measurements.latest(uri, entry.name)
         if m is not None:
-            lines.append(f"## {m.kernel}\n\n" + kernel_results.hover_markdown(
-                m, stale=False, compiled=compiled_columns(ls.compiles.facts(uri), m)))
-    return "\n\n".join(lines)
+            sections[m.kernel] = f"## {m.kernel}\n\n" + kernel_results.hover_markdown(
+                m, stale=False, compiled=compiled_columns(ls.compiles.facts(uri), m))
+    return head, sections
 
 
 def llm_options(settings) -> dict | None:
@@ -175,7 +214,7 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
     settings = ls.settings.for_uri(uri)
     _require_trusted(settings, "Optimization")
     api = engines.rewrite()
-    path = _path_of(uri)
+    path = path_of(uri)
     snap = snapshot_of(ls, uri)
     text = snap.text if snap is not None else Path(path).read_text(encoding="utf-8")
     llm = llm_options(settings)

@@ -1,6 +1,7 @@
 // Entry point: wires the server controller, the commands, the status bar and the self-test hook.
 import * as vscode from 'vscode';
 import { Commands } from './commands';
+import { registerMessageCommands } from './messageActions';
 import { onPythonEnvironmentChange } from './pythonExtension';
 import { ServerController } from './server';
 import { StatusBar } from './status';
@@ -20,6 +21,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ serv
     docs,
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, docs),
     ...commands.register(),
+    ...registerMessageCommands(controller),
     vscode.workspace.onDidChangeConfiguration(e => controller.onConfigurationChanged(e)),
     // Trust brings the Python extension's interpreter and profiling in: a new server with trusted=true.
     vscode.workspace.onDidGrantWorkspaceTrust(() => controller.restart('workspace trusted')),

@@ -17,6 +17,7 @@ import {
 import type { FeatureState, StaticFeature } from 'vscode-languageclient/node';
 import type * as lsp from 'vscode-languageclient/node';
 import { checkImportable, importCheckMessage, ImportCheck, pipInstallCommand, resolveInterpreter, ResolvedInterpreter } from './interpreter';
+import { handleMessageRequests } from './messageActions';
 import { activePythonFromExtension } from './pythonExtension';
 import { readRewriteData } from './rewriteData';
 import { backendLabel, configSection, RESTART_SETTINGS, serverCwd, serverEnvironment, ServerConfig, toServerConfig } from './settings';
@@ -154,7 +155,11 @@ export class ServerController implements vscode.Disposable {
       // Restarts after crashes are capped by the client (5 in 3 minutes), then the status says so.
     };
     const client = new LanguageClient('tritonlens', 'tritonlens', serverOptions, clientOptions);
-    client.registerFeature(new ShowsCommandResults());
+    // The project's interpreter as the Python extension chose it: the server offers it when a
+    // capture misses a module (the workspace's choice, so only in a trusted workspace).
+    const projectPython = this.trusted ? await activePythonFromExtension(folder?.uri).catch(() => undefined) : undefined;
+    client.registerFeature(new ShowsCommandResults(projectPython));
+    handleMessageRequests(client, this.output);
     client.onDidChangeState(e => {
       if (e.newState === State.Running) this.status.setState('running', `${python} · tritonlens ${this.lastCheck?.ok ? this.lastCheck.version : ''}`);
       else if (e.newState === State.Stopped && this.client === client) this.status.setState('error', 'The server stopped; see the log.');
@@ -367,9 +372,12 @@ const LENS_COMMANDS: Record<string, string | undefined> = {
  * optimize results itself, with its buttons: the server then sends no window/showMessage of its own.
  */
 class ShowsCommandResults implements StaticFeature {
+  constructor(private readonly projectPython: string | undefined) {}
   fillClientCapabilities(capabilities: lsp.ClientCapabilities): void {
     const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-    capabilities.experimental = { ...experimental, tritonlens: { showsCommandResults: true } };
+    // messageCommands: a message button naming one of messageActions' commands runs it here.
+    const ours = { showsCommandResults: true, messageCommands: true, ...(this.projectPython ? { projectPython: this.projectPython } : {}) };
+    capabilities.experimental = { ...experimental, tritonlens: ours };
   }
   initialize(): void {}
   getState(): FeatureState {
