@@ -52,6 +52,8 @@ def _summary(outcome) -> dict:
         "mode": res.mode if res else None, "passed": res.passed if res else 0, "failed": res.failed if res else 0,
         "kernels": outcome.kernels(), "recorded": len(outcome.recorded), "outside_project": outcome.outside,
         "kept": outcome.kept, "records": str(outcome.records_file), "error": outcome.error, "reason": outcome.reason,
+        "cause": outcome.cause.to_json() if outcome.cause else None,
+        "causes": [c.to_json() for c in outcome.causes],
     }
 
 
@@ -68,7 +70,11 @@ def _text(outcome) -> str:
         lines.append(ran)
     if outcome.error:
         lines.append(f"  worker: {outcome.error[:300]}")
-    if res is not None and res.first_failure and outcome.recorded:
+    causes = outcome.causes
+    if outcome.recorded and causes:
+        lines.append(f"  tests that failed, and why ({len(causes)} file{'s' if len(causes) != 1 else ''}):")
+        lines += [_cause_lines(c, "    ") for c in causes]
+    elif res is not None and res.first_failure and outcome.recorded:
         lines.append(f"  first failure: {res.first_failure[:200]}")
     for name, count in sorted(outcome.kernels().items()):
         lines.append(f"  {name}: {count} distinct launch{'es' if count != 1 else ''}")
@@ -79,7 +85,20 @@ def _text(outcome) -> str:
         lines.append(f"recorded {n} launch{'es' if n != 1 else ''}; {outcome.kept} kept in {outcome.records_file}")
     else:
         lines.append(f"nothing recorded: {outcome.reason}")
+        if outcome.cause is not None and outcome.cause.fix and outcome.cause.fix not in outcome.cause.line:
+            lines.append(f"  fix: {outcome.cause.fix}")
+        others = [c for c in causes if outcome.cause is None or c.line != outcome.cause.line]
+        if others:
+            lines.append("  other failing test files:")
+            lines += [_cause_lines(c, "    ") for c in others]
     return "\n".join(lines)
+
+
+def _cause_lines(cause, indent: str) -> str:
+    text = f"{indent}{cause.line}"
+    if cause.fix and cause.fix not in cause.line:
+        text += f"\n{indent}  fix: {cause.fix}"
+    return text
 
 
 def run(args) -> int:

@@ -26,10 +26,16 @@ from tritonlens.profiling.backends import BackendError, make_backend
 from tritonlens.profiling.project_tests import SKIP_DIRS, ImportGraph, layout
 from tritonlens.profiling.worker.json_message import MessageError
 from tritonlens.profiling.worker.project_capture_report import (
+    CAUSE_NO_LAUNCH,
+    CAUSE_NO_TEST_FOUND,
+    CAUSE_NO_TEST_RAN,
+    CAUSE_OUTSIDE_ONLY,
+    CAUSE_WORKER_FAILED,
     CaptureCause,
     ProjectCaptureJob,
     ProjectCaptureResult,
     ProjectLaunch,
+    causes_file,
 )
 
 DEFAULT_TIMEOUT = 600.0
@@ -55,8 +61,9 @@ class CaptureOutcome:
     outside: int = 0
     kept: int = 0
     error: str | None = None  # the worker's failure (timeout, crash), when it failed
-    reason: str | None = None
-    cause: CaptureCause | None = None  # the typed form of `reason`, for the editor's buttons
+    reason: str | None = None  # `cause.line`
+    cause: CaptureCause | None = None  # why nothing was recorded, for the editor's buttons; else None
+    causes: list[CaptureCause] = field(default_factory=list)  # each failing test file's, recorded or not
 
     @property
     def records_file(self) -> Path:
@@ -93,10 +100,10 @@ def project_files(root: Path) -> dict[str, str]:
     return out
 
 
-def _read_progress(path: str) -> list[ProjectLaunch]:
+def _read_progress(path: str, of=ProjectLaunch) -> list:
     try:
         with open(path, encoding="utf-8") as fh:
-            return [ProjectLaunch.from_json(item, "progress") for item in json.load(fh)]
+            return [of.from_json(item, "progress") for item in json.load(fh)]
     except (OSError, ValueError, TypeError, MessageError):
         return []
 
@@ -123,7 +130,9 @@ def capture_command(root: str | os.PathLike, argv: list[str], python: str | None
     try:
         runner = make_backend(spec, python=python, timeout=timeout, **(backend_options or {}))
     except BackendError as exc:
-        outcome.error = outcome.reason = str(exc)
+        outcome.error = str(exc)
+        outcome.cause = CaptureCause(kind=CAUSE_WORKER_FAILED, line=str(exc))
+        outcome.reason = outcome.cause.line
         return outcome
     try:
         reply = runner.run(job, timeout=timeout, cancel=cancel)
@@ -140,34 +149,71 @@ def capture_command(root: str | os.PathLike, argv: list[str], python: str | None
             outcome.error = f"the worker's answer is unreadable: {exc}"
     else:
         err = reply.error
-        outcome.error = f"{err.type}: {err.message}" if err is not None else "the worker failed"
+        outcome.error = str(err) if err is not None else "the worker failed"
         launches = _read_progress(progress) if progress else []  # what it saw before it died
+        outcome.causes = _read_progress(causes_file(progress), CaptureCause) if progress else []
     if progress_dir:
         for name in os.listdir(progress_dir):
             os.unlink(os.path.join(progress_dir, name))
         os.rmdir(progress_dir)
     outcome.recorded = [launch_records.StoredLaunch(p.launch, p.file, outcome.origin) for p in launches if p.inside]
     outcome.outside = sum(1 for p in launches if not p.inside)
+    if outcome.result is not None:
+        outcome.causes = list(outcome.result.causes)
     if outcome.recorded:
         outcome.kept = launch_records.save(root, outcome.recorded)
-    outcome.reason = None if outcome.recorded else _why_nothing(outcome)
+    else:
+        outcome.cause = _why_nothing(outcome)
+        outcome.reason = outcome.cause.line
     return outcome
 
 
-def _why_nothing(outcome: CaptureOutcome) -> str:
+def _ran(outcome: CaptureOutcome) -> str:
+    """The command as a person recognises it: the test files' count for tests found, else the command."""
+    if len(outcome.tests) > 2:
+        return f"the {len(outcome.tests)} test files found ({outcome.tests[0]}, ...)"
     command = " ".join(outcome.command)
-    if outcome.error:
-        return f"`{command}` failed before any launch was recorded: {outcome.error[:200]}"
+    return f"`{command[:120]}{'...' if len(command) > 120 else ''}`"
+
+
+def _why_nothing(outcome: CaptureOutcome) -> CaptureCause:
+    """Why nothing was recorded: what the worker saw go wrong first (a missing module first of all,
+    whose fix is one command), else what the run as a whole did."""
+    ran = _ran(outcome)
     res = outcome.result
-    if res is not None and res.error:
-        return f"`{command}` raised before launching a kernel: {res.error[:200]}"
+    causes = outcome.causes
+    first = next((c for c in causes if c.kind == "missing_module"), causes[0] if causes else None)
+    if outcome.error:
+        line = f"{ran} stopped before any launch was recorded: {outcome.error[:200]}"
+        if first is not None:
+            line += f"; before that, {first.line}"
+        return CaptureCause(kind=CAUSE_WORKER_FAILED, line=line, fix=first.fix if first else None,
+                            module=first.module if first else None, test=first.test if first else None,
+                            exception=first.exception if first else None)
     if outcome.outside:
-        return f"`{command}` launched only kernels outside the project ({outcome.outside} launches)"
-    if res is not None and res.passed + res.failed == 0 and outcome.tests:
-        return f"`{command}` ran no test (exit code {res.exit_code})"
-    if res is not None and res.first_failure:
-        return f"`{command}` launched no Triton kernel; first failure: {res.first_failure[:200]}"
-    return f"`{command}` launched no Triton kernel"
+        return CaptureCause(kind=CAUSE_OUTSIDE_ONLY, line=f"{ran} launched only kernels outside the project "
+                                                         f"({outcome.outside} launches)")
+    if first is not None:
+        return first
+    if res is None:
+        return CaptureCause(kind=CAUSE_NO_LAUNCH, line=f"{ran} launched no Triton kernel")
+    if res.passed + res.failed == 0:
+        if res.skipped:
+            return CaptureCause(kind=CAUSE_NO_TEST_RAN, line=(
+                f"{ran}: all {res.skipped} tests were skipped (first: {(res.first_skip or '')[:200]})"))
+        return CaptureCause(kind=CAUSE_NO_TEST_RAN, line=f"{ran}: pytest {_PYTEST_ENDS.get(res.exit_code, 'ran no test')}")
+    if res.total_launches:
+        said = f": {res.capture_errors[0][:200]}" if res.capture_errors else ""
+        return CaptureCause(kind=CAUSE_NO_LAUNCH, line=(
+            f"{ran} launched {res.total_launches} kernels of the project, but none could be recorded{said}"))
+    return CaptureCause(kind=CAUSE_NO_LAUNCH, line=(
+        f"{ran} ran {res.passed + res.failed} tests ({res.passed} passed, {res.failed} failed) and launched no "
+        f"Triton kernel"))
+
+
+# what pytest's exit codes mean, when no test ran and nothing said why
+_PYTEST_ENDS = {2: "was interrupted before any test ran", 3: "failed inside itself before any test ran",
+                4: "stopped at its configuration before any test ran", 5: "collected no test from them"}
 
 
 def kernel_files(folder: Path) -> list[Path]:
@@ -199,9 +245,10 @@ def capture_for_file(path: str | os.PathLike, python: str | None = None, backend
     if not tests:
         what = (f"any of its {len(files)} kernel files" if Path(path).is_dir()
                 else launch_records.relative_file(lay.root, str(path)))
-        return CaptureOutcome(root=lay.root, command=[], reason=(
+        cause = CaptureCause(kind=CAUSE_NO_TEST_FOUND, line=(
             f"no test of {lay.root.name} imports {what} or a name defined there; "
             f"record a command instead: tritonlens capture -- pytest ..."))
+        return CaptureOutcome(root=lay.root, command=[], reason=cause.line, cause=cause)
     return capture_command(lay.root, ["pytest", *PYTEST_ARGS, *tests], python=python, backend=backend,
                            timeout=timeout, map_cuda=map_cuda, tests=tests, origin=f"pytest {' '.join(tests)}",
                            cancel=cancel)

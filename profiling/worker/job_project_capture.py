@@ -20,11 +20,13 @@ import shlex
 import sys
 import tempfile
 
+import capture_causes
 import cuda_on_cpu
 from project_capture_report import (
     ProjectCaptureJob,
     ProjectCaptureResult,
     ProjectLaunch,
+    causes_file,
 )
 
 
@@ -106,6 +108,16 @@ class _Recorder:
                                      launch=messages.LaunchDescriptor.from_json(descriptor, "launch")))
         return out
 
+    def note_causes(self, causes: list) -> None:
+        """Keep the causes seen so far beside the progress file (`causes_file`), for a run the timeout ends."""
+        if not self.progress_file:
+            return
+        path = causes_file(self.progress_file)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump([c.to_json() for c in causes], fh)
+        os.replace(tmp, path)
+
     def checkpoint(self) -> None:
         total = sum(r.descriptor["count"] for r in self.capture.records.values())
         if not self.progress_file or total == self._checkpointed:
@@ -125,10 +137,12 @@ def _run(kind: str, args: list, recorder: _Recorder, result: ProjectCaptureResul
             raise JobError(f"pytest is not installed in {sys.executable}") from None
         import pytest_capture
 
-        plugin = pytest_capture.CapturePlugin(recorder)
+        plugin = pytest_capture.CapturePlugin(recorder, root=recorder.root)
         result.exit_code = int(pytest.main(args, plugins=[plugin]))
         result.passed, result.failed, result.skipped = plugin.passed, plugin.failed, plugin.skipped
         result.first_failure = plugin.first_failure
+        result.first_skip = plugin.first_skip
+        result.causes = list(plugin.causes)
         return
     sys.argv = ["-c", *args[1:]] if kind == "code" else list(args)
     try:
@@ -143,7 +157,8 @@ def _run(kind: str, args: list, recorder: _Recorder, result: ProjectCaptureResul
         code = exc.code
         result.exit_code = code if isinstance(code, int) else (0 if code is None else 1)
     except Exception as exc:  # noqa: BLE001 - the user's script failed: its launches so far are still the answer
-        result.error = f"{type(exc).__name__}: {exc}"[:300]
+        result.error = capture_causes.describe(exc)
+        result.causes = [capture_causes.cause_of(exc, None, root=recorder.root)]
 
 
 def handle(job) -> dict:

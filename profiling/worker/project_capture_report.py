@@ -82,6 +82,12 @@ class CaptureCause(Message):
     exception: str | None = json_field(OPT_STR, None)
 
 
+def causes_file(progress_file: str) -> str:
+    """Where the worker keeps the causes seen so far (a JSON list of CaptureCause), beside the
+    launches' progress file, for a run the timeout ends."""
+    return f"{progress_file}.causes"
+
+
 @dataclass
 class ProjectCaptureResult(Message):
     """What the command did and the launches it made. `exit_code`: pytest's exit code or the
@@ -94,7 +100,8 @@ class ProjectCaptureResult(Message):
     passed: int = json_field(int, 0)
     failed: int = json_field(int, 0)
     skipped: int = json_field(int, 0)
-    first_failure: str | None = json_field(OPT_STR, None)  # "test node: the last line of its error"
+    first_failure: str | None = json_field(OPT_STR, None)  # "test node: Type: message" of its exception
+    first_skip: str | None = json_field(OPT_STR, None)  # "test node: the reason it was skipped"
     total_launches: int = json_field(int, 0)
     launches: list = json_field(of=ProjectLaunch, many=True, factory=list)
     capture_errors: list = json_field(list, factory=list)

@@ -1,25 +1,69 @@
 """A pytest plugin for launch capture: which test is running (each launch is tagged with the node
-that first made it), how the tests ended, and a checkpoint after every test so that launches seen
-before a crash or a timeout survive. Standalone (pytest only), shipped with the worker folder.
+that first made it), how the tests ended and why they failed, and a checkpoint after every test so
+that launches seen before a crash or a timeout survive. Shipped with the worker folder.
 
     recorder = ...   # has .current_test (str | None) and .checkpoint()
     pytest.main(args, plugins=[CapturePlugin(recorder)])
 
 The plugin never changes how a test runs or what it reports; a failing test is counted and the
-run goes on, so its launches before the failure are kept.
+run goes on, so its launches before the failure are kept. Each failure's cause is read from the
+exception object itself (capture_causes.py), one per test file: a conftest that cannot be imported
+stops pytest before any collection, so the configuration step is watched too.
 """
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
+try:  # imported as tritonlens.profiling.worker.pytest_capture
+    from . import capture_causes
+    from .project_capture_report import CAUSE_NO_TEST_RAN, CaptureCause
+except ImportError:  # a plain file beside capture_causes.py
+    import capture_causes
+    from project_capture_report import CAUSE_NO_TEST_RAN, CaptureCause
+
+# pytest's options that come from a plugin the project's configuration expects (addopts)
+OPTION_PLUGINS = {"--cov": "pytest-cov", "--timeout": "pytest-timeout", "-n": "pytest-xdist",
+                  "--dist": "pytest-xdist", "--reruns": "pytest-rerunfailures", "--benchmark": "pytest-benchmark",
+                  "--hypothesis": "hypothesis", "--asyncio-mode": "pytest-asyncio", "--forked": "pytest-forked"}
+
 
 class CapturePlugin:
-    def __init__(self, recorder):
+    def __init__(self, recorder, root: str | None = None):
         self.recorder = recorder
+        self.root = root
         self.passed = 0
         self.failed = 0
         self.skipped = 0
-        self.first_failure: str | None = None  # "node: last line of its error"
+        self.first_failure: str | None = None  # "node: Type: message"
+        self.first_skip: str | None = None  # "node: reason"
+        self.causes: list[CaptureCause] = []  # the first failure's cause of each test file, in order
+        self._files: set[str] = set()
+        self._first_node: str | None = None
 
+    # -- configuration: a conftest that cannot be imported, options of a plugin not installed ------------
+    @pytest.hookimpl(hookwrapper=True)  # the old style: a project's older pytest has it too
+    def pytest_cmdline_parse(self, pluginmanager, args):
+        outcome = yield
+        if outcome.excinfo is not None:  # pytest goes on to report it as ever
+            self._add(None, self._configuration_cause(outcome.excinfo[1]))
+
+    def _configuration_cause(self, exc: BaseException) -> CaptureCause:
+        if type(exc).__name__ == "UsageError":
+            said = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a usage error"
+            plugin = next((p for opt, p in OPTION_PLUGINS.items() if f" {opt}" in f" {said}"), None)
+            if plugin:
+                fix = f"{sys.executable} -m pip install {plugin}"
+                return CaptureCause(kind="missing_module", module=plugin.replace("-", "_"), python=sys.executable,
+                                    fix=fix, exception=said,
+                                    line=f"the project's pytest configuration needs {plugin} ({said}): {fix}")
+            return CaptureCause(kind=CAUSE_NO_TEST_RAN, exception=said,
+                                line=f"pytest refused the project's configuration: {said}")
+        return capture_causes.cause_of(exc, None, python=sys.executable, root=self.root)
+
+    # -- tests -------------------------------------------------------------------------------------------
     def pytest_runtest_logstart(self, nodeid, location):
         self.recorder.current_test = nodeid
 
@@ -29,6 +73,9 @@ class CapturePlugin:
                 self.passed += 1
             elif report.outcome == "skipped":
                 self.skipped += 1
+                if self.first_skip is None:
+                    reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+                    self.first_skip = f"{report.nodeid}: {str(reason).removeprefix('Skipped: ')}"[:300]
             else:
                 self.failed += 1
                 self._note(report)
@@ -38,11 +85,35 @@ class CapturePlugin:
         self.recorder.checkpoint()
 
     def pytest_collectreport(self, report):
-        if report.outcome == "failed":  # a test module that cannot even be imported
+        if report.outcome == "failed":  # a test module (or a folder's conftest) that cannot even be imported
             self.failed += 1
             self._note(report)
 
+    def pytest_exception_interact(self, node, call, report):
+        """A test or a collector raised: its cause, from the exception object (not the report's text)."""
+        if call.excinfo is None:
+            return
+        cause = capture_causes.cause_of(call.excinfo.value, report.nodeid or None, python=sys.executable,
+                                        root=self.root)
+        self._add(report.nodeid, cause)
+        if report.nodeid == self._first_node and cause.exception:  # pytest reports before it calls this hook
+            self.first_failure = f"{report.nodeid}: {cause.exception}"[:300]
+
+    def _add(self, nodeid: str | None, cause: CaptureCause) -> None:
+        file = (nodeid or "").split("::")[0]
+        if file not in self._files:
+            self._files.add(file)
+            self.causes.append(cause)
+            note = getattr(self.recorder, "note_causes", None)
+            if note is not None:
+                note(self.causes)
+
     def _note(self, report):
         if self.first_failure is None:
+            self._first_node = report.nodeid
+            cause = next((c for c in self.causes if c.test == report.nodeid), None)
+            if cause is not None and cause.exception:
+                self.first_failure = f"{report.nodeid}: {cause.exception}"[:300]
+                return
             lines = [ln.strip() for ln in (report.longreprtext or "").splitlines() if ln.strip()]
             self.first_failure = f"{report.nodeid}: {lines[-1] if lines else report.outcome}"[:300]
