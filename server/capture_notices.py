@@ -124,7 +124,7 @@ def capture_notice(file: str, uri: str, cause, *, other_python: str | None, clie
     from tritonlens.profiling.worker import project_capture_report as r
 
     head = f"{file}: no launch was recorded from the project's tests" if automatic else f"{file}: nothing recorded"
-    text = f"{head}: {cause.line}"
+    text = _sentence(f"{head}: {cause.line}")
     actions: list[Action] = []
     if cause.kind == r.CAUSE_MISSING_MODULE:
         if other_python:
@@ -155,7 +155,7 @@ def no_cases_notice(file: str, uri: str, kernel: str | None, why: str, cause, *,
     text = f"Nothing to profile for {what}: {why}"
     actions: list[Action] = []
     if cause is not None:
-        text += f" The tests' capture failed: {cause.line}"
+        text = _sentence(text) + " " + _sentence(f"The tests' capture failed: {cause.line}")
         from tritonlens.profiling.worker import project_capture_report as r
 
         if cause.kind == r.CAUSE_MISSING_MODULE and other_python:
@@ -166,6 +166,11 @@ def no_cases_notice(file: str, uri: str, kernel: str | None, why: str, cause, *,
     actions.append(Action("Pick a harness", client=PICK_HARNESS, arguments=(uri,)))
     actions.append(Action("Record a command", client=RECORD_COMMAND, arguments=(uri,)))
     return _for_client(Notice(text, actions), client_commands, uri)
+
+
+def _sentence(text: str) -> str:
+    # Causes end in a command or a module name: a full stop before the next sentence reads as one.
+    return text if text.rstrip().endswith((".", "!", "?")) else text.rstrip() + "."
 
 
 def _env_name(python: str) -> str:
