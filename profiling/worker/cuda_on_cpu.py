@@ -16,7 +16,8 @@ What is mapped:
 - `Tensor.is_cuda` answers True, so "if x.is_cuda: triton path" takes the Triton path;
 - torch.cuda: is_available, device_count, current_device, set_device, synchronize, empty_cache,
   get_device_capability (9, 0), get_device_name, get_device_properties, is_bf16_supported,
-  manual_seed(_all), memory_allocated / max_memory_allocated / reset_peak_memory_stats, device(...)
+  manual_seed(_all), memory_allocated / max_memory_allocated / reset_peak_memory_stats,
+  mem_get_info (all of the properties' 80 GiB free), device(...)
   as a no-op context; torch.set_default_device("cuda") means the CPU.
 
 What it cannot map (a test relying on these still fails, and says so in its own error):
@@ -110,13 +111,16 @@ def _cuda_functions() -> dict:
         # torch.manual_seed seeds the CPU generator and then calls these: no-ops, never recursion
         "manual_seed": None, "manual_seed_all": None, "memory_allocated": 0, "max_memory_allocated": 0,
         "memory_reserved": 0, "reset_peak_memory_stats": None, "device": contextlib.nullcontext,
+        "mem_get_info": (_properties().total_memory, _properties().total_memory),  # (free, total): all free
     }
     return {name: _answer(name, value) for name, value in answers.items()}
 
 
-def install() -> bool:
+def install(claim_gpu: bool = True) -> bool:
     """Map "cuda" to the CPU (main thread) until uninstall(). Returns False, changing nothing,
-    when a real CUDA device is present."""
+    when a real CUDA device is present. `claim_gpu=False` leaves torch.cuda.is_available()
+    answering False: a harness that sizes its cases by it keeps its CPU sizes (a project's tests
+    need True, or they skip their GPU tests)."""
     if _installed:
         return True
     if torch.cuda.is_available():
@@ -124,6 +128,8 @@ def install() -> bool:
     _installed[("env", "TRITON_INTERPRET")] = os.environ.get("TRITON_INTERPRET")
     os.environ["TRITON_INTERPRET"] = "1"
     for name, fn in _cuda_functions().items():
+        if name == "is_available" and not claim_gpu:
+            continue
         _installed[("cuda", name)] = getattr(torch.cuda, name, None)
         setattr(torch.cuda, name, fn)
     set_default = torch.set_default_device
@@ -133,7 +139,7 @@ def install() -> bool:
 
     _installed[("autotuner", "do_bench")] = autotuner.Autotuner.__dict__["do_bench"]
     autotuner.Autotuner.do_bench = property(lambda tuner: _untimed)
-    _shims().install()
+    shims().install()
     _installed[("shims", "")] = None
     mode = CudaOnCpu()
     mode.__enter__()
@@ -141,7 +147,7 @@ def install() -> bool:
     return True
 
 
-def _shims():
+def shims():
     """The interpreter's gaps shimmed (interpreter_shims.py, beside this file): installed with the
     mapping, since both exist only for the interpreter on a host without a GPU."""
     try:
@@ -171,7 +177,7 @@ def uninstall() -> None:
         elif where == "torch":
             setattr(torch, name, original)
         elif where == "shims":
-            _shims().uninstall()
+            shims().uninstall()
         elif where == "autotuner":
             from triton.runtime import autotuner
 
@@ -188,10 +194,10 @@ def installed() -> bool:
 
 
 @contextlib.contextmanager
-def mapped():
+def mapped(claim_gpu: bool = True):
     """`with mapped(): ...`: "cuda" is the CPU inside (when no GPU is here), as before outside.
-    Yields whether the mapping is on."""
-    ours = not _installed and install()
+    Yields whether the mapping is on. `claim_gpu`: as install()'s."""
+    ours = not _installed and install(claim_gpu)
     try:
         yield installed()
     finally:

@@ -123,6 +123,7 @@ def bench_gpu(record, l2_bytes: int | None, compare_bare: bool) -> dict:
 def handle(job) -> dict:
     import capture
     import ceilings as ceilings_mod
+    import cuda_on_cpu
     import job_info
     import replay
     import roofline
@@ -164,8 +165,9 @@ def handle(job) -> dict:
                 programs = d["grid"][0] * d["grid"][1] * d["grid"][2]
                 entry.update(roofline.classify(t, entry["gbps"], entry["tflops"], ceil, programs,
                                                device.get("sm_count"), roofline.dot_ceiling_key(d)))
-            else:
-                replay.replay(record, seed=1)
+            else:  # as the launch was captured: "cuda" the CPU, the interpreter's gaps shimmed
+                with cuda_on_cpu.mapped(claim_gpu=False):
+                    replay.replay(record, seed=1)
                 entry["replayed"] = True
         except Exception as exc:
             if "CUDA error" in str(exc) or type(exc).__name__ == "AcceleratorError":

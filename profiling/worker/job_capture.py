@@ -1,13 +1,16 @@
 """Job "capture" (a messages.LaunchJob): run the file's harness / tests / __main__ block and
-record every launch. Result: {"mode", "source", "cases", "total_launches", "errors", "launches":
-[descriptor, ...]} (descriptors: capture.py)."""
+record every launch (the "run" and "bench" jobs run it too). Result: {"mode", "source", "cases",
+"total_launches", "errors", "launches": [descriptor, ...]} (descriptors: capture.py)."""
 
 from __future__ import annotations
 
 
 def run_capture(job, detect_writes: bool = True):
-    """`job`: a messages.LaunchJob."""
+    """`job`: a messages.LaunchJob. Without a GPU, device "cuda" means the CPU while the harness
+    runs (cuda_on_cpu.py), as in a project capture: a harness written for a GPU runs as it is;
+    torch.cuda.is_available() stays False, so one that sizes its cases by it keeps its CPU sizes."""
     import capture
+    import cuda_on_cpu
     import harness
 
     path = job.path
@@ -17,7 +20,7 @@ def run_capture(job, detect_writes: bool = True):
         import torch
 
         sync = torch.cuda.synchronize
-    with cap:
+    with cuda_on_cpu.mapped(claim_gpu=False), cap:
         entries, source = harness.entry_points(path, job.harness, records=job.records, sys_path=job.sys_path)
         cases = harness.run_entries(entries, cap, stop_after=job.max_cases, synchronize=sync)
     kernel = job.kernel

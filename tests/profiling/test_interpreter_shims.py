@@ -33,10 +33,10 @@ def _shimmed_and_not(kernel: str) -> tuple[str, str]:
             interpreter_gaps.run({kernel!r})
         except Exception as exc:
             print("bare:", exc)
-        assert cuda_on_cpu.install() and cuda_on_cpu._shims().installed()
+        assert cuda_on_cpu.install() and cuda_on_cpu.shims().installed()
         print("shimmed:", interpreter_gaps.run({kernel!r}).tolist())
         cuda_on_cpu.uninstall()
-        assert not cuda_on_cpu._shims().installed()
+        assert not cuda_on_cpu.shims().installed()
         try:
             interpreter_gaps.run({kernel!r})
         except Exception:
