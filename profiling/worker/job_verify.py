@@ -53,9 +53,11 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything here imports triton
 
+import cuda_on_cpu
 from record_cases import wrappers_only
 from verify_clock import CLOCK
 from verify_inputs import clone_tree, compare, outputs_diff, outputs_of, to_host, tolerance
+from verify_original import original_runs
 from verify_ranges import range_tolerance
 from verify_precompile import precompile
 from verify_session import Session, Side, arg_tensors, candidate_error, run_call
@@ -346,7 +348,8 @@ def handle(job) -> dict:
     session = _sessions.get(key)
     CLOCK.reset()
     CLOCK.sync = torch.cuda.synchronize if GPU else None
-    with Tracker() as tracker:
+    # without a GPU "cuda" means the CPU (cuda_on_cpu.py): a harness written for a GPU verifies as it is
+    with cuda_on_cpu.mapped(claim_gpu=False), Tracker() as tracker:
         if session is None:
             session = Session(job)
             _sessions.clear()
@@ -356,6 +359,8 @@ def handle(job) -> dict:
         result = {"mode": "gpu" if GPU else "interpreter", "device": _device_name(),
                   "cases": len(session.cases), "seeds": len(session.seeds), "candidates": [],
                   "source": session.source}
+        if action == "check" and not job.candidates:  # the original's own check: does it run at all?
+            original_runs(session)
         if action == "precompile":
             result["precompiled"] = precompile(session, job, job.deadline_s)
             result["phases"] = CLOCK.as_json()
