@@ -85,3 +85,18 @@ def test_libdevice_runs_in_the_interpreter():
     bare, shimmed = _shimmed_and_not("gelu_tanh")
     assert "NoneType" in bare  # the generic module's stubs answer None
     assert shimmed == "[0.0]"
+
+
+def test_a_harness_mapping_keeps_is_available_false_and_maps_memory_queries():
+    out = _run("""
+        import cuda_on_cpu, torch
+        with cuda_on_cpu.mapped(claim_gpu=False) as on:
+            assert on and not torch.cuda.is_available() and torch.ones(1, device="cuda").is_cuda
+            assert cuda_on_cpu.shims().installed()
+        with cuda_on_cpu.mapped():
+            free, total = torch.cuda.mem_get_info()
+            assert torch.cuda.is_available() and 0 < free <= total
+        assert not cuda_on_cpu.shims().installed()
+        print("ok")
+    """)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
