@@ -106,15 +106,14 @@ def _importable(name: str) -> bool:
 
 
 def _built_by_project(top: str, root: str) -> bool:
-    """The project builds `top` itself (a compiled extension named in its setup.py, or a package
-    folder of its own): pip cannot install it under that name."""
+    """The project builds `top` itself, as an extension its setup.py names (`CUDAExtension(name=
+    "selective_scan_cuda", ...)`): pip cannot install it under that name."""
     try:
         with open(os.path.join(root, "setup.py"), encoding="utf-8", errors="replace") as fh:
-            if re.search(rf"['\"]{re.escape(top)}['\"]", fh.read()):
-                return True
+            text = fh.read()
     except OSError:
-        pass
-    return False
+        return False
+    return re.search(rf"Extension\(\s*(?:name\s*=\s*)?['\"]{re.escape(top)}['\"]", text) is not None
 
 
 def missing_module_cause(module: str, where: str, test: str | None, exception: str,
@@ -160,14 +159,14 @@ def _library(module: str) -> bool:
     return module.split(".")[0] in ("numpy", "torch", "triton", "builtins")
 
 
-def _where_it_stopped(exc: BaseException) -> tuple[str, str] | None:
+def _where_it_stopped(exc: BaseException, root: str | None = None) -> tuple[str, str] | None:
     """(statement, `file:line in function`) of the last frame of the project's own code (a kernel's
     line, under the interpreter) that the exception passed."""
     own = next((f for f in reversed(_frames(exc)) if not _library(f[0])), None)
     if own is None:
         return None
     _, file, name, line, text = own
-    return text, f"{os.path.basename(file)}:{line} in {name}"
+    return text, f"{_relative(file, root) if root else os.path.basename(file)}:{line} in {name}"
 
 
 def interpreter_cause(inner: BaseException, test: str | None) -> CaptureCause:
@@ -218,7 +217,9 @@ def cause_of(exc: BaseException, test: str | None, python: str | None = None,
         return interpreter_cause(real, test)
     text = describe(real)
     if test and "::" not in test:
-        line = f"{test} could not be imported: {text}"
+        stopped = _where_it_stopped(real, root)
+        at = f" (at {stopped[1]})" if stopped else ""
+        line = f"{test} could not be imported: {text}{at}"
     else:
         line = f"{test or 'the command'} failed: {text}"
     return CaptureCause(kind=CAUSE_TEST_FAILED, line=line, test=test, exception=text)

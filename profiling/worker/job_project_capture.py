@@ -157,7 +157,7 @@ def _run(kind: str, args: list, recorder: _Recorder, result: ProjectCaptureResul
         code = exc.code
         result.exit_code = code if isinstance(code, int) else (0 if code is None else 1)
     except Exception as exc:  # noqa: BLE001 - the user's script failed: its launches so far are still the answer
-        result.error = capture_causes.describe(exc)
+        result.error = capture_causes.describe(capture_causes.real_exception(exc))
         result.causes = [capture_causes.cause_of(exc, None, root=recorder.root)]
 
 
