@@ -40,7 +40,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(REPO))
 from realworld_kernels import classify, kernel_files
-
 from tritonlens.profiling.project_capture import PYTEST_ARGS, capture_command
 from tritonlens.profiling.project_tests import ImportGraph, is_test_file, layout
 
@@ -176,11 +175,13 @@ def main() -> int:
           f"causes named {sum(named(c) for c in causes)}/{len(causes)} ({named_share:.0%}, target 100%)")
     out = RESULTS / (args.out or ("realworld_capture_heldout.json" if args.held_out else "realworld_capture.json"))
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                               "python": "project environment" if args.python else "bare",
-                               "timeout_s": args.timeout, "summary": summary, "projects": rows}, indent=2) + "\n",
-                   encoding="utf-8")
-    print(f"→ {out.relative_to(REPO)}")
+    text = json.dumps({"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                       "python": "project environment" if args.python else "bare",
+                       "timeout_s": args.timeout, "summary": summary, "projects": rows}, indent=2) + "\n"
+    for path in filter(None, (args.python, sys.executable)):  # no machine paths in the results
+        text = text.replace(path, "PYTHON")
+    out.write_text(text, encoding="utf-8")
+    print(f"→ {out}")
     return 0
 
 
