@@ -1,0 +1,163 @@
+"""On a GPU host: record launches from real projects' own tests and benchmark scripts (at the sizes
+they run), then profile the recorded kernel files from those records, through the CLI a user runs.
+
+For each target kernel file of a development project (docs/judgements/capture/README.md):
+  1. `tritonlens capture FILE`                  the tests that reach it (test sizes)
+  2. `tritonlens capture FILE -- python SCRIPT`  the project's benchmark script, when it has one (real sizes)
+  3. `tritonlens profile FILE`                  replays the largest recorded launch of each kernel and times it
+and keeps what each step said: launches recorded, the cause when nothing was, and per kernel the
+launch's time, bandwidth, share of the GPU's measured peak and bound class.
+
+Run on the GPU host (bench/realworld_capture_gpu.sh ships the checkout and the projects there):
+    python bench/realworld_capture_gpu.py --corpus DIR [--out FILE] [--timeout S]
+→ prints a table and writes JSON (default bench/results/realworld_capture_gpu.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+from tritonlens.profiling import (
+    launch_records,  # installed: on the GPU host into a --target folder
+)
+
+# (project, kernel file, benchmark script or None): ops whose tests the capture finds, and the
+# project's own benchmark for the same op where it ships one
+TARGETS = [
+    ("liger_kernel-0.8.5", "src/liger_kernel/ops/rms_norm.py", "benchmark/scripts/benchmark_rms_norm.py"),
+    ("liger_kernel-0.8.5", "src/liger_kernel/ops/swiglu.py", "benchmark/scripts/benchmark_swiglu.py"),
+    ("liger_kernel-0.8.5", "src/liger_kernel/ops/layer_norm.py", "benchmark/scripts/benchmark_layer_norm.py"),
+    ("liger_kernel-0.8.5", "src/liger_kernel/ops/cross_entropy.py", "benchmark/scripts/benchmark_cross_entropy.py"),
+    ("liger_kernel-0.8.5", "src/liger_kernel/ops/geglu.py", "benchmark/scripts/benchmark_geglu.py"),
+    ("mamba_ssm-2.3.2.post1", "mamba_ssm/ops/triton/layernorm_gated.py", None),
+    ("mamba_ssm-2.3.2.post1", "mamba_ssm/ops/triton/ssd_combined.py", None),
+    ("bitsandbytes-0.42.0", "bitsandbytes/triton/quantize_rowwise.py", None),
+]
+
+
+def _cli(args: list[str], cwd: Path, timeout: float) -> tuple[dict | None, str, float]:
+    """Run `python -m tritonlens ARGS --format json` in `cwd`: (its JSON or None, its stderr tail, seconds)."""
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "tritonlens", *args], cwd=cwd, capture_output=True, check=False,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"no answer in {timeout:.0f} s", time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    try:
+        return json.loads(proc.stdout), proc.stderr[-600:], seconds
+    except ValueError:
+        return None, (proc.stderr or proc.stdout)[-600:], seconds
+
+
+def _capture_summary(data: dict | None, err: str, seconds: float) -> dict:
+    if data is None:
+        return {"recorded": 0, "cause": err.strip().splitlines()[-1] if err.strip() else "no output", "seconds": seconds}
+    cause = data.get("cause") or {}
+    return {"recorded": data["recorded"], "kernels": data["kernels"], "mode": data["mode"],
+            "passed": data["passed"], "failed": data["failed"], "seconds": round(seconds, 1),
+            "cause": cause.get("line") if isinstance(cause, dict) else data.get("reason")}
+
+
+def _profile_summary(data: dict | None, err: str, seconds: float) -> dict:
+    if data is None:
+        return {"error": err.strip().splitlines()[-1] if err.strip() else "no output", "seconds": seconds}
+    kernels = []
+    for k in data["kernels"]:
+        launches = k["launches"]
+        top = max(launches, key=lambda x: x["time_ms"] or 0.0) if launches else None
+        kernels.append({"name": k["name"], "error": k["error"], "launches": len(launches),
+                        "top": None if top is None else {f: top[f] for f in (
+                            "grid", "time_ms", "gbps", "tflops", "pct_of_peak", "bound", "registers", "spills")}})
+    return {"mode": data["mode"], "device": data["device"], "kernels": kernels, "seconds": round(seconds, 1)}
+
+
+def run(corpus: Path, timeout: float, parallel: int) -> list[dict]:
+    """Captures run `parallel` at a time (they only record); profiles one at a time, alone on the
+    GPU, so that no timing shares it."""
+    work = Path(tempfile.mkdtemp(prefix="capture-gpu-"))
+    for project in dict.fromkeys(t[0] for t in TARGETS):
+        shutil.copytree(corpus / project, work / project)
+    rows = [{"project": project, "file": file} for project, file, _ in TARGETS]
+    jobs = []
+    for row, (project, file, script) in zip(rows, TARGETS):
+        # each capture in its own copy: two captures must not merge into one records file at once
+        jobs.append((row, "tests", project, ["capture", file, "--timeout", str(timeout), "--format", "json"]))
+        if script:
+            jobs.append((row, "benchmark", project, ["capture", file, "--timeout", str(timeout), "--format", "json",
+                                                     "--", "python", script]))
+
+    def one(job):
+        row, step, project, args = job
+        root = Path(tempfile.mkdtemp(prefix=f"{step}-", dir=work)) / project
+        shutil.copytree(work / project, root)
+        row[step] = _capture_summary(*_cli(args, root, timeout + 60))
+        row.setdefault("records", []).append(root)
+
+    with ThreadPoolExecutor(parallel) as pool:
+        list(pool.map(one, jobs))
+    for row, (project, file, _) in zip(rows, TARGETS):
+        root = work / project
+        for copy in row.pop("records", []):  # both captures' records, merged as a capture merges them
+            launch_records.save(root, launch_records.load(copy))
+        row["profile"] = _profile_summary(*_cli(["profile", file, "--timeout", "120", "--format", "json"], root, 400))
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    out = [f"{'file':52} {'tests':>6} {'bench':>6} {'kernel':32} {'time ms':>9} {'GB/s':>8} {'% peak':>7}  bound"]
+    for r in rows:
+        bench = r.get("benchmark", {}).get("recorded", "-")
+        kernels = r["profile"].get("kernels") or [{"name": r["profile"].get("error", "?")[:32], "top": None}]
+        for i, k in enumerate(kernels):
+            top = k["top"] or {}
+            head = (f"{r['project'].split('-')[0] + '/' + Path(r['file']).name:52} {r['tests']['recorded']:>6} {bench!s:>6}"
+                    if i == 0 else " " * 66)
+            t = top.get("time_ms")
+            out.append(f"{head} {k['name'][:32]:32} {t if t is None else round(t, 4)!s:>9} "
+                       f"{top.get('gbps') if top.get('gbps') is None else round(top['gbps']):>8} "
+                       f"{top.get('pct_of_peak') if top.get('pct_of_peak') is None else round(top['pct_of_peak'], 1):>7}  "
+                       f"{top.get('bound') or k.get('error') or ''}")
+        for step in ("tests", "benchmark"):
+            if step in r and not r[step]["recorded"]:
+                out.append(f"    {step}: {r[step]['cause']}")
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", required=True, help="folder holding the projects (their .py files suffice)")
+    ap.add_argument("--timeout", type=float, default=90.0, help="seconds per capture (default 90)")
+    ap.add_argument("--parallel", type=int, default=4, help="captures at a time (default 4)")
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "realworld_capture_gpu.json"))
+    args = ap.parse_args()
+    import torch
+
+    if not torch.cuda.is_available():
+        print("realworld_capture_gpu: no GPU here; this bench records and times on a GPU host", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    rows = run(Path(args.corpus), args.timeout, args.parallel)
+    print(table(rows))
+    result = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+              "triton": __import__("triton").__version__, "seconds": round(time.perf_counter() - t0, 1), "rows": rows}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
