@@ -116,12 +116,46 @@ def _built_by_project(top: str, root: str) -> bool:
     return re.search(rf"Extension\(\s*(?:name\s*=\s*)?['\"]{re.escape(top)}['\"]", text) is not None
 
 
+def _project_module(top: str, root: str, importer: str | None) -> str | None:
+    """The project's own module named `top` where the importing file would look for it (its own
+    folder and those above it, up to the root, and the root's src), as a path relative to the
+    root: a script's sibling, a test helper. pip does not have it; the import path missed it."""
+    folders = [os.path.join(root, "src"), root]
+    if importer:
+        folder = os.path.dirname(os.path.realpath(importer))
+        real_root = os.path.realpath(root)
+        while folder.startswith(real_root + os.sep):
+            folders.insert(0, folder)
+            folder = os.path.dirname(folder)
+    for folder in dict.fromkeys(folders):
+        for candidate in (os.path.join(folder, f"{top}.py"), os.path.join(folder, top, "__init__.py")):
+            if os.path.isfile(candidate):
+                return _relative(os.path.dirname(candidate) if candidate.endswith("__init__.py") else candidate,
+                                 root)
+    return None
+
+
+def _importer(exc: BaseException, root: str | None) -> str | None:
+    """The project file whose import raised `exc`: the last of the project's frames it passed."""
+    if not root:
+        return None
+    own = [f[1] for f in _frames(exc) if not f[1].startswith("<") and not os.path.relpath(f[1], root).startswith("..")]
+    return own[-1] if own else None
+
+
 def missing_module_cause(module: str, where: str, test: str | None, exception: str,
-                         python: str | None = None, root: str | None = None) -> CaptureCause:
+                         python: str | None = None, root: str | None = None,
+                         importer: str | None = None) -> CaptureCause:
     """`where` imports `module`, which this interpreter lacks: the line names it and the fix installs it."""
     python = python or sys.executable
     top = module.split(".")[0]
     dist = distribution(module)
+    own = _project_module(top, root, importer) if root else None
+    if own is not None:
+        line = (f"{where} imports {module}, the project's own {own}, which was not on the import path: "
+                f"run the command from {os.path.dirname(own) or 'the project root'} or put that folder on PYTHONPATH")
+        return CaptureCause(kind=CAUSE_TEST_FAILED, line=line, module=module, python=python, test=test,
+                            exception=exception)
     if root and _built_by_project(top, root):
         line = (f"{where} imports {module}, a compiled extension {os.path.basename(root)} builds on a machine with "
                 f"a GPU toolchain; it is not built for {python}: tests that need it cannot run here")
@@ -209,7 +243,8 @@ def cause_of(exc: BaseException, test: str | None, python: str | None = None,
     missing = next((e for e in found if isinstance(e, ModuleNotFoundError) and e.name), None)
     if missing is not None:
         where += _through(missing, where.removeprefix("conftest "), root)
-        return missing_module_cause(missing.name, where, test, describe(missing), python=python, root=root)
+        return missing_module_cause(missing.name, where, test, describe(missing), python=python, root=root,
+                                    importer=_importer(missing, root))
     if any(_is_interpreter_wrapper(e) for e in found):
         return interpreter_cause(real, test)
     frames = _frames(real)
