@@ -77,7 +77,9 @@ def _profile_summary(data: dict | None, err: str, seconds: float) -> dict:
     for k in data["kernels"]:
         launches = k["launches"]
         top = max(launches, key=lambda x: x["time_ms"] or 0.0) if launches else None
-        kernels.append({"name": k["name"], "error": k["error"], "launches": len(launches),
+        errors = sorted({launch["error"] for launch in launches if launch["error"]})
+        kernels.append({"name": k["name"], "error": k["error"] or (errors[0] if errors else None),
+                        "launches": len(launches), "failed_launches": sum(1 for x in launches if x["error"]),
                         "top": None if top is None else {f: top[f] for f in (
                             "grid", "time_ms", "gbps", "tflops", "pct_of_peak", "bound", "registers", "spills")}})
     return {"mode": data["mode"], "device": data["device"], "kernels": kernels, "seconds": round(seconds, 1)}
@@ -116,6 +118,10 @@ def run(corpus: Path, timeout: float, parallel: int) -> list[dict]:
     return rows
 
 
+def _num(value, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def table(rows: list[dict]) -> str:
     out = [f"{'file':52} {'tests':>6} {'bench':>6} {'kernel':32} {'time ms':>9} {'GB/s':>8} {'% peak':>7}  bound"]
     for r in rows:
@@ -125,11 +131,8 @@ def table(rows: list[dict]) -> str:
             top = k["top"] or {}
             head = (f"{r['project'].split('-')[0] + '/' + Path(r['file']).name:52} {r['tests']['recorded']:>6} {bench!s:>6}"
                     if i == 0 else " " * 66)
-            t = top.get("time_ms")
-            out.append(f"{head} {k['name'][:32]:32} {t if t is None else round(t, 4)!s:>9} "
-                       f"{top.get('gbps') if top.get('gbps') is None else round(top['gbps']):>8} "
-                       f"{top.get('pct_of_peak') if top.get('pct_of_peak') is None else round(top['pct_of_peak'], 1):>7}  "
-                       f"{top.get('bound') or k.get('error') or ''}")
+            out.append(f"{head} {k['name'][:32]:32} {_num(top.get('time_ms'), 4):>9} {_num(top.get('gbps'), 0):>8} "
+                       f"{_num(top.get('pct_of_peak'), 1):>7}  {top.get('bound') or (k.get('error') or '')[:60]}")
         for step in ("tests", "benchmark"):
             if step in r and not r[step]["recorded"]:
                 out.append(f"    {step}: {r[step]['cause']}")
