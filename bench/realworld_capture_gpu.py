@@ -80,6 +80,9 @@ def _profile_summary(data: dict | None, err: str, seconds: float) -> dict:
         errors = sorted({launch["error"] for launch in launches if launch["error"]})
         kernels.append({"name": k["name"], "error": k["error"] or (errors[0] if errors else None),
                         "launches": len(launches), "failed_launches": sum(1 for x in launches if x["error"]),
+                        # a launch with neither a time nor an error on a GPU: kept whole, to read why
+                        "untimed": [x for x in launches if x["time_ms"] is None and not x["error"]
+                                    and data["mode"] == "gpu"],
                         "top": None if top is None else {f: top[f] for f in (
                             "grid", "time_ms", "gbps", "tflops", "pct_of_peak", "bound", "registers", "spills")}})
     return {"mode": data["mode"], "device": data["device"], "kernels": kernels, "seconds": round(seconds, 1)}
