@@ -6,18 +6,19 @@ autotuner's benchmark launches are not recorded (Autotuner._bench mutes the hook
 one with the chosen config; the interpreter cannot time configs, so there the first one runs
 untimed (tuner_choice.py) and the descriptor's "tuning" says so.
 
-Each distinct launch becomes a descriptor: messages.LaunchDescriptor describes its JSON. Replaying a
-recorded launch on fresh data: replay.py.
+Each distinct launch becomes a descriptor: messages.LaunchDescriptor describes its JSON. It is
+recorded before it runs (its configuration is what the record is for) and completed after it
+returns (the tensors it changed, the compiled kernel's warps); a launch that raised instead keeps
+what stopped it under UNFINISHED, so a CPU run of that record can name the interpreter's limit.
+Replaying a recorded launch on fresh data: replay.py.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import inspect
 import json
 import os
-import textwrap
 import threading
 
 import torch
@@ -33,10 +34,16 @@ try:
 except Exception:  # pragma: no cover - interpreter always ships, but never let it break capture
     _Interpreted = None
 
+try:  # a plain file in the worker folder, or imported as a package module
+    from launch_source import def_line, loaded_names, source_hash, static_written
+except ImportError:
+    from .launch_source import def_line, loaded_names, source_hash, static_written
+
 MAX_SIGNATURES_PER_KERNEL = 32
-_STORE_FUNCS = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
-                "atomic_xchg", "atomic_cas"}
 _DEFAULTS = {"num_warps": 4, "num_stages": 3}
+# A recorded launch that raised instead of returning: {"error": "Type: message", "limit": an
+# interpreter_shims.InterpreterLimit key or None, "line": that limit's words for a person or None}
+UNFINISHED = "unfinished"
 
 
 def interpreter_mode() -> bool:
@@ -75,48 +82,6 @@ def _constexpr_names(kernel) -> set[str]:
         if "constexpr" in (ann if isinstance(ann, str) else repr(ann)):
             names.add(name)
     return names
-
-
-def _pointer_names(fn, is_access) -> set[str] | None:
-    """Names feeding the pointer argument of the tl calls `is_access(attr)` selects, in the
-    source of `fn`, through local aliasing (`ptrs = out_ptr + offs` then tl.store(ptrs, ...)).
-    None when the source cannot be read."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    aliases: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    aliases.setdefault(target.id, set()).update(used)
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and is_access(node.func.attr) and node.args):
-            used = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
-            for _ in range(3):
-                used |= {a for u in list(used) for a in aliases.get(u, ())}
-            names |= used
-    return names
-
-
-_static_cache: dict = {}
-
-
-def static_written(kernel) -> set[str]:
-    """Parameter names used in the pointer argument of tl.store / tl.atomic_* (source scan)."""
-    fn = _python_fn(kernel)
-    if fn not in _static_cache:
-        used = _pointer_names(fn, lambda attr: attr in _STORE_FUNCS)
-        try:
-            params = set(inspect.signature(fn).parameters)
-        except (TypeError, ValueError):
-            params = set()
-        _static_cache[fn] = (used or set()) & params
-    return _static_cache[fn]
 
 
 def _scalar(value):
@@ -168,6 +133,8 @@ class Capture:
         self._saved = []
         self._local = threading.local()
         self.total_launches = 0
+        self.changes = 0  # bumped whenever a record is added or completed
+        self.on_change = None  # called after each such change (a progress checkpoint)
 
     # -- patching ----------------------------------------------------------------------
     def __enter__(self):
@@ -298,61 +265,46 @@ class Capture:
             return original(kernel, *args, grid=grid, warmup=False, **kwargs)
 
         per_kernel = sum(1 for r in self.records.values() if r.descriptor["kernel"] == fn.__name__)
-        track = per_kernel < MAX_SIGNATURES_PER_KERNEL
+        if per_kernel >= MAX_SIGNATURES_PER_KERNEL:
+            return original(kernel, *args, grid=grid, warmup=False, **kwargs)
         before = {}
-        if track and self.detect_writes:
+        if self.detect_writes:
             with torch.no_grad():
                 before = {n: t.clone() for n, t in tensors.items()}
-        snapshots = {n: t.clone() for n, t in tensors.items()
-                     if track and not (t.dtype.is_floating_point or t.dtype.is_complex)}
+        snapshots = {n: t.clone() for n, t in tensors.items() if not (t.dtype.is_floating_point or t.dtype.is_complex)}
 
-        result = original(kernel, *args, grid=grid, warmup=False, **kwargs)
-        if not track:
-            return result
-
-        written_by: dict[str, list[str]] = {}
-        for n, t in before.items():
-            if _changed(t, tensors[n]):
-                written_by.setdefault(n, []).append("compare")
-        for n in static_written(kernel):
-            if n in tensors:
-                written_by.setdefault(n, []).append("static")
-        for d in arg_desc:
-            if d["kind"] == "tensor":
-                d["written"] = d["name"] in written_by
-
-        num_warps, num_stages = options.get("num_warps"), options.get("num_stages")
-        metadata = getattr(result, "metadata", None)
-        if metadata is not None:
-            num_warps = getattr(metadata, "num_warps", num_warps)
-            num_stages = getattr(metadata, "num_stages", num_stages)
-        read_bytes = written_bytes = 0
-        for d in arg_desc:
-            if d["kind"] == "tensor":
-                nbytes = tensors[d["name"]].numel() * tensors[d["name"]].element_size()
-                # an output-only buffer is not read; one that is read-modify-written is both
-                if not d["written"] or "load" in _loaded_names(kernel, d["name"]):
-                    read_bytes += nbytes
-                if d["written"]:
-                    written_bytes += nbytes
+        # Recorded before it runs: the configuration is what compile, profile and optimize need, and a
+        # launch the interpreter cannot finish (or one a test fails after) is still one the project makes.
         descriptor = {
             "kernel": fn.__name__, "qualname": fn.__qualname__,
             "file": os.path.realpath(fn.__code__.co_filename),
-            "def_line": _def_line(fn), "key": key, "source_hash": source_hash(fn),
+            "def_line": def_line(fn), "key": key, "source_hash": source_hash(fn),
             "mode": "interpreter" if interpreter_mode() else "gpu",
             "autotuned": bool(getattr(self._local, "autotuned", 0)), "count": 1, "case": self.case,
-            "grid": grid_list,
-            "num_warps": int(num_warps if num_warps is not None else _DEFAULTS["num_warps"]),
-            "num_stages": int(num_stages if num_stages is not None else _DEFAULTS["num_stages"]),
+            "grid": grid_list, "num_warps": None, "num_stages": None,
             "constexprs": constexprs, "options": sig["options"], "args": arg_desc,
-            "written": sorted(written_by), "written_by": written_by,
-            "bytes": {"read": read_bytes, "written": written_bytes},
         }
         if getattr(self._local, "tuning", None):
             descriptor["tuning"] = self._local.tuning
+        _settle(descriptor, kernel, tensors, {}, options, None)
         self.records[key] = LaunchRecord(kernel, descriptor, snapshots)
         self.order.append(key)
+        self._bump()
+        try:
+            result = original(kernel, *args, grid=grid, warmup=False, **kwargs)
+        except Exception as exc:
+            descriptor[UNFINISHED] = _unfinished(exc)
+            self._bump()
+            raise
+        compared = {n for n, t in before.items() if _changed(t, tensors[n])}
+        _settle(descriptor, kernel, tensors, compared, options, getattr(result, "metadata", None))
+        self._bump()
         return result
+
+    def _bump(self) -> None:
+        self.changes += 1
+        if self.on_change is not None:
+            self.on_change()
 
     def descriptors(self) -> list[dict]:
         return [self.records[k].descriptor for k in self.order]
@@ -367,34 +319,52 @@ def _changed(before: torch.Tensor, after: torch.Tensor) -> bool:
     return not torch.equal(before, after)
 
 
-_loads_cache: dict = {}
+def _settle(descriptor: dict, kernel, tensors: dict, compared: set, options: dict, metadata) -> None:
+    """Fill what is known of a launch's writes, traffic and warps: before it runs, what the source
+    stores to and the launch options; after it returns, also the tensors it changed and the
+    compiled kernel's own numbers."""
+    written_by: dict[str, list[str]] = {n: ["compare"] for n in sorted(compared)}
+    for n in static_written(kernel):
+        if n in tensors:
+            written_by.setdefault(n, []).append("static")
+    read_bytes = written_bytes = 0
+    for d in descriptor["args"]:
+        if d["kind"] != "tensor":
+            continue
+        d["written"] = d["name"] in written_by
+        nbytes = tensors[d["name"]].numel() * tensors[d["name"]].element_size()
+        # an output-only buffer is not read; one that is read-modify-written is both
+        if not d["written"] or "load" in loaded_names(kernel, d["name"]):
+            read_bytes += nbytes
+        if d["written"]:
+            written_bytes += nbytes
+    num_warps, num_stages = options.get("num_warps"), options.get("num_stages")
+    if metadata is not None:
+        num_warps = getattr(metadata, "num_warps", num_warps)
+        num_stages = getattr(metadata, "num_stages", num_stages)
+    descriptor["num_warps"] = int(num_warps if num_warps is not None else _DEFAULTS["num_warps"])
+    descriptor["num_stages"] = int(num_stages if num_stages is not None else _DEFAULTS["num_stages"])
+    descriptor["written"] = sorted(written_by)
+    descriptor["written_by"] = written_by
+    descriptor["bytes"] = {"read": read_bytes, "written": written_bytes}
 
 
-def _loaded_names(kernel, name: str) -> set[str]:
-    """{"load"} if the kernel source loads through parameter `name` (for read-byte counting)."""
-    fn = _python_fn(kernel)
-    if fn not in _loads_cache:
-        _loads_cache[fn] = _pointer_names(fn, lambda attr: attr == "load" or attr.startswith("atomic_"))
-    loaded = _loads_cache[fn]
-    return {"load"} if loaded is None or name in loaded else set()
+def _unfinished(exc: BaseException) -> dict:
+    """What stopped a recorded launch (the UNFINISHED entry): the error as Python printed it, and the
+    interpreter limit it shows (interpreter_shims.InterpreterLimit's key and line) when it shows one."""
+    try:  # a sibling in the worker folder, or imported as a package module
+        from interpreter_shims import interpreter_limit_of
+    except ImportError:
+        from .interpreter_shims import interpreter_limit_of
+    limit = interpreter_limit_of(exc)
+    text = str(exc).strip().splitlines()
+    error = f"{type(exc).__name__}: {text[0].strip()}" if text else type(exc).__name__
+    return {"error": error[:300], "limit": limit.key if limit else None, "line": limit.line() if limit else None}
 
 
-def source_hash(fn) -> str | None:
-    """Hash of the kernel's own source text: results stay valid while it is unchanged."""
-    try:
-        text = textwrap.dedent(inspect.getsource(fn))
-    except (OSError, TypeError):
-        return None
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _def_line(fn) -> int | None:
-    """1-based line of the `def` (co_firstlineno points at the first decorator)."""
-    try:
-        lines, start = inspect.getsourcelines(fn)
-    except (OSError, TypeError):
-        return None
-    for offset, line in enumerate(lines):
-        if line.lstrip().startswith(("def ", "async def ")):
-            return start + offset
-    return start
+def unfinished(descriptor) -> dict | None:
+    """The UNFINISHED entry of a descriptor (a dict or a messages.LaunchDescriptor), None when the
+    launch returned when it was recorded."""
+    more = descriptor if isinstance(descriptor, dict) else getattr(descriptor, "more", {})
+    value = more.get(UNFINISHED)
+    return value if isinstance(value, dict) else None

@@ -133,8 +133,16 @@ def test_a_conftest_importing_a_missing_module_names_it_with_the_install_command
 def test_each_failing_test_file_says_why_even_when_launches_were_recorded(project, capsys):
     outcome = _pytest(project, *sorted(TESTS))
     assert outcome.reason is None and outcome.cause is None
-    # a launch the interpreter cannot finish is counted, not recorded
-    assert [r.launch.kernel for r in outcome.recorded] == ["_double_kernel"] and outcome.result.total_launches == 2
+    # a launch the interpreter cannot finish is recorded too (before it ran), and says what stopped it
+    assert [r.launch.kernel for r in outcome.recorded] == ["_fast_exp_kernel", "_double_kernel"]
+    assert outcome.result.total_launches == 2
+    stopped, done = (r.launch for r in outcome.recorded)
+    assert stopped.more["unfinished"] == {
+        "error": "InterpreterError: NotImplementedError('inline_asm not supported in interpreter mode')",
+        "limit": "inline_asm", "line": "Triton's interpreter cannot run inline assembly (tl.inline_asm_elementwise) "
+                                      "on the CPU; on a GPU it runs"}
+    assert stopped.grid == [2, 1, 1] and stopped.constexprs == {"BLOCK": 128} and stopped.args[0].shape == [200]
+    assert "unfinished" not in done.more and done.more["written"] == ["Y"] and done.count == 1
     by_file = {c.test.split("::")[0]: c for c in outcome.causes}
     assert sorted(by_file) == sorted(TESTS)
 
@@ -177,9 +185,10 @@ def test_nothing_recorded_names_the_real_exception_not_a_missing_launch(project)
     script.write_text("import torch\nfrom causepkg.ops.fast_exp import fast_exp\n"
                       "fast_exp(torch.ones(8, device='cuda'))\n", encoding="utf-8")
     ran = capture_command(project, ["python", "run_exp.py"], timeout=300)
-    assert ran.result.total_launches == 1 and not ran.recorded
-    assert [ran.cause] == ran.causes and ran.cause.kind == "interpreter_limit" and "launched no" not in ran.reason
-    assert "cannot run `y = tl.inline_asm_elementwise(" in ran.reason
+    assert ran.result.total_launches == 1 and [r.launch.more["unfinished"]["limit"] for r in ran.recorded] == \
+        ["inline_asm"]
+    [cause] = ran.causes
+    assert cause.kind == "interpreter_limit" and "cannot run `y = tl.inline_asm_elementwise(" in cause.line
     assert ran.result.error == "NotImplementedError: inline_asm not supported in interpreter mode"
 
 
