@@ -1,7 +1,8 @@
 """`tritonlens capture`: record the launches of a project's kernels into the project's records
 (`.tritonlens/launches.jsonl`), which compile, profile and optimize then use as configurations.
 
-    tritonlens capture src/pkg/ops/rms.py          # the tests that reach its kernels, under pytest
+    tritonlens capture src/pkg/ops/rms.py          # the tests that reach its kernels, until each is recorded
+    tritonlens capture --all src/pkg/ops/rms.py    # all those tests, for every launch they make
     tritonlens capture -- pytest -k rms            # any command of the project
     tritonlens capture -- python train.py --steps 2
     tritonlens capture --backend ssh://gpu-box -- pytest tests/test_rms.py
@@ -23,6 +24,8 @@ def register(subparsers) -> None:
     p.add_argument("path", nargs="?", default=".", help="a kernel file or a folder of the project (default: .)")
     p.add_argument("--tests", action="store_true", help="run the tests that reach PATH's kernels (the default "
                                                         "without a command)")
+    p.add_argument("--all", dest="every_launch", action="store_true",
+                   help="run every test found for PATH (default: stop once each of its kernels is recorded)")
     p.add_argument("--python", help="interpreter with torch + triton (+ pytest) to run the project in")
     p.add_argument("--backend", default="local", help="local (default) or ssh://[user@]host[:port]")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds the command may run (default 600)")
@@ -50,6 +53,7 @@ def _summary(outcome) -> dict:
     return {
         "root": str(outcome.root), "command": outcome.command, "origin": outcome.origin, "tests": outcome.tests,
         "mode": res.mode if res else None, "passed": res.passed if res else 0, "failed": res.failed if res else 0,
+        "stopped": res.stopped if res else None,
         "kernels": outcome.kernels(), "recorded": len(outcome.recorded), "outside_project": outcome.outside,
         "kept": outcome.kept, "records": str(outcome.records_file), "error": outcome.error, "reason": outcome.reason,
         "cause": outcome.cause.to_json() if outcome.cause else None,
@@ -68,6 +72,8 @@ def _text(outcome) -> str:
                 ran += f"; {res.passed} passed, {res.failed} failed"
             ran += ")"
         lines.append(ran)
+        if res is not None and res.stopped:
+            lines.append(f"  stopped early: {res.stopped} (--all runs every test)")
     if outcome.error:
         lines.append(f"  worker: {outcome.error[:300]}")
     causes = outcome.causes
@@ -113,9 +119,9 @@ def run(args) -> int:
             print(f"tritonlens capture: {exc}", file=sys.stderr)
             return 1
     elif args.cmd:
-        if args.tests:
-            print("tritonlens capture: --tests runs the tests found for PATH; give it or a command, not both",
-                  file=sys.stderr)
+        if args.tests or args.every_launch:
+            print("tritonlens capture: --tests and --all run the tests found for PATH; give them or a command, "
+                  "not both", file=sys.stderr)
             return 2
         outcome = capture_command(Path(args.path), args.cmd, python=args.python, backend=args.backend,
                                   timeout=args.timeout)
@@ -123,7 +129,8 @@ def run(args) -> int:
         if not Path(args.path).exists():
             print(f"tritonlens capture: no such file or folder: {args.path}", file=sys.stderr)
             return 2
-        outcome = capture_for_file(args.path, python=args.python, backend=args.backend, timeout=args.timeout)
+        outcome = capture_for_file(args.path, python=args.python, backend=args.backend, timeout=args.timeout,
+                                   every_launch=args.every_launch)
     if args.format == "json":
         print(json.dumps(_summary(outcome), indent=2))
     else:

@@ -111,12 +111,14 @@ def _read_progress(path: str, of=ProjectLaunch) -> list:
 def capture_command(root: str | os.PathLike, argv: list[str], python: str | None = None,
                     backend: str | None = None, timeout: float = DEFAULT_TIMEOUT, map_cuda: bool = True,
                     tests: list[str] | None = None, backend_options: dict | None = None,
-                    origin: str | None = None, cancel: threading.Event | None = None) -> CaptureOutcome:
+                    origin: str | None = None, cancel: threading.Event | None = None,
+                    until: list[str] | None = None) -> CaptureOutcome:
     """Run `argv` (`pytest ...`, `python FILE ...`, `python -m MODULE ...`) in the project at `root`
     under the capture hook and save the launches of the project's kernels to its records.
     `backend_options` go to backends.make_backend (ssh: known_hosts, client_keys, config);
     `origin` names the run in the records (default: the command); setting `cancel` stops the worker
-    (the launches recorded so far are kept, as after a timeout)."""
+    (the launches recorded so far are kept, as after a timeout); `until` ("file::kernel", the file
+    relative to the root): a pytest run stops after the test that records the last of them."""
     lay = layout(Path(root) / "pyproject.toml" if Path(root).is_dir() else root)
     root = lay.root
     spec = (backend or "local").strip()
@@ -126,7 +128,7 @@ def capture_command(root: str | os.PathLike, argv: list[str], python: str | None
     progress = None if progress_dir is None else os.path.join(progress_dir, "launches.json")
     job = ProjectCaptureJob(root="" if remote else str(root), argv=list(argv), sys_path=list(lay.import_paths),
                             project_files=project_files(root) if remote else None, progress_file=progress,
-                            map_cuda=map_cuda, cache_dir=None if remote else str(root))
+                            map_cuda=map_cuda, cache_dir=None if remote else str(root), until=list(until or []))
     try:
         runner = make_backend(spec, python=python, timeout=timeout, **(backend_options or {}))
     except BackendError as exc:
@@ -236,16 +238,44 @@ def kernel_files(folder: Path) -> list[Path]:
     return out
 
 
+def launchable_kernels(root: Path, files: list[Path]) -> list[str]:
+    """"file::kernel" (the file relative to `root`) for every launchable kernel of `files`: what a
+    capture for those files waits for."""
+    from tritonlens.analysis.kernel_discovery import discover_source
+
+    out = []
+    for path in files:
+        try:
+            kernels = discover_source(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        rel = launch_records.relative_file(root, str(path))
+        out += [f"{rel}::{k.name}" for k in kernels if k.launchable]
+    return out
+
+
+def ranked_tests(graph: ImportGraph, files: list[Path]) -> list[str]:
+    """The picked tests of `files`, each file's own tests first and the most direct first
+    (ImportGraph.picks_for), taken in turns across the files so that each gets its best test early."""
+    ranks = [[p.path for p in graph.picks_for(f) if p.picked] for f in files]
+    out: list[str] = []
+    for turn in range(max(map(len, ranks), default=0)):
+        out += [r[turn] for r in ranks if turn < len(r) and r[turn] not in out]
+    return out
+
+
 def capture_for_file(path: str | os.PathLike, python: str | None = None, backend: str | None = None,
                      timeout: float = DEFAULT_TIMEOUT, map_cuda: bool = True,
-                     cancel: threading.Event | None = None) -> CaptureOutcome:
+                     cancel: threading.Event | None = None, every_launch: bool = False) -> CaptureOutcome:
     """Find the project's tests that reach the kernels of `path` (a kernel file, or a folder: each
     kernel file in it) and record their launches. What the compile path calls for a kernel file
-    without records."""
+    without records. The op's own tests run first, and the run stops after the test that records
+    the last launchable kernel of those files (the rest would repeat launches under Triton's slow
+    interpreter); `every_launch` runs them all, for every launch they make."""
     lay = layout(path)
     files = kernel_files(Path(path)) if Path(path).is_dir() else [Path(path)]
     graph = ImportGraph(lay)
-    tests = sorted({t for f in files for t in graph.tests_for(f)})
+    tests = ranked_tests(graph, files)
     if not tests:
         what = (f"any of its {len(files)} kernel files" if Path(path).is_dir()
                 else launch_records.relative_file(lay.root, str(path)))
@@ -253,6 +283,7 @@ def capture_for_file(path: str | os.PathLike, python: str | None = None, backend
             f"no test of {lay.root.name} imports {what} or a name defined there; "
             f"record a command instead: tritonlens capture -- pytest ..."))
         return CaptureOutcome(root=lay.root, command=[], reason=cause.line, cause=cause)
+    until = [] if every_launch else launchable_kernels(lay.root, files)
     return capture_command(lay.root, ["pytest", *PYTEST_ARGS, *tests], python=python, backend=backend,
                            timeout=timeout, map_cuda=map_cuda, tests=tests, origin=f"pytest {' '.join(tests)}",
-                           cancel=cancel)
+                           cancel=cancel, until=until)

@@ -67,9 +67,10 @@ def _split(argv: list) -> tuple[str, list]:
 
 
 class _Recorder:
-    """The launch hook plus the running test's node id and the progress checkpoint."""
+    """The launch hook plus the running test's node id, the progress checkpoint and whether every
+    kernel the job waits for (`until`: "file::kernel", the file relative to the root) is recorded."""
 
-    def __init__(self, root: str, progress_file: str | None):
+    def __init__(self, root: str, progress_file: str | None, until: list | None = None):
         import capture
 
         self.capture = capture.Capture(file=None)
@@ -77,19 +78,24 @@ class _Recorder:
         self.progress_file = progress_file
         self.current_test: str | None = None
         self.first_test: dict[str, str | None] = {}
-        self._checkpointed = -1
-        original = self.capture._launch
+        self.waiting = set(until or ())
+        self.until = len(self.waiting)
+        self._checkpointed: tuple | None = None
+        self.capture.on_change = self._changed
 
-        def launch(*args, **kwargs):
-            known = len(self.capture.order)
-            result = original(*args, **kwargs)
-            if len(self.capture.order) > known:
-                for key in self.capture.order[known:]:
-                    self.first_test.setdefault(key, self.current_test)
-                self.checkpoint()
-            return result
+    def _changed(self) -> None:
+        """A launch was recorded (before it runs) or completed: tag it with its test and checkpoint,
+        so that a launch the worker dies in still leaves its record."""
+        for key in self.capture.order[len(self.first_test):]:
+            self.first_test.setdefault(key, self.current_test)
+            d = self.capture.records[key].descriptor
+            self.waiting.discard(f"{self._relative(d.get('file') or '')[0]}::{d['kernel']}")
+        self.checkpoint()
 
-        self.capture._launch = launch
+    def _relative(self, path: str) -> tuple[str, bool]:
+        rel = os.path.relpath(path, self.root) if path else ""
+        inside = bool(path) and not rel.startswith("..")
+        return (rel.replace(os.sep, "/") if inside else path), inside
 
     def launches(self) -> list[ProjectLaunch]:
         import messages
@@ -98,13 +104,11 @@ class _Recorder:
         for key in self.capture.order:
             descriptor = dict(self.capture.records[key].descriptor)
             descriptor["case"] = None  # launched outside any harness entry
-            path = descriptor.get("file") or ""
-            rel = os.path.relpath(path, self.root) if path else ""
-            inside = bool(path) and not rel.startswith("..")
+            file, inside = self._relative(descriptor.get("file") or "")
             test = self.first_test.get(key)
             if test:
                 descriptor["test"] = test
-            out.append(ProjectLaunch(file=rel.replace(os.sep, "/") if inside else path, inside=inside, test=test,
+            out.append(ProjectLaunch(file=file, inside=inside, test=test,
                                      launch=messages.LaunchDescriptor.from_json(descriptor, "launch")))
         return out
 
@@ -119,10 +123,10 @@ class _Recorder:
         os.replace(tmp, path)
 
     def checkpoint(self) -> None:
-        total = sum(r.descriptor["count"] for r in self.capture.records.values())
-        if not self.progress_file or total == self._checkpointed:
+        seen = (self.capture.changes, sum(r.descriptor["count"] for r in self.capture.records.values()))
+        if not self.progress_file or seen == self._checkpointed:
             return  # nothing new since the last one: a long suite does not rewrite it per test
-        self._checkpointed = total
+        self._checkpointed = seen
         tmp = f"{self.progress_file}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump([p.to_json() for p in self.launches()], fh)
@@ -143,8 +147,12 @@ def _run(kind: str, args: list, recorder: _Recorder, result: ProjectCaptureResul
         result.first_failure = plugin.first_failure
         result.first_skip = plugin.first_skip
         result.causes = list(plugin.causes)
+        result.stopped = plugin.stopped
         return
     sys.argv = ["-c", *args[1:]] if kind == "code" else list(args)
+    # as Python itself does: a script's own folder comes first (it imports its siblings), and
+    # `-m` / `-c` put the working directory (the root) there
+    sys.path.insert(0, os.path.dirname(os.path.realpath(args[0])) if kind == "script" else recorder.root)
     try:
         if kind == "code":
             exec(compile(args[0], "<string>", "exec"), {"__name__": "__main__"})  # noqa: S102 - the user asked for it
@@ -161,6 +169,29 @@ def _run(kind: str, args: list, recorder: _Recorder, result: ProjectCaptureResul
         result.causes = [capture_causes.cause_of(exc, None, root=recorder.root)]
 
 
+def _memory_cap():
+    """Cap this process's address space at what it holds now plus most of the memory still free, and
+    return the limit to put back (None where it cannot be read). A project's test sized for a GPU's
+    memory then fails on its own allocation, and the run goes on to the next test, instead of the
+    whole machine running short and the kernel's OOM killer ending the worker, records unsaved."""
+    try:
+        import resource
+
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            free = next(int(ln.split()[1]) for ln in fh if ln.startswith("MemAvailable:")) << 10
+        with open("/proc/self/status", encoding="ascii") as fh:
+            held = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmSize:")) << 10
+        saved = resource.getrlimit(resource.RLIMIT_AS)
+        cap = held + free * 3 // 4
+        soft, hard = saved
+        if soft != resource.RLIM_INFINITY and soft <= cap:
+            return None
+        resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+        return saved
+    except (ImportError, OSError, StopIteration, ValueError):
+        return None
+
+
 def handle(job) -> dict:
     job = ProjectCaptureJob.from_json(job.to_json(), "project_capture job")
     kind, args = _split(job.argv)
@@ -172,9 +203,10 @@ def handle(job) -> dict:
     saved_cwd, saved_path, saved_argv = os.getcwd(), list(sys.path), list(sys.argv)
     saved_modules = set(sys.modules)
     progress = job.progress_file
-    recorder = _Recorder(root, progress)
+    recorder = _Recorder(root, progress, job.until)
     result = ProjectCaptureResult(mode="interpreter" if capture.interpreter_mode() else "gpu",
                                   command=shlex.join(str(a) for a in job.argv))
+    memory = _memory_cap()
     try:
         os.chdir(root)
         for entry in reversed(job.sys_path or ["."]):
@@ -182,6 +214,10 @@ def handle(job) -> dict:
         with recorder.capture:
             _run(kind, args, recorder, result)
     finally:
+        if memory is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, memory)
         if mapped:
             cuda_on_cpu.uninstall()
         os.chdir(saved_cwd)

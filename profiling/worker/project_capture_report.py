@@ -31,7 +31,9 @@ class ProjectCaptureJob(Job):
     them into its own folder and uses that as the root. `progress_file`, when set, is rewritten
     with the launches seen so far after each test and each new launch, so a worker killed by the
     timeout still leaves them. `map_cuda`: on a host without a GPU, run Triton's interpreter with
-    device "cuda" mapped to the CPU (cuda_on_cpu.py)."""
+    device "cuda" mapped to the CPU (cuda_on_cpu.py). `until` ("file::kernel", the file relative
+    to the root): under pytest, stop after the test in which the last of them got its first record,
+    or after pytest_capture.PATIENCE tests in a row that recorded none of them (empty: run every test)."""
 
     kind: str = json_field(str, KIND)
     root: str = json_field(str, "")
@@ -40,6 +42,7 @@ class ProjectCaptureJob(Job):
     project_files: dict | None = json_field((dict, NONE), None)
     progress_file: str | None = json_field(OPT_STR, None)
     map_cuda: bool = json_field(bool, True)
+    until: list = json_field(list, factory=list)
 
 
 @dataclass
@@ -91,7 +94,8 @@ def causes_file(progress_file: str) -> str:
 @dataclass
 class ProjectCaptureResult(Message):
     """What the command did and the launches it made. `exit_code`: pytest's exit code or the
-    script's SystemExit code (None when it raised); `error`: its exception in one line."""
+    script's SystemExit code (None when it raised); `error`: its exception in one line; `stopped`:
+    why pytest stopped before its last test when the job's `until` kernels were all recorded."""
 
     mode: str = json_field(str)  # gpu | interpreter
     command: str = json_field(str, "")
@@ -102,6 +106,7 @@ class ProjectCaptureResult(Message):
     skipped: int = json_field(int, 0)
     first_failure: str | None = json_field(OPT_STR, None)  # "test node: Type: message" of its exception
     first_skip: str | None = json_field(OPT_STR, None)  # "test node: the reason it was skipped"
+    stopped: str | None = json_field(OPT_STR, None)
     total_launches: int = json_field(int, 0)
     launches: list = json_field(of=ProjectLaunch, many=True, factory=list)
     capture_errors: list = json_field(list, factory=list)

@@ -2,11 +2,16 @@
 that first made it), how the tests ended and why they failed, and a checkpoint after every test so
 that launches seen before a crash or a timeout survive. Shipped with the worker folder.
 
-    recorder = ...   # has .current_test (str | None) and .checkpoint()
+    recorder = ...   # has .current_test (str | None), .checkpoint(), .until and .waiting
     pytest.main(args, plugins=[CapturePlugin(recorder)])
 
 The plugin never changes how a test runs or what it reports; a failing test is counted and the
-run goes on, so its launches before the failure are kept. Each failure's cause is read from the
+run goes on, so its launches before the failure are kept. When the recorder waits for kernels
+(`until`: how many, `waiting`: those still without a record), it ends the session once the last of
+them is recorded and the test function that recorded it has run all its parameter sets (its other
+shapes, the largest the performance case), or after PATIENCE tests in a row that recorded none of
+the kernels still missing: the rest would mostly repeat launches already recorded, each under
+Triton's slow interpreter on a CPU. Each failure's cause is read from the
 exception object itself (capture_causes.py), one per test file: a conftest that cannot be imported
 stops pytest before any collection, so the configuration step is watched too.
 """
@@ -30,6 +35,9 @@ OPTION_PLUGINS = {"--cov": "pytest-cov", "--timeout": "pytest-timeout", "-n": "p
                   "--hypothesis": "hypothesis", "--asyncio-mode": "pytest-asyncio", "--forked": "pytest-forked"}
 
 
+PATIENCE = 30  # tests in a row that record no kernel waited for before the session ends
+
+
 class CapturePlugin:
     def __init__(self, recorder, root: str | None = None):
         self.recorder = recorder
@@ -42,6 +50,11 @@ class CapturePlugin:
         self.causes: list[CaptureCause] = []  # the first failure's cause of each test file, in order
         self._files: set[str] = set()
         self._first_node: str | None = None
+        self._session = None
+        self._quiet = 0  # tests since one recorded a kernel waited for
+        self._done_by: str | None = None  # the test that recorded the last kernel waited for
+        self._waiting = len(getattr(recorder, "waiting", ()))
+        self.stopped: str | None = None  # why the session ended early, when it did
 
     # -- configuration: a conftest that cannot be imported, options of a plugin not installed ------------
     @pytest.hookimpl(hookwrapper=True)  # the old style: a project's older pytest has it too
@@ -63,6 +76,9 @@ class CapturePlugin:
                                 line=f"pytest refused the project's configuration: {said}")
         return capture_causes.cause_of(exc, None, python=sys.executable, root=self.root)
 
+    def pytest_sessionstart(self, session):
+        self._session = session
+
     # -- tests -------------------------------------------------------------------------------------------
     def pytest_runtest_logstart(self, nodeid, location):
         self.recorder.current_test = nodeid
@@ -83,6 +99,27 @@ class CapturePlugin:
     def pytest_runtest_logfinish(self, nodeid, location):
         self.recorder.current_test = None
         self.recorder.checkpoint()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        yield
+        until = getattr(self.recorder, "until", 0)
+        if not until or self._session is None or self._session.shouldstop:
+            return
+        waiting = len(self.recorder.waiting)
+        self._quiet = 0 if waiting < self._waiting else self._quiet + 1
+        self._waiting = waiting
+        function = item.nodeid.split("[")[0]
+        if not waiting:
+            self._done_by = self._done_by or item.nodeid
+            if nextitem is None or nextitem.nodeid.split("[")[0] != function or self._quiet >= PATIENCE:
+                self.stopped = f"each of the {until} kernels was recorded by {self._done_by}"
+        elif self._quiet >= PATIENCE:
+            self.stopped = (f"{until - waiting} of the {until} kernels were recorded, and the last {PATIENCE} tests "
+                            f"recorded none of the others ({', '.join(sorted(self.recorder.waiting)[:3])}"
+                            f"{', ...' if waiting > 3 else ''})")
+        if self.stopped:
+            self._session.shouldstop = self.stopped  # pytest stops before the next test
 
     def pytest_collectreport(self, report):
         if report.outcome == "failed":  # a test module (or a folder's conftest) that cannot even be imported

@@ -65,7 +65,7 @@ def test_relative_star_reexport_and_attribute_use(tmp_path):
 
 # -- real runs ----------------------------------------------------------------------------------------------
 def test_capture_runs_the_projects_cuda_tests_on_the_cpu(project, tmp_path):
-    outcome = capture_for_file(project / RMS, timeout=300)
+    outcome = capture_for_file(project / RMS, timeout=300, every_launch=True)
     assert outcome.error is None and outcome.reason is None, outcome
     assert outcome.tests == ["tests/test_rmsnorm.py"]
     assert outcome.result.mode == "interpreter" and outcome.result.failed == 0 and outcome.result.passed == 7
@@ -83,7 +83,7 @@ def test_capture_runs_the_projects_cuda_tests_on_the_cpu(project, tmp_path):
     assert {r.origin for r in launch_records.load(project)} == {"pytest tests/test_rmsnorm.py"}
     assert (project / ".tritonlens" / ".gitignore").is_file()
 
-    again = capture_for_file(project / RMS, timeout=300)
+    again = capture_for_file(project / RMS, timeout=300, every_launch=True)
     assert again.kept == 7  # deduplicated: the same launches again only add to their counts
     assert {r.launch.count for r in launch_records.load(project)} == {2}
 
@@ -275,3 +275,84 @@ def test_records_made_on_another_host_are_saved_here(project, sshd):
     ran_on = outcome.recorded[0].launch.more["file"]  # the shipped copy, in the remote worker's folder
     assert "/project-" in ran_on and not ran_on.startswith(str(project))
     assert len(launch_records.records_for(project / SCALE)) == 1
+
+
+# -- a capture for a file stops once it has what it is for ----------------------------------------------------
+def test_a_capture_for_a_file_stops_once_each_kernel_is_recorded(project, capsys):
+    outcome = capture_for_file(project / RMS, timeout=300)
+    first = "tests/test_rmsnorm.py::test_rms_norm_matches_reference[dtype0-4-128]"
+    assert outcome.result.stopped == f"each of the 1 kernels was recorded by {first}"
+    # the test function that recorded it runs its other parameter sets (the largest shape among them)
+    assert (outcome.result.passed, outcome.result.failed) == (6, 0) and len(outcome.recorded) == 6
+    assert max(r.launch.constexprs["BLOCK_SIZE"] for r in outcome.recorded) == 4096
+
+    assert main(["capture", str(project / RMS)]) == 0
+    assert f"  stopped early: each of the 1 kernels was recorded by {first} (--all runs every test)" in \
+        capsys.readouterr().out
+    assert main(["capture", "--all", str(project / RMS)]) == 0  # every test, every launch they make
+    out = capsys.readouterr().out
+    assert "7 passed" in out and "stopped early" not in out and f"{RMS}::_rms_norm_fwd_kernel: 7 distinct" in out
+    assert main(["capture", "--all", str(project), "--", "pytest"]) == 2
+
+
+def test_a_capture_for_a_file_stops_when_its_tests_stop_recording(project):
+    """A kernel the tests never launch: the run ends PATIENCE tests after the last new kernel."""
+    from tritonlens.profiling.worker.pytest_capture import PATIENCE
+
+    _write(project / "src/normpkg/ops/pair.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _pair_fwd_kernel(X, Y, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(Y + offs, tl.load(X + offs) + 1)
+
+
+        @triton.jit
+        def _pair_bwd_kernel(DY, DX, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(DX + offs, tl.load(DY + offs))
+
+
+        def pair_fwd(x):
+            y = torch.empty_like(x)
+            _pair_fwd_kernel[(1,)](x, y, BLOCK=x.numel())
+            return y
+    """)
+    _write(project / "tests/test_pair.py", f"""
+        import pytest
+        import torch
+        from normpkg.ops.pair import pair_fwd
+
+
+        @pytest.mark.parametrize("i", range({PATIENCE + 10}))
+        def test_pair_fwd(i):
+            assert pair_fwd(torch.zeros(16, device="cuda")).sum().item() == 16
+    """)
+    outcome = capture_for_file(project / "src/normpkg/ops/pair.py", timeout=300)
+    assert outcome.result.passed == PATIENCE + 1 and [r.launch.kernel for r in outcome.recorded] == ["_pair_fwd_kernel"]
+    assert outcome.result.stopped == (f"1 of the 2 kernels were recorded, and the last {PATIENCE} tests recorded none "
+                                      f"of the others (src/normpkg/ops/pair.py::_pair_bwd_kernel)")
+
+
+def test_a_script_imports_the_modules_beside_it(project):
+    """`python scripts/x.py` puts scripts/ first on sys.path, as Python does: a benchmark script imports
+    its sibling helpers by their bare name."""
+    _write(project / "scripts/bench_helpers.py", """
+        import torch
+
+        def inputs():
+            return torch.randn(4, 256, device="cuda"), torch.ones(256, device="cuda")
+    """)
+    _write(project / "scripts/bench_rms.py", """
+        from bench_helpers import inputs
+        from normpkg import rms_norm
+
+        rms_norm(*inputs())
+    """)
+    outcome = capture_command(project, ["python", "scripts/bench_rms.py"], timeout=300)
+    assert outcome.result.error is None and outcome.result.exit_code == 0
+    assert [r.file for r in outcome.recorded] == [RMS]
