@@ -7,17 +7,21 @@ and held-out sets are named in docs/judgements/capture/README.md. Each project i
 temporary folder first (the cache is never written). Its kernel files are the files of its packages
 (realworld_kernels.py: what `check` reads, test files left out) that define a Triton JIT function;
 its kernels are their launchable JIT functions (device helpers are never launched on their own).
-A kernel's tests are found when profiling/project_tests.py finds a test reaching its file. One
-capture runs all the tests found for the project's kernel files (capture_command, as
-`tritonlens capture FOLDER` would), under a per-project timeout; what it recorded is attributed per
-kernel file and kernel by the launches' own file and name.
+A kernel's tests are found when profiling/project_tests.py finds a test reaching its file. Each
+kernel file with tests gets its own capture (capture_for_file, as the editor's automatic capture and
+`tritonlens capture FILE` run it: the op's own tests first, stopping once each of the file's kernels
+is recorded) under a per-file timeout, so one slow file does not starve the rest; a file whose
+kernels an earlier file's capture already recorded is not captured again (the editor would find its
+records). What the captures recorded is attributed per kernel file and kernel by the launches' own
+file and name. `--budget` bounds a project's captures in all: the files it leaves out are a cause.
 
 Per project it prints and writes: kernels, kernels whose tests were found, kernels recorded, and
 each cause the capture gave (kind + line). Targets: >= 60% of test-reached kernels recorded over all
 projects, and 100% of causes named (a kind other than a catch-all, no bare "InterpreterError", no
 "exit code N").
 
-Run: python bench/realworld_capture.py [--python PY] [--timeout S] [--projects a,b] [--held-out] [--out NAME]
+Run: python bench/realworld_capture.py [--python PY] [--timeout S] [--budget S] [--projects a,b] [--held-out]
+     [--out NAME]
      → table + bench/results/realworld_capture.json (realworld_capture_heldout.json with --held-out)
 
 `--python PY` runs the tests with a project environment (a venv with the test dependencies the
@@ -40,7 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(REPO))
 from realworld_kernels import classify, kernel_files
-from tritonlens.profiling.project_capture import PYTEST_ARGS, capture_command
+from tritonlens.profiling.project_capture import capture_for_file
 from tritonlens.profiling.project_tests import ImportGraph, is_test_file, layout
 
 CORPUS = Path.home() / ".cache" / "tritonlens-corpus"
@@ -91,7 +95,7 @@ def named(cause: dict) -> bool:
     return cause["kind"] not in ("", "unknown") and not UNNAMED.search(cause["line"] or "")
 
 
-def measure(name: str, python: str | None, timeout: float) -> dict:
+def measure(name: str, python: str | None, timeout: float, budget: float) -> dict:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="capture-bench-") as tmp:
         root = _copy(name, Path(tmp))
@@ -118,23 +122,41 @@ def measure(name: str, python: str | None, timeout: float) -> dict:
                               f"no test of {name} reaches any of its {len(files)} kernel files", "fix": None}]
             out["seconds"] = round(time.monotonic() - started, 1)
             return out
-        outcome = capture_command(root, ["pytest", *PYTEST_ARGS, *tests], python=python, timeout=timeout,
-                                  tests=tests, origin="bench")
-        got = set(outcome.kernels())
+        got: set[str] = set()
+        causes: list[dict] = []
+        out["passed"] = out["failed"] = 0
+        out["files"] = []
+        for path in files:
+            rel = path.relative_to(root).as_posix()
+            wanted = {f"{rel}::{k}" for k in kernels[rel]}
+            if not tests_of[rel] or not wanted or wanted <= got:
+                continue
+            left = budget - (time.monotonic() - started)
+            if left < 10:
+                causes.append({"kind": "worker_failed", "test": None, "fix": None,
+                               "line": f"{rel}: not captured, the bench's {budget:.0f} s for the project ran out"})
+                continue
+            t0 = time.monotonic()
+            outcome = capture_for_file(path, python=python, timeout=min(timeout, left))
+            got |= set(outcome.kernels())
+            res = outcome.result
+            if res is not None:
+                out["passed"] += res.passed
+                out["failed"] += res.failed
+            out["files"].append({"file": rel, "seconds": round(time.monotonic() - t0, 1),
+                                 "recorded": sorted(set(outcome.kernels()) & wanted),
+                                 "stopped": res.stopped if res else None, "error": outcome.error})
+            found = list(outcome.causes)
+            if outcome.cause is not None and all(c.line != outcome.cause.line for c in found):
+                found.insert(0, outcome.cause)
+            for c in found:
+                if all(c.line != d["line"] for d in causes):
+                    causes.append({"kind": c.kind, "line": c.line, "fix": c.fix, "test": c.test})
         out["recorded"] = len(got & reached)
         out["recorded_other"] = len(got - reached)
         out["recorded_kernels"] = sorted(got)
         out["missed_kernels"] = sorted(reached - got)
-        res = outcome.result
-        out["passed"], out["failed"] = (res.passed, res.failed) if res else (0, 0)
-        out["error"] = outcome.error
-        causes = list(res.causes) if res is not None and getattr(res, "causes", None) else []
-        cause = getattr(outcome, "cause", None)
-        if cause is not None and all(c.line != cause.line for c in causes):
-            causes.insert(0, cause)
-        out["causes"] = [{"kind": c.kind, "line": c.line, "fix": c.fix, "test": c.test} for c in causes]
-        if not out["causes"] and (outcome.reason or outcome.error):  # a capture without typed causes
-            out["causes"] = [{"kind": "", "line": outcome.reason or outcome.error, "fix": None, "test": None}]
+        out["causes"] = causes
         out["seconds"] = round(time.monotonic() - started, 1)
         return out
 
@@ -142,7 +164,9 @@ def measure(name: str, python: str | None, timeout: float) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--python", help="interpreter with the projects' test dependencies (default: this one)")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per project's capture (default 300)")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per kernel file's capture (default 60)")
+    ap.add_argument("--budget", type=float, default=600.0, help="seconds for a project's captures in all "
+                                                                "(default 600)")
     ap.add_argument("--projects", help="comma-separated subset of the set's names")
     ap.add_argument("--held-out", action="store_true", help="the held-out set (run once, to report)")
     ap.add_argument("--out", help="results file name (default realworld_capture[_heldout].json)")
@@ -156,7 +180,7 @@ def main() -> int:
         if not _source(name).is_dir():
             print(f"{name}: not in the corpus ({_source(name)})", file=sys.stderr)
             continue
-        row = measure(name, args.python, args.timeout)
+        row = measure(name, args.python, args.timeout, args.budget)
         rows.append(row)
         print(f"{name}: {row['kernels']} kernels in {row['kernel_files']} files, tests found for "
               f"{row['test_reached']}, recorded {row['recorded']} ({row['seconds']} s)", flush=True)
@@ -177,7 +201,7 @@ def main() -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                        "python": "project environment" if args.python else "bare",
-                       "timeout_s": args.timeout, "summary": summary, "projects": rows}, indent=2) + "\n"
+                       "timeout_s": args.timeout, "budget_s": args.budget, "summary": summary, "projects": rows}, indent=2) + "\n"
     for path in filter(None, (args.python, sys.executable)):  # no machine paths in the results
         text = text.replace(path, "PYTHON")
     out.write_text(text, encoding="utf-8")
