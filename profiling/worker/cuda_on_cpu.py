@@ -17,7 +17,8 @@ What is mapped:
 - torch.cuda: is_available, device_count, current_device, set_device, synchronize, empty_cache,
   get_device_capability (9, 0), get_device_name, get_device_properties, is_bf16_supported,
   manual_seed(_all), memory_allocated / max_memory_allocated / reset_peak_memory_stats,
-  mem_get_info (all of the properties' 80 GiB free), device(...)
+  mem_get_info and the properties' total_memory (this machine's memory: what the tensors take),
+  device(...)
   as a no-op context; torch.set_default_device("cuda") means the CPU.
 
 What it cannot map (a test relying on these still fails, and says so in its own error):
@@ -36,6 +37,7 @@ What it cannot map (a test relying on these still fails, and says so in its own 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import types
 
@@ -86,9 +88,27 @@ class _Properties(types.SimpleNamespace):
     pass
 
 
-def _properties(device=None) -> _Properties:
+def _host_memory() -> tuple[int, int]:
+    """(available, total) bytes of this machine's memory, which is where "cuda" tensors live here:
+    a test that sizes itself or skips by the device's free memory must see the CPU's, not a GPU's."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            info = {ln.split(":")[0]: int(ln.split()[1]) << 10 for ln in fh if ln.split()[1:2]}
+        return info["MemAvailable"], info["MemTotal"]
+    except (OSError, KeyError, ValueError, IndexError):
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        return total // 2, total
+
+
+# A harness run (a check of a rewrite, a profile's replay) on the CPU uses small inputs: with an
+# H100's 132 SMs a persistent kernel would give each program at most one tile, and a candidate that
+# is wrong only once a program loops over several tiles would pass. One SM makes them loop.
+HARNESS_SM_COUNT = 1
+
+
+def _properties(device=None, sm_count: int = 132) -> _Properties:
     return _Properties(name=DEVICE_NAME, major=CAPABILITY[0], minor=CAPABILITY[1],
-                       total_memory=80 * 2**30, multi_processor_count=132, warp_size=32,
+                       total_memory=_host_memory()[1], multi_processor_count=sm_count, warp_size=32,
                        max_shared_memory_per_block_optin=227 * 1024, L2_cache_size=50 * 2**20)
 
 
@@ -103,15 +123,18 @@ def _answer(name: str, value):
     return stand_in
 
 
-def _cuda_functions() -> dict:
+def _cuda_functions(claim_gpu: bool = True) -> dict:
     answers = {
         "is_available": True, "is_initialized": True, "device_count": 1, "current_device": 0,
         "set_device": None, "synchronize": None, "empty_cache": None, "get_device_capability": CAPABILITY,
-        "get_device_name": DEVICE_NAME, "get_device_properties": _properties, "is_bf16_supported": True,
+        "get_device_name": DEVICE_NAME,
+        "get_device_properties": (_properties if claim_gpu
+                                  else functools.partial(_properties, sm_count=HARNESS_SM_COUNT)),
+        "is_bf16_supported": True,
         # torch.manual_seed seeds the CPU generator and then calls these: no-ops, never recursion
         "manual_seed": None, "manual_seed_all": None, "memory_allocated": 0, "max_memory_allocated": 0,
         "memory_reserved": 0, "reset_peak_memory_stats": None, "device": contextlib.nullcontext,
-        "mem_get_info": (_properties().total_memory, _properties().total_memory),  # (free, total): all free
+        "mem_get_info": _host_memory,  # (free, total) of the memory the tensors really take
     }
     return {name: _answer(name, value) for name, value in answers.items()}
 
@@ -127,7 +150,7 @@ def install(claim_gpu: bool = True) -> bool:
         return False
     _installed[("env", "TRITON_INTERPRET")] = os.environ.get("TRITON_INTERPRET")
     os.environ["TRITON_INTERPRET"] = "1"
-    for name, fn in _cuda_functions().items():
+    for name, fn in _cuda_functions(claim_gpu).items():
         if name == "is_available" and not claim_gpu:
             continue
         _installed[("cuda", name)] = getattr(torch.cuda, name, None)
