@@ -206,7 +206,9 @@ def handle(job) -> dict:
     recorder = _Recorder(root, progress, job.until)
     result = ProjectCaptureResult(mode="interpreter" if capture.interpreter_mode() else "gpu",
                                   command=shlex.join(str(a) for a in job.argv))
-    memory = _memory_cap()
+    # only where tensors live in this machine's memory: CUDA's driver reserves address space far
+    # beyond the RAM it uses, and an address-space cap would stop it from starting
+    memory = _memory_cap() if capture.interpreter_mode() else None
     try:
         os.chdir(root)
         for entry in reversed(job.sys_path or ["."]):
