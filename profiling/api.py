@@ -261,8 +261,10 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
             if not entry.cached and entry.error is None and report.mode == "gpu":
                 _cache.put((backend_key, device, entry.source_hash, entry.key, bool(ncu)),
                            dataclasses.replace(entry, cached=False))
-        report.kernels.append(KernelProfile(name=name, line=kernels[name], launches=entries,
-                                            error=None if entries else _why_no_launch(report)))
+        # a kernel whose every launch failed failed: its first launch's error, not "ran (1 launch)"
+        error = (None if any(e.error is None for e in entries) else entries[0].error) if entries \
+            else _why_no_launch(report)
+        report.kernels.append(KernelProfile(name=name, line=kernels[name], launches=entries, error=error))
     _report(progress, "done", 100)
     return report
 

@@ -84,23 +84,23 @@ def line_col(text, needle, token):
     raise AssertionError(needle)
 
 
-def test_kernel_that_breaks_its_harness_gets_tl105_from_the_static_fallback(tmp_path):
+def test_kernel_that_breaks_its_harness_gets_tl105_from_its_captured_launch(tmp_path):
     path = write(tmp_path, "bad_harness.py", BAD_HARNESS)
     result = compile_file(path, use_cache=False)
-    # The interpreter rejects the arange too, so the capture recorded no launch: the message stays.
+    # The interpreter rejects the arange too, but the capture records a launch before it runs: the
+    # compile uses the harness's own arguments and configuration, with nothing assumed.
     assert any("power of 2" in e for e in result.capture_errors)
     (k,) = result.kernels
-    assert k.source == "static" and "power of 2" in k.note
+    assert k.source == "captured" and "power of 2" in k.reason
     (c,) = k.configs
-    assert c.source == "static" and c.constexprs == {"BLOCK": 64}
-    assert any("x_ptr" in a for a in c.assumed) and any(": n" in a for a in c.assumed)
+    assert c.source == "captured" and c.constexprs == {"BLOCK": 64} and c.assumed == []
     line, col = line_col(BAD_HARNESS, "tl.arange(0, 48)", "tl.arange")
     assert (c.error.line, c.error.column) == (line, col)
     (f,) = [f for f in findings_from(result, BAD_HARNESS) if f.code == "TL105"]
     assert (f.range.start.line + 1, f.range.start.column) == (line, col)
     assert "power of 2" in f.message
     js = to_json(result)["kernels"][0]["configs"][0]
-    assert js["source"] == "static" and js["error"]["line"] == line
+    assert js["source"] == "captured" and js["error"]["line"] == line
 
 
 def test_file_without_harness_compiles_its_literal_launch_site(tmp_path):
