@@ -24,7 +24,6 @@ import ast
 
 import replay
 import torch
-import triton.language as tl
 from capture import LaunchRecord
 from triton.runtime import autotuner as _autotuner
 from triton.runtime import jit as _jit
@@ -36,7 +35,6 @@ except ImportError:  # pragma: no cover - the interpreter always ships
 
 _JIT_TYPES = tuple(t for t in (_jit.JITFunction, _Interpreted) if t is not None)
 _WRAPPER_TYPES = (_autotuner.Autotuner, _autotuner.Heuristics)
-_TL_DTYPES = {str(v): v for v in vars(tl).values() if isinstance(v, tl.dtype)}
 
 
 def footprint(desc) -> int:
@@ -127,16 +125,6 @@ def wrappers_only(original: str, candidate: str) -> bool:
         return False
 
 
-def _constexpr(value):
-    """A recorded constexpr as the kernel expects it: a Triton or torch dtype is recorded by name."""
-    if isinstance(value, str):
-        if value in _TL_DTYPES:
-            return _TL_DTYPES[value]
-        if value.startswith("torch.") and isinstance(getattr(torch, value[6:], None), torch.dtype):
-            return getattr(torch, value[6:])
-    return value
-
-
 class RecordLaunch:
     """Launches one module's kernel `kernel` on a recorded grid with recorded options; called
     with the launch's arguments by name."""
@@ -164,11 +152,7 @@ class RecordLaunch:
 def build_values(desc, device: str, seed: int = 0) -> dict:
     """{parameter: value} for one recorded launch on fresh data (replay.build_args)."""
     record = LaunchRecord(None, desc.to_json(), {})
-    values = replay.build_args(record, device=device, seed=seed)
-    for a in desc.args:
-        if a.kind == "constexpr":
-            values[a.name] = _constexpr(values[a.name])
-    return values
+    return replay.build_args(record, device=device, seed=seed)
 
 
 def describe(desc) -> str:

@@ -24,6 +24,19 @@ def _torch_dtype(name: str):
     return dtype
 
 
+def constexpr_value(value):
+    """A recorded constexpr as the kernel expects it: a Triton or torch dtype is recorded by its name
+    ("bf16", "torch.bfloat16"), and a kernel calling `.to(X_dtype)` needs the dtype itself."""
+    if not isinstance(value, str):
+        return value
+    if value.startswith("torch.") and isinstance(getattr(torch, value[6:], None), torch.dtype):
+        return getattr(torch, value[6:])
+    import triton.language as tl
+
+    found = next((v for v in vars(tl).values() if isinstance(v, tl.dtype) and str(v) == value), None)
+    return value if found is None else found
+
+
 def _needed_elements(shape, strides, offset) -> int:
     if any(s == 0 for s in shape):
         return offset
@@ -65,7 +78,9 @@ def build_args(record: LaunchRecord, device: str | None = None, seed: int = 0) -
     for d in desc["args"]:
         kind = d["kind"]
         name = d["name"]
-        if kind in ("constexpr", "scalar"):
+        if kind == "constexpr":
+            values[name] = constexpr_value(d["value"])
+        elif kind == "scalar":
             values[name] = d["value"]
         elif kind == "none":
             values[name] = None
