@@ -133,6 +133,18 @@ class _Recorder:
         os.replace(tmp, self.progress_file)
 
 
+def _quiet_plugin_args() -> list[str]:
+    """Options that keep installed pytest plugins from writing into the user's project: with
+    pytest-benchmark installed, every run made a `.benchmarks` folder there; its benchmarks run
+    once each, which is all a capture needs of them."""
+    import importlib.util
+
+    if importlib.util.find_spec("pytest_benchmark") is None:
+        return []
+    store = os.path.join(tempfile.gettempdir(), "tritonlens-benchmarks")
+    return ["--benchmark-disable", f"--benchmark-storage=file://{store}"]
+
+
 def _run(kind: str, args: list, recorder: _Recorder, result: ProjectCaptureResult) -> None:
     if kind == "pytest":
         try:
@@ -142,7 +154,7 @@ def _run(kind: str, args: list, recorder: _Recorder, result: ProjectCaptureResul
         import pytest_capture
 
         plugin = pytest_capture.CapturePlugin(recorder, root=recorder.root)
-        result.exit_code = int(pytest.main(args, plugins=[plugin]))
+        result.exit_code = int(pytest.main([*args, *_quiet_plugin_args()], plugins=[plugin]))
         result.passed, result.failed, result.skipped = plugin.passed, plugin.failed, plugin.skipped
         result.first_failure = plugin.first_failure
         result.first_skip = plugin.first_skip
