@@ -223,11 +223,10 @@ def interpreter_cause(inner: BaseException, test: str | None) -> CaptureCause:
 
 def _through(exc: BaseException, where_file: str, root: str | None) -> str:
     """" (through FILE)" when the import that failed is in another of the project's files than `where_file`."""
-    own = [f for f in _frames(exc) if not f[1].startswith("<") and root and
-           not os.path.relpath(f[1], root).startswith("..")]
-    if not own:
+    importer = _importer(exc, root)
+    if importer is None:
         return ""
-    file = _relative(own[-1][1], root)
+    file = _relative(importer, root)
     return "" if file == where_file else f" (through {file})"
 
 
