@@ -18,6 +18,7 @@ try:  # imported as tritonlens.profiling.worker.messages
     from .compile_report import CompileFailure
     from .frontend_report import FrontendKernel, FrontendResult
     from .json_message import NONE, OPT_STR, Message, MessageError, json_field
+    from .line_profile import LineProfile
     from .ncu_result import NcuResult
     from .verify_messages import CandidateError, Check, Evidence, PhaseTimes, Precompiled, VerifyResult
     from .worker_error import ERROR_TYPES, WorkerError
@@ -25,6 +26,7 @@ except ImportError:  # a plain file in the worker folder
     from compile_report import CompileFailure
     from frontend_report import FrontendKernel, FrontendResult
     from json_message import NONE, OPT_STR, Message, MessageError, json_field
+    from line_profile import LineProfile
     from ncu_result import NcuResult
     from verify_messages import CandidateError, Check, Evidence, PhaseTimes, Precompiled, VerifyResult
     from worker_error import ERROR_TYPES, WorkerError
@@ -142,7 +144,7 @@ class Job(Message):
 
 @dataclass
 class LaunchJob(Job):
-    """Kinds "capture", "run", "bench" and "ncu": run the file's harness and look at its launches.
+    """Kinds "capture", "run", "bench", "ncu" and "lines": run the file's harness and look at its launches.
 
     Harness order: `harness`, the file's `tritonlens_cases()`, its launch `records` (replayed on
     fresh data, the largest first), its argument-less `test_*` functions, its `__main__` block.
@@ -157,7 +159,7 @@ class LaunchJob(Job):
     max_launches: int | None = json_field((int, NONE), None)  # per kernel, zero-config only (3)
     compare_bare: bool | None = json_field((bool, NONE), None)  # also time a bare do_bench(launch)
     refresh_ceilings: bool | None = json_field((bool, NONE), None)
-    # ncu
+    # ncu and lines
     key: str | None = json_field(OPT_STR, None)  # the launch to replay under Nsight Compute
     keep_csv: bool | None = json_field((bool, NONE), None)
     ncu: str | None = json_field(OPT_STR, None)  # the ncu binary
@@ -237,7 +239,7 @@ class FrontendJob(Job):
     kernels: list = json_field(of=FrontendKernel, many=True, factory=list)
 
 
-LAUNCH_KINDS = ("capture", "run", "bench", "ncu")
+LAUNCH_KINDS = ("capture", "run", "bench", "ncu", "lines")
 
 
 def job_from_json(data: Any) -> Job:
@@ -290,9 +292,16 @@ class LaunchProfile(Message):
     spills: int | None = json_field((int, NONE), None)
     shared_bytes: int | None = json_field((int, NONE), None)
     ncu: NcuResult | None = json_field(of=NcuResult, default=None)
+    lines: LineProfile | None = json_field(of=LineProfile, default=None)  # stall samples per source line
     cached: bool = json_field(bool, False)  # the client had this launch's result; not timed again
     error: str | None = json_field(OPT_STR, None)
     more: dict = field(default_factory=dict)  # signature, flops, flops_source, bytes, timing details...
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if out["lines"] is None:  # sampled only when asked for: absent, as older reports have it
+            del out["lines"]
+        return out
 
 
 @dataclass
