@@ -8,3 +8,4 @@ APPLY_EDIT = "tritonlens.server.applyEdit"
 CAPTURE = "tritonlens.server.capture"  # [uri]: record the launches of the tests that reach the file, now
 CAPTURE_COMMAND = "tritonlens.server.captureCommand"  # [uri, "pytest ..."]: record a command of its project
 USE_HARNESS = "tritonlens.server.useHarness"  # [uri, "FILE.py::FUNCTION"]: profile the file with it
+OPEN_PROFILE = "tritonlens.server.openProfile"  # [uri, "prof.json"]: a recorded ProfileReport as its measurement

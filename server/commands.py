@@ -1,4 +1,5 @@
-"""workspace/executeCommand: profile, optimize, report, showIr (arguments: [uri, kernelName, ...]).
+"""workspace/executeCommand: profile, optimize, report, showIr (arguments: [uri, kernelName, ...]) and
+openProfile ([uri, path of a recorded profile report]).
 
 Long commands report `$/progress` and stop when the client cancels. When an engine is missing the
 command says so (window/showMessage and the result), it never invents a result.
@@ -7,13 +8,14 @@ command says so (window/showMessage and the result), it never invents a result.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from . import capture_commands, engines, hover, kernel_results, show_ir, worker_jobs
+from . import capture_commands, engines, hover, kernel_results, open_profile, show_ir, worker_jobs
 from .capture_commands import NothingToRun
-from .command_ids import OPTIMIZE, PROFILE, REPORT, SHOW_IR
+from .command_ids import OPEN_PROFILE, OPTIMIZE, PROFILE, REPORT, SHOW_IR
 from .engines import EngineUnavailable
 from .progress import Cancelled
 
@@ -107,3 +109,17 @@ def register(ls) -> None:
             return {"ok": True, **await show_ir.show_ir(ls, uri, kernel, stage, line)}
         except EngineUnavailable as exc:
             return unavailable(ls, exc)
+
+    @ls.command(OPEN_PROFILE)
+    async def open_profile_command(*args):
+        if len(args) != 2 or not all(isinstance(a, str) and a for a in args):
+            raise JsonRpcInvalidParams(message=f"{OPEN_PROFILE}: expected arguments [uri, path], got {list(args)!r}")
+        uri, path = args
+        try:
+            opened = await open_profile.open_profile(ls, uri, path)
+        except open_profile.NotAProfile as exc:
+            ls.show_error(str(exc))
+            return {"ok": False, "error": str(exc)}
+        message = opened.line(Path(path).name)
+        ls.show_info(message, types.MessageType.Info if opened.shown else types.MessageType.Warning)
+        return {"ok": bool(opened.shown), "message": message, **opened.to_json()}

@@ -1,6 +1,7 @@
 """textDocument/hover: a kernel's card of at most six lines (kernel_card; the rest is in its full
 report, kernel_report), a tl.load / tl.store / tl.dot card (what it moves, what fired there), else a
-Triton API name or a kernel variable (hover_names). No hover is longer than twelve lines: a card
+Triton API name or a kernel variable (hover_names); on a profiled kernel's hot line, its stall
+samples first (line_hints). No hover is longer than twelve lines: a card
 is read at a glance, the full report is one click away."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from lsprotocol import types
 from tritonlens.analysis import tlapi
 from tritonlens.analysis.findings import Position, Range
 
-from . import estimates_view, markup
+from . import estimates_view, line_hints, markup
 from .analyzed import analyzed, module_of
 from .compile_facts import CompileFacts
 from .config import Settings
@@ -100,13 +101,16 @@ def hover_at(ctx: HoverContext, snap, module, pos: Position) -> types.Hover | No
         return types.Hover(contents=kernel_card(ctx, module, k), range=snap.range(rng) if rng is not None else None)
     k = module.kernel_at(pos.line)
     call = k.call_at(pos.line, pos.column) if k is not None else None
+    # A hot line of the kernel's profile: its stall samples come first, whatever else is hovered.
+    hot = line_hints.hot_line_at(ctx.measurements, ctx.uri, module, pos.line) if k is not None else None
+    samples = line_hints.line_card(hot) + "\n\n" if hot is not None else ""
     if call is None or call.name not in MEMORY_CALLS:
         # A Triton API name anywhere, a variable in a kernel.
         text = api_hover_text(snap, module, pos, ctx.api) or variable_hover_text(module, pos, ctx.facts)
-        if text is None:
+        if text is None and not samples:
             return None
-        return types.Hover(contents=markup.content(markup.clip(text, MAX_LINES), ctx.markup))
-    text = call_card(module, k, call, ctx.findings, ctx.settings)
+        return types.Hover(contents=markup.content(markup.clip(samples + (text or ""), MAX_LINES), ctx.markup))
+    text = samples + call_card(module, k, call, ctx.findings, ctx.settings)
     api = api_hover_text(snap, module, pos, ctx.api)
     if api:
         text += "\n\n" + api

@@ -1,11 +1,13 @@
 """textDocument/inlayHint: the inferred shape and dtype after each assignment in a kernel, and
-the values of each constexpr parameter per configuration."""
+the values of each constexpr parameter per configuration (the `inlayHints` setting); and the
+stall samples of a profiled kernel's hottest lines (line_hints)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 from tritonlens.analysis.shapes import Abs, assignment_targets, describe, infer_kernel
 
+from . import line_hints
 from .analyzed import analyzed, module_of
 from .compile_facts import CompileFacts
 from .triton_names import param_values
@@ -83,10 +85,14 @@ def register(ls) -> None:
     @ls.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
     async def _inlay(params: types.InlayHintParams):
         uri = params.text_document.uri
-        if not ls.settings.for_uri(uri).inlay_hints:
-            return []
         snap, result = await analyzed(ls, uri)
         module = module_of(result)
         if module is None:
             return []
-        return await ls.analysis.run(inlay_hints, snap, module, params.range, ls.compiles.facts(uri))
+        # Stall samples show whatever `inlayHints` says: they come only from a profile asked for lines.
+        rng = params.range
+        hints = line_hints.inlay_hints(snap, line_hints.hot_lines(ls.measurements, uri, module),
+                                       rng.start.line, rng.end.line, ls.client_support.hover_markup)
+        if ls.settings.for_uri(uri).inlay_hints:
+            hints += await ls.analysis.run(inlay_hints, snap, module, rng, ls.compiles.facts(uri))
+        return hints
