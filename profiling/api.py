@@ -25,8 +25,9 @@ import uuid
 
 from tritonlens.analysis.kernel_discovery import discover_source
 from tritonlens.analysis.python_ast import parse as parse_python
-from tritonlens.profiling import launch_records
+from tritonlens.profiling import launch_records, line_fold
 from tritonlens.profiling.backends import BackendError, get_backend
+from tritonlens.profiling.worker.line_profile import LineProfile, SassSamples
 from tritonlens.profiling.worker.messages import (
     BenchResult,
     LaunchJob,
@@ -108,9 +109,9 @@ class _Cache:
             while len(self.data) > self.size:
                 self.data.popitem(last=False)
 
-    def keys_for(self, backend_key: str, device: str, ncu: bool) -> list[str]:
+    def keys_for(self, backend_key: str, device: str, extras: tuple) -> list[str]:
         with self.lock:
-            return [f"{k[2]}:{k[3]}" for k in self.data if k[0] == backend_key and k[1] == device and k[4] == ncu]
+            return [f"{k[2]}:{k[3]}" for k in self.data if k[0] == backend_key and k[1] == device and k[4] == extras]
 
     def clear(self):
         with self.lock:
@@ -160,8 +161,10 @@ def _bench_result(reply: Reply) -> BenchResult | WorkerError:
 def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: bool = False,
                  python: str | None = None, harness: str | None = None, timeout: float = 120,
                  progress=None, cancel: threading.Event | None = None,
-                 options: dict | None = None) -> ProfileReport:
-    """See the module docstring. `options`: extra bench-job fields (e.g. {"compare_bare": True})."""
+                 options: dict | None = None, lines: bool = False) -> ProfileReport:
+    """See the module docstring. `options`: extra bench-job fields (e.g. {"compare_bare": True}).
+    `lines`: on a GPU, also sample each kernel's first launch per source line (LaunchProfile.lines),
+    in a replay of its own after the timing."""
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise ProfileError(f"no such file: {path}")
@@ -202,7 +205,8 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
 
     backend_key = f"{spec}|{python or ''}"
     device_name = _cache.devices.get(backend_key, "")
-    base_job.skip = _cache.keys_for(backend_key, device_name, ncu) if device_name else []
+    extras = (bool(ncu), bool(lines))  # a cached launch has what was asked for then
+    base_job.skip = _cache.keys_for(backend_key, device_name, extras) if device_name else []
     wanted = [kernel] if kernel else list(kernels)
     _report(progress, f"profiling {os.path.basename(path)} on {spec}", 0)
     if runner.parallel and len(wanted) > 1:
@@ -240,7 +244,7 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
     for entries in launches_by_kernel.values():
         for i, entry in enumerate(entries):
             if entry.cached:
-                hit = _cache.get((backend_key, device, entry.source_hash, entry.key, bool(ncu)))
+                hit = _cache.get((backend_key, device, entry.source_hash, entry.key, extras))
                 # evicted meanwhile: report what we know rather than a made-up number
                 entries[i] = dataclasses.replace(hit, cached=True) if hit is not None else \
                     dataclasses.replace(entry, error="cached result was evicted; profile again")
@@ -256,10 +260,13 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
             reply = runner.run(job, timeout=max(timeout, 300), cancel=cancel)
             entry.ncu = _ncu_result(reply)
 
+    if lines and report.mode == "gpu":
+        _sample_lines(runner, report, launches_by_kernel, base_job, timeout, progress, cancel)
+
     for name, entries in launches_by_kernel.items():
         for entry in entries:
             if not entry.cached and entry.error is None and report.mode == "gpu":
-                _cache.put((backend_key, device, entry.source_hash, entry.key, bool(ncu)),
+                _cache.put((backend_key, device, entry.source_hash, entry.key, extras),
                            dataclasses.replace(entry, cached=False))
         # a kernel whose every launch failed failed: its first launch's error, not "ran (1 launch)"
         error = (None if any(e.error is None for e in entries) else entries[0].error) if entries \
@@ -267,6 +274,30 @@ def profile_file(path, kernel: str | None = None, backend: str = "local", ncu: b
         report.kernels.append(KernelProfile(name=name, line=kernels[name], launches=entries, error=error))
     _report(progress, "done", 100)
     return report
+
+
+def _sample_lines(runner, report, launches_by_kernel, base_job, timeout, progress, cancel) -> None:
+    """Each kernel's first timed launch, replayed under ncu's source counters and folded onto the
+    kernel's lines; a failure is kept as that launch's `lines.error`, the timing stands."""
+    todo = [(name, entries[0]) for name, entries in launches_by_kernel.items()
+            if entries and not entries[0].cached and not entries[0].error]
+    for n, (name, entry) in enumerate(todo):
+        if cancel is not None and cancel.is_set():
+            return
+        _report(progress, f"sampling lines: {name}", int(50 + 50 * n / max(1, len(todo))))
+        job = LaunchJob("lines", id=uuid.uuid4().hex[:8], path=report.file, harness=base_job.harness, kernel=name,
+                        key=entry.key, records=base_job.records, sys_path=base_job.sys_path)
+        reply = runner.run(job, timeout=max(timeout, 300), cancel=cancel)
+        if not reply.ok:
+            entry.lines = LineProfile(kernel=name, key=entry.key, source_hash=entry.source_hash, error=_failed(reply))
+            continue
+        try:
+            raw = SassSamples.from_json(reply.result)
+        except MessageError as exc:
+            entry.lines = LineProfile(kernel=name, key=entry.key, source_hash=entry.source_hash,
+                                      error=WorkerError("protocol", f"the lines job's result is malformed: {exc}"))
+            continue
+        entry.lines = line_fold.fold(raw, report.file, entry.source_hash)
 
 
 def _why_no_launch(report: ProfileReport) -> str:

@@ -8,6 +8,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from . import plot_option
+
 if TYPE_CHECKING:
     from tritonlens.profiling.worker.reports import ProfileReport
 
@@ -22,10 +24,14 @@ def register(sub) -> None:
     p.add_argument("--kernel", help="only this kernel")
     p.add_argument("--backend", default="local", help="local (default), ssh://[user@]host[:port], ray, ray://HOST:PORT")
     p.add_argument("--ncu", action="store_true", help="also run Nsight Compute (ncu must be on the worker's PATH)")
+    p.add_argument("--lines", action="store_true",
+                   help="also sample where each kernel stalls, per source line (GPU and ncu needed; a separate "
+                        "replay after the timing, its cost reported)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--harness", help="FILE.py::FUNCTION returning the cases to run")
     p.add_argument("--python", help="interpreter for the worker (needs torch + triton); default: this one")
     p.add_argument("--timeout", type=float, default=120, help="seconds per job (default 120)")
+    plot_option.add_argument(p)
     p.set_defaults(func=run_profile)
 
 
@@ -91,7 +97,23 @@ def format_text(report: ProfileReport) -> str:
                              f"tensor pipe {_fmt(n.tensor_pipe_pct)}%  stalls: {stalls or '-'}")
             elif n:
                 lines.append(f"  ncu: {n.error.type}: {n.error.message}")
+            lines.extend(line_samples_text(launch.lines))
     return "\n".join(lines)
+
+
+def line_samples_text(profile) -> list[str]:
+    """The hottest lines of a launch, under its table."""
+    if profile is None:
+        return []
+    if profile.error is not None:
+        return [f"  lines: {profile.error.type}: {profile.error.message}"]
+    cost = f", sampling took {profile.cost_s:.1f} s" if profile.cost_s is not None else ""
+    out = [f"  lines ({profile.total_samples} samples{cost}):"]
+    for s in profile.hottest(5, 0.02):
+        what = ", ".join(f"{i.kind} {100 * i.samples / s.samples:.0f}%" for i in s.instructions[:2])
+        via = f"; inlined from {', '.join(s.via)}" if s.via else ""
+        out.append(f"    line {s.line}: {s.label()} [{what}{via}]")
+    return out
 
 
 def harness_path(spec: str | None) -> str | None:
@@ -109,8 +131,14 @@ def run_profile(args: argparse.Namespace) -> int:
     from tritonlens.profiling.api import ProfileError, profile_file
 
     try:
+        plot = plot_option.target(args.file, args.plot)
+    except plot_option.PlotError as exc:
+        print(f"tritonlens profile: {exc}", file=sys.stderr)
+        return 2
+    try:
         result = profile_file(args.file, kernel=args.kernel, backend=args.backend, ncu=args.ncu,
-                              python=args.python, harness=harness_path(args.harness), timeout=args.timeout)
+                              python=args.python, harness=harness_path(args.harness), timeout=args.timeout,
+                              lines=args.lines)
     except ProfileError as exc:
         print(f"tritonlens profile: {exc}", file=sys.stderr)
         return 2
@@ -118,5 +146,7 @@ def run_profile(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2, default=str))
     else:
         print(format_text(result))
+    if plot is not None and plot_option.write(plot, "tritonlens profile", result):
+        return 2
     failed = result.error is not None or all(k.error for k in result.kernels)
     return 1 if failed else 0

@@ -138,6 +138,47 @@ def sass_line_map(sass: str, path: str, phantoms: dict[int, int] | None = None) 
     return out
 
 
+def sass_locations(sass: str) -> list[tuple[int, str, str | None, int | None]]:
+    """(offset, instruction, file, line) of every instruction of `nvdisasm -gi` output, at the
+    innermost location its line table gives (a helper's line for inlined code)."""
+    out = []
+    file = line = None
+    for text in sass.splitlines():
+        m = _SASS_LOC.search(text)
+        if m:
+            file, line = m.group(1), int(m.group(2))
+            continue
+        insn = SASS_INSN.match(text)
+        offset = _SASS_OFFSET.match(text)
+        if insn and offset:
+            out.append((int(offset.group(1), 16), insn.group(1).strip(), file, line))
+    return out
+
+
+_SASS_OFFSET = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/")
+
+
+def ptx_call_sites(ptx: str, path: str) -> dict[tuple[str, int], set[int]]:
+    """{(helper file, helper line): the lines of `path` it was inlined at}, from the PTX's `.loc ...
+    inlined_at` chains, followed through nested helpers. A SASS line table without inlining
+    information (ptxas leaves it out) is resolved to call sites through this."""
+    files = {m.group(1): m.group(2) for m in map(_PTX_FILE.match, ptx.splitlines()) if m}
+    edges: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    for m in map(_PTX_LOC.match, ptx.splitlines()):
+        if m and m.group(4) and files.get(m.group(1)) and files.get(m.group(4)):
+            edges.setdefault((files[m.group(1)], int(m.group(2))), set()).add((files[m.group(4)], int(m.group(5))))
+
+    def resolve(node, seen) -> set[int]:
+        if _same_file(path, node[0]):
+            return {node[1]}
+        if node in seen:
+            return set()
+        seen.add(node)
+        return set().union(*(resolve(up, seen) for up in edges.get(node, ())))
+
+    return {node: sites for node in edges if not _same_file(path, node[0]) and (sites := resolve(node, set()))}
+
+
 _MLIR_LOCDEF = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)\s*$")
 _MLIR_FILELOC = re.compile(r'^"([^"]*)":(\d+):(\d+)')
 _MLIR_USE = re.compile(r"loc\((#loc\d*|\"[^\"]*\":\d+:\d+)\)\s*$")

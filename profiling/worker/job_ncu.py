@@ -17,8 +17,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 SCRIPT = '''
-import json, sys
+import json, os, sys
 sys.path.insert(0, {here!r})
+import sandbox
+sandbox.install(os.getcwd())
 import torch
 import job_capture, job_bench, messages
 job = messages.LaunchJob.from_json(json.loads({job!r}))
@@ -31,8 +33,14 @@ if record is None:
         sys.exit("tritonlens-ncu: the harness made no launch of kernel " + job.kernel)
     record = perf[0]
 launch = job_bench._prepare(record, seed=0)
-launch()
+kernel = launch()
 torch.cuda.synchronize()
+dump = {dump!r}
+if dump and kernel is not None:  # the compiled kernel ncu will sample: its line tables
+    with open(dump + ".cubin", "wb") as fh:
+        fh.write(kernel.asm["cubin"])
+    with open(dump + ".ptx", "w", encoding="utf-8") as fh:
+        fh.write(kernel.asm["ptx"])
 torch.cuda.profiler.start()
 launch()
 torch.cuda.synchronize()
@@ -41,26 +49,42 @@ print("tritonlens-ncu: profiled", record.descriptor["key"], file=sys.stderr)
 '''
 
 
+def replay_script(job, dump: str | None = None) -> str:
+    """Write the replay script for `job`'s launch (see the module docstring); with `dump`, it also
+    writes the launched kernel's cubin and PTX to `dump`.cubin / .ptx. Returns its path."""
+    import messages
+
+    sub_job = messages.LaunchJob("capture", path=job.path, harness=job.harness, kernel=job.kernel, key=job.key,
+                                 max_cases=job.max_cases, records=job.records, sys_path=job.sys_path).to_json()
+    script = os.path.abspath(f"tritonlens_{job.kind}_replay.py")
+    with open(script, "w", encoding="utf-8") as fh:
+        fh.write(SCRIPT.format(here=HERE, job=json.dumps(sub_job), dump=dump))
+    return script
+
+
+def ncu_binary(job) -> str:
+    ncu = job.ncu or shutil.which("ncu")
+    if not ncu:
+        raise RuntimeError("ncu (Nsight Compute) is not on PATH of the worker's machine")
+    if not job.kernel:
+        raise ValueError(f"job {job.kind} needs the kernel's name")
+    return ncu
+
+
 def _run(cmd, timeout):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    import sandbox
+
+    with sandbox.own_tool():
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, check=False)
     return proc.returncode, proc.stdout.decode("utf-8", "replace")
 
 
 def handle(job) -> dict:
-    import messages
     import ncu_csv
 
-    ncu = job.ncu or shutil.which("ncu")
-    if not ncu:
-        raise RuntimeError("ncu (Nsight Compute) is not on PATH of the worker's machine")
+    ncu = ncu_binary(job)
     kernel = job.kernel
-    if not kernel:
-        raise ValueError("job ncu needs the kernel's name")
-    sub_job = messages.LaunchJob("capture", path=job.path, harness=job.harness, kernel=kernel, key=job.key,
-                                 max_cases=job.max_cases).to_json()
-    script = os.path.abspath("tritonlens_ncu_replay.py")
-    with open(script, "w", encoding="utf-8") as fh:
-        fh.write(SCRIPT.format(here=HERE, job=json.dumps(sub_job)))
+    script = replay_script(job)
     report = os.path.abspath(f"tritonlens_ncu_{os.getpid()}")
     timeout = float(job.ncu_timeout or 300)
     base = [ncu, "--profile-from-start", "off", "--clock-control", "none", "-k", f"regex:{kernel}", "-c", "1"]

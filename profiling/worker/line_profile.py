@@ -101,6 +101,7 @@ class SassSamples(Message):
     instructions: list = json_field(of=SassSample, many=True, factory=list)
     total_samples: int = json_field(int, 0)
     line_table: str | None = json_field(OPT_STR, None)  # `nvdisasm -gi` of the launched cubin
+    ptx_locs: str | None = json_field(OPT_STR, None)  # the PTX's `.file` and `.loc` lines: where helpers were inlined
     cost_s: float | None = json_field((int, float, NONE), None)  # wall seconds of the sampling run
     method: str = json_field(str, "ncu source counters")
 
@@ -127,6 +128,8 @@ class LineSamples(Message):
     stalls: list = json_field(of=LineStall, many=True, factory=list)  # most first
     instructions: list = json_field(of=LineInstructions, many=True, factory=list)  # most first
     via: list = json_field(list, factory=list)  # "standard.py:184": inlined helper lines, most first
+    # lines of the global loads whose data this line's long-scoreboard stalls wait for
+    waits_on: list = json_field(list, factory=list)
 
     @property
     def top_reason(self) -> str | None:
@@ -135,7 +138,12 @@ class LineSamples(Message):
     def label(self) -> str:
         """`38% · waiting on global memory`: the line's end-of-line hint."""
         pct = f"{100 * self.share:.0f}%"
-        return f"{pct} · {stall_text(self.top_reason)}" if self.top_reason else pct
+        if not self.top_reason:
+            return pct
+        text = f"{pct} · {stall_text(self.top_reason)}"
+        if self.top_reason == "long_sb" and self.waits_on:
+            text += f" (load on line {self.waits_on[0]})"
+        return text
 
 
 @dataclass

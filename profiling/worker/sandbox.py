@@ -16,6 +16,7 @@ are the other layers), but it stops and reports what a Python-level rewrite woul
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -105,6 +106,18 @@ def install(workdir: str | None = None) -> None:
     _roots[:] = [_real(r) for r in roots if r]
     sys.addaudithook(_hook)
     _installed = True
+
+
+@contextlib.contextmanager
+def own_tool():
+    """A tool the worker itself starts (ncu replaying a launch): not the job's code. The replay it
+    runs installs this hook in its own process, so what the kernel's harness does stays contained."""
+    was = getattr(_state, "inside", False)
+    _state.inside = True
+    try:
+        yield
+    finally:
+        _state.inside = was
 
 
 def allow_for_job(paths) -> None:

@@ -1,0 +1,92 @@
+"""Job "lines" (a messages.LaunchJob, answered with a line_profile.SassSamples): sample where one
+captured launch of a kernel stalls, per SASS instruction, with Nsight Compute's source counters.
+
+It replays the launch as the "ncu" job does (job_ncu.py: warmed up, then exactly one launch under
+ncu), in its own run after the profile timed the launch, so sampling never touches the timed
+figures. The replay also writes the launched kernel's cubin and PTX: `nvdisasm -gi` of the cubin
+is the line table the samples are folded through, and the PTX's `.loc` lines say where helpers
+were inlined (the folding is the client's, profiling/line_fold.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+SECTIONS = ["SourceCounters", "WarpStateStats"]
+
+
+def _nvdisasm() -> str | None:
+    try:  # the one Triton ships matches the ptxas that built the cubin
+        import triton
+
+        bundled = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
+        if os.path.exists(bundled):
+            return bundled
+    except ImportError:
+        pass
+    return shutil.which("nvdisasm")
+
+
+def _line_table(cubin: str, timeout: float) -> str | None:
+    tool = _nvdisasm()
+    if not tool or not os.path.exists(cubin):
+        return None
+    proc = subprocess.run([tool, "-gi", "-c", cubin], capture_output=True, text=True, timeout=timeout,
+                          check=False)
+    return proc.stdout if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def _ptx_locs(path: str) -> str | None:
+    if not os.path.exists(path):
+        return None
+    seen: dict[str, None] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            text = line.strip()
+            if text.startswith((".file", ".loc")):
+                seen.setdefault(text.split("//")[0].strip(), None)
+    return "\n".join(seen)
+
+
+def handle(job) -> dict:
+    import job_ncu
+    import ncu_source
+
+    ncu = job_ncu.ncu_binary(job)
+    dump = os.path.abspath(f"tritonlens_lines_{os.getpid()}")
+    script = job_ncu.replay_script(job, dump=dump)
+    report = dump + "_report"
+    timeout = float(job.ncu_timeout or 300)
+    cmd = [ncu, "--profile-from-start", "off", "--clock-control", "none", "-k", f"regex:^{job.kernel}$", "-c", "1",
+           "--import-source", "no", "--export", report, "--force-overwrite"]
+    for section in SECTIONS:
+        cmd += ["--section", section]
+    started = time.monotonic()
+    code, log = job_ncu._run(cmd + [sys.executable, script], timeout)
+    if code != 0 or not os.path.exists(report + ".ncu-rep"):
+        raise RuntimeError(f"ncu failed (exit {code}): {log[-3000:]}")
+    views = {}
+    for view in ("sass", "cuda,sass"):
+        code, text = job_ncu._run([ncu, "--import", report + ".ncu-rep", "--csv", "--page", "source",
+                                   "--print-source", view], timeout)
+        if code != 0:
+            raise RuntimeError(f"ncu --import --page source failed (exit {code}): {text[-2000:]}")
+        views[view] = text
+    result = ncu_source.parse(views["sass"], views["cuda,sass"])
+    if not result.instructions:
+        raise RuntimeError(f"ncu sampled no instruction of {job.kernel!r}; log: {log[-2000:]}")
+    result.kernel = result.kernel or job.kernel
+    result.key = job.key
+    result.line_table = _line_table(dump + ".cubin", timeout)
+    result.ptx_locs = _ptx_locs(dump + ".ptx")
+    result.cost_s = round(time.monotonic() - started, 2)
+    for leftover in (report + ".ncu-rep", dump + ".cubin", dump + ".ptx", script):
+        try:
+            os.remove(leftover)
+        except OSError:
+            pass
+    return result.to_json()
