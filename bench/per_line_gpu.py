@@ -143,17 +143,19 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "per_line_gpu.json")
     ap.add_argument("--reports", type=Path, default=None)
     ap.add_argument("--timeout", type=float, default=240)
+    ap.add_argument("--part", choices=("all", "examples", "projects"), default="all",
+                    help="the examples, the project kernels, or both (one GPU command may not fit both)")
     args = ap.parse_args()
     if args.reports:
         args.reports.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="per-line-"))
-    roots = capture(args.corpus, work, args.timeout) if args.corpus.is_dir() else {}
+    roots = capture(args.corpus, work, args.timeout) if args.corpus.is_dir() and args.part != "examples" else {}
     rows = []
-    for file, expect in EXAMPLES:
+    for file, expect in EXAMPLES if args.part != "projects" else []:
         rows += measure(REPO, file, expect, args.reports)
         print(json.dumps(rows[-1]), flush=True)
-    if args.reports:
+    if args.reports and args.part != "projects":
         for file in ("examples/softmax.py", "examples/vector_add.py", "examples/matmul.py"):
             raw_samples(file, args.reports)
     for _, file, _, expect in PROJECT:
