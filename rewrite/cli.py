@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
 
 def register(subparsers) -> None:
+    from tritonlens.profiling import plot_option
+
     from .llm_client import SYSTEM_ROLES, LLMSettings
     from .options import DEFAULT_BUDGET_S
 
@@ -47,10 +49,12 @@ def register(subparsers) -> None:
                         f"proposer's --llm-time-budget is added (default {DEFAULT_BUDGET_S:g}; 0: no limit)")
     p.add_argument("--apply", action="store_true", help="write the best rewrite to FILE, when one was proven faster on a GPU")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    plot_option.add_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from tritonlens.profiling import plot_option
     from tritonlens.profiling.cli import harness_path
 
     from .api import OptimizeError, optimize_file, proven
@@ -87,11 +91,20 @@ def run(args) -> int:
         print(f"tritonlens optimize: {exc}", file=sys.stderr)
         return 2
     try:
+        plot = plot_option.target(args.file, args.plot)
+    except plot_option.PlotError as exc:
+        print(f"tritonlens optimize: {exc}", file=sys.stderr)
+        return 2
+    try:
         result = optimize_file(args.file, options, progress=progress)
     except OptimizeError as exc:
         print(f"tritonlens optimize: {exc}", file=sys.stderr)
         usage = ("unknown proposer", "no kernel named", "needs settings", "bad llm settings")
         return 2 if any(u in str(exc) for u in usage) else 1
+    profile = None  # the original's, for the picture: profiled before --apply rewrites the file
+    if plot is not None:
+        profile = plot_option.profile_original(result, "tritonlens optimize", kernel=args.kernel, backend=args.backend,
+                                               python=args.python, harness=harness_path(args.harness))
     applied = False
     if args.apply and proven(result.best):
         with open(args.file, "w", encoding="utf-8") as fh:
@@ -103,6 +116,8 @@ def run(args) -> int:
         print(json.dumps({**result.to_json(), "applied": applied}, indent=2, default=str))
     else:
         print(render_text(result, applied))
+    if plot is not None:
+        return plot_option.write(plot, "tritonlens optimize", profile, [result])
     return 0
 
 

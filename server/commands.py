@@ -13,7 +13,16 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from . import capture_commands, engines, hover, kernel_results, open_profile, show_ir, worker_jobs
+from . import (
+    capture_commands,
+    engines,
+    hover,
+    kernel_results,
+    open_profile,
+    roofline_view,
+    show_ir,
+    worker_jobs,
+)
 from .capture_commands import NothingToRun
 from .command_ids import OPEN_PROFILE, OPTIMIZE, PROFILE, REPORT, SHOW_IR
 from .engines import EngineUnavailable
@@ -72,6 +81,7 @@ def register(ls) -> None:
     @ls.command(OPTIMIZE)
     async def optimize(*args):
         uri, kernel = _uri_kernel(OPTIMIZE, args)
+        roofline_view.keep_profile(ls, uri)
         try:
             result = await worker_jobs.optimize(ls, uri, kernel)
         except EngineUnavailable as exc:
@@ -92,13 +102,14 @@ def register(ls) -> None:
         if last is None:
             return {"markdown": full or "No profile or optimization has run for this file yet.", "json": None}
         if not full:
-            return {"markdown": last["markdown"], "json": last["json"]}
+            return await roofline_view.with_picture(ls, uri, {"markdown": last["markdown"], "json": last["json"]})
         # The kernel's own measurement is in its full report already: the last run's section of it
         # would say it twice.
         sections = last.get("sections") or {}
         rest = "\n\n".join([last["head"], *(t for k, t in sections.items() if k != kernel)]) if "head" in last \
             else last["markdown"]
-        return {"markdown": full + "\n\n---\n\n" + rest, "json": last["json"]}
+        return await roofline_view.with_picture(ls, uri, {"markdown": full + "\n\n---\n\n" + rest,
+                                                          "json": last["json"]})
 
     @ls.command(SHOW_IR)
     async def show_ir_command(*args):

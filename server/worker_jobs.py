@@ -104,8 +104,8 @@ async def profile(ls, uri: str, kernel: str | None, *, title: str | None = None)
         try:
             report = await p.run(call_engine(
                 api.profile_file, path, kernel=kernel, backend=settings.backend,
-                python=settings.python or None, ncu=settings.ncu, progress=progress, cancel=cancel,
-                timeout=settings.timeout_s, harness=harness,
+                python=settings.python or None, ncu=settings.ncu, lines=settings.line_samples, progress=progress,
+                cancel=cancel, timeout=settings.timeout_s, harness=harness,
             ))
         except api.ProfileError as exc:
             raise EngineUnavailable(f"cannot profile: {exc}") from exc
