@@ -141,6 +141,11 @@ class Settings:
         scope="machine-overridable", restricted=True, hint="must be a path to a Python interpreter or \"\"")
     ncu: bool = _bool("Collect Nsight Compute metrics when profiling (needs ncu on the backend).", False,
                       restricted=True)
+    line_samples: bool = _bool(
+        "When profiling on a GPU, also sample where each kernel's warps stall, line by line, and show its hottest "
+        "lines as hints. Costs a separate sampling replay of each kernel's first launch under Nsight Compute (ncu "
+        "on the backend); the timings are taken before it and do not change.", False, key="lineSamples",
+        restricted=True)
     inlay_hints: bool = _bool("Show resolved constexpr values and estimates as inlay hints.", True,
                               key="inlayHints")
     timeout_s: int = setting(

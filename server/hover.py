@@ -103,18 +103,35 @@ def hover_at(ctx: HoverContext, snap, module, pos: Position) -> types.Hover | No
     call = k.call_at(pos.line, pos.column) if k is not None else None
     # A hot line of the kernel's profile: its stall samples come first, whatever else is hovered.
     hot = line_hints.hot_line_at(ctx.measurements, ctx.uri, module, pos.line) if k is not None else None
-    samples = line_hints.line_card(hot) + "\n\n" if hot is not None else ""
+    samples = line_hints.line_card(hot) if hot is not None else None
     if call is None or call.name not in MEMORY_CALLS:
         # A Triton API name anywhere, a variable in a kernel.
         text = api_hover_text(snap, module, pos, ctx.api) or variable_hover_text(module, pos, ctx.facts)
-        if text is None and not samples:
+        if text is None and samples is None:
             return None
-        return types.Hover(contents=markup.content(markup.clip(samples + (text or ""), MAX_LINES), ctx.markup))
-    text = samples + call_card(module, k, call, ctx.findings, ctx.settings)
+        return types.Hover(contents=markup.content(_after(samples, text), ctx.markup))
+    text = call_card(module, k, call, ctx.findings, ctx.settings)
     api = api_hover_text(snap, module, pos, ctx.api)
     if api:
         text += "\n\n" + api
-    return types.Hover(contents=markup.content(markup.clip(text, MAX_LINES), ctx.markup), range=snap.range(call.range))
+    return types.Hover(contents=markup.content(_after(samples, text), ctx.markup), range=snap.range(call.range))
+
+
+def _after(samples: str | None, text: str | None) -> str:
+    """`text` clipped to the lines a hover has, after the line's stall samples when it has them;
+    a table the clip would cut is left out rather than shown as a header."""
+    if samples is None:
+        return markup.clip(text or "", MAX_LINES)
+    room = MAX_LINES - len(samples.splitlines()) - 1
+    if not text or room < 2:
+        return samples
+    kept = markup.clip(text, room).splitlines()
+    if kept[-1] == "…":
+        kept.pop()
+        while kept and (kept[-1].startswith("|") or not kept[-1].strip()):
+            kept.pop()
+        kept.append("…")
+    return samples + "\n\n" + "\n".join(kept)
 
 
 def kernel_report_for(ctx: HoverContext, module, name: str) -> str | None:

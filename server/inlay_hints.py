@@ -91,8 +91,13 @@ def register(ls) -> None:
             return []
         # Stall samples show whatever `inlayHints` says: they come only from a profile asked for lines.
         rng = params.range
-        hints = line_hints.inlay_hints(snap, line_hints.hot_lines(ls.measurements, uri, module),
-                                       rng.start.line, rng.end.line, ls.client_support.hover_markup)
+        hot = line_hints.hot_lines(ls.measurements, uri, module)
+        hints = line_hints.inlay_hints(snap, hot, rng.start.line, rng.end.line, ls.client_support.hover_markup)
         if ls.settings.for_uri(uri).inlay_hints:
-            hints += await ls.analysis.run(inlay_hints, snap, module, rng, ls.compiles.facts(uri))
+            # A hot line keeps its stall hint alone: VS Code cuts a line's hints to 43 characters in
+            # all, and the shape before it would cut the samples; the shape stays in the variable hover.
+            taken = {h.line for h in hot}
+            shapes = await ls.analysis.run(inlay_hints, snap, module, rng, ls.compiles.facts(uri))
+            hints = sorted(hints + [h for h in shapes if h.position.line not in taken],
+                           key=lambda h: (h.position.line, h.position.character))
         return hints

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 HOT_LINES = 3  # LineProfile.hottest's defaults: the lines worth a glance
 MIN_SHARE = 0.05
 HOVER_REASONS = 3
+# VS Code cuts a line's inlay hints at 43 characters in all (editor.inlayHints.maximumLength).
+LABEL_CHARS = 43
 HOVER_KINDS = 3
 
 
@@ -102,7 +104,7 @@ def line_card(hot: HotLine) -> str:
             f"({s.samples:,} of {lp.total_samples:,}, {markup.escape(lp.method)})")
     lines = [head]
     if s.stalls:
-        lines.append("waiting: " + ", ".join(f"{markup.escape(stall_text(st.reason))} {_pct(st.samples, s.samples)}"
+        lines.append("stalls: " + ", ".join(f"{markup.escape(stall_text(st.reason))} {_pct(st.samples, s.samples)}"
                                              for st in s.stalls[:HOVER_REASONS]))
     for ins in s.instructions[:HOVER_KINDS]:
         example = f" `{ins.example.strip()}`" if ins.example.strip() else ""
@@ -121,6 +123,13 @@ def inlay_hints(snap, hot: list[HotLine], first: int, last: int, kind: types.Mar
         if not (first <= h.line <= last) or h.line >= len(snap.lines):
             continue
         end = snap.position(Position(h.line, len(snap.lines[h.line])))
-        out.append(types.InlayHint(position=end, label=h.samples.label(), padding_left=True,
+        out.append(types.InlayHint(position=end, label=label(h.samples), padding_left=True,
                                    tooltip=markup.content(line_card(h), kind)))
     return out
+
+
+def label(s: LineSamples) -> str:
+    """The line's label, short enough to be read whole: the load a stall waits on, when naming it
+    would make it too long, is left to the hover."""
+    text = s.label()
+    return text if len(text) <= LABEL_CHARS or not s.waits_on else replace(s, waits_on=[]).label()

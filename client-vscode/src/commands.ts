@@ -1,4 +1,4 @@
-// The extension's commands: profile / optimize / report / IR / rewrite preview / rule docs / API key.
+// The extension's commands: profile / optimize / report / recorded profile / IR / rewrite preview / rule docs / API key.
 import * as vscode from 'vscode';
 import type * as lsp from 'vscode-languageclient/node';
 import { findKernels, kernelAtLine } from './kernels';
@@ -74,6 +74,7 @@ export class Commands {
       reg('tritonlens.showIr', (uri?: unknown, kernel?: unknown, stage?: unknown, line?: unknown) => this.showIr(uri, kernel, stage, line)),
       reg('tritonlens.previewRewrite', (arg?: unknown) => this.previewRewrite(arg)),
       reg('tritonlens.openRuleDoc', (arg?: unknown) => this.openRuleDoc(arg)),
+      reg('tritonlens.openRecordedProfile', (path?: unknown, uri?: unknown) => this.openRecordedProfile(path, uri)),
       reg('tritonlens.setApiKey', () => this.setApiKey()),
       reg('tritonlens.restart', () => this.server.restart('restart command')),
       reg('tritonlens.showOutput', () => this.server.output.show(true)),
@@ -125,6 +126,39 @@ export class Commands {
         if (pick) this.server.output.show(true);
       });
       return { error: message };
+    }
+  }
+
+  /**
+   * A profile recorded elsewhere (`tritonlens profile FILE --lines --format json > prof.json` on a GPU
+   * host) shown on the active editor's kernels: picked in a file dialog unless a path is given. The
+   * server says what it showed, what was stale and why a file was refused.
+   */
+  async openRecordedProfile(pathArg?: unknown, uriArg?: unknown): Promise<unknown> {
+    const uri = typeof uriArg === 'string' ? uriArg : vscode.window.activeTextEditor?.document.uri.toString();
+    if (!uri) {
+      void vscode.window.showWarningMessage('tritonlens: open the kernel file the profile was recorded from first.');
+      return { error: 'no file' };
+    }
+    let path = typeof pathArg === 'string' && pathArg ? pathArg : undefined;
+    if (!path) {
+      const picked = await vscode.window.showOpenDialog({
+        canSelectMany: false,
+        filters: { 'tritonlens profile (JSON)': ['json'] },
+        openLabel: 'Open profile',
+        title: 'tritonlens: Open recorded profile',
+      });
+      if (!picked || picked.length === 0) return undefined;
+      path = picked[0].fsPath;
+    }
+    try {
+      const result = await this.server.executeServerCommand('tritonlens.server.openProfile', [uri, path], 'opening a profile');
+      const shown = (result as { shown?: unknown } | undefined)?.shown;
+      if (Array.isArray(shown) && typeof shown[0] === 'string') this.lastTarget = { uri: vscode.Uri.parse(uri), kernel: shown[0] };
+      return result;
+    } catch (e) {
+      void vscode.window.showErrorMessage(`tritonlens: the profile was not opened (${errorText(e)})`);
+      return { error: errorText(e) };
     }
   }
 

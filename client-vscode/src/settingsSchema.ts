@@ -49,6 +49,8 @@ export interface ServerConfig {
   python: string;
   /** Collect Nsight Compute metrics when profiling (needs ncu on the backend). */
   ncu: boolean;
+  /** When profiling on a GPU, also sample where each kernel's warps stall, line by line, and show its hottest lines as hints. Costs a separate sampling replay of each kernel's first launch under Nsight Compute (ncu on the backend); the timings are taken before it and do not change. */
+  lineSamples: boolean;
   /** Show resolved constexpr values and estimates as inlay hints. */
   inlayHints: boolean;
   /** Seconds one profiling or verification job may run before its worker is stopped. */
@@ -73,6 +75,7 @@ export const DEFAULTS: ServerConfig = {
   backend: 'local',
   python: '',
   ncu: false,
+  lineSamples: false,
   inlayHints: true,
   timeoutS: 120,
   optimizeBudgetS: 120,
@@ -115,6 +118,7 @@ export const SETTINGS: Readonly<Record<string, SettingSpec>> = {
   backend: { type: 'string', pattern: '^(local|ray|ray://[^\\s/:]+(:\\d+)?|ssh://([^\\s@/]+@)?[^\\s@/:]+(:\\d+)?)$', hint: 'must be local, ssh://[user@]host[:port], ray or ray://host:port' },
   python: { type: 'string', hint: 'must be a path to a Python interpreter or ""' },
   ncu: { type: 'boolean', hint: 'must be true or false' },
+  lineSamples: { type: 'boolean', hint: 'must be true or false' },
   inlayHints: { type: 'boolean', hint: 'must be true or false' },
   timeoutS: { type: 'integer', minimum: 1, maximum: 3600, hint: 'must be an integer from 1 to 3600' },
   optimizeBudgetS: { type: 'integer', minimum: 0, maximum: 86400, hint: 'must be an integer from 0 to 86400' },

@@ -10,26 +10,16 @@ import asyncio
 import json
 import re
 import shutil
-from pathlib import Path
 
 import pytest
-from lsprotocol import types
-
 from conftest import REPO
+from line_profiles import expected, line_profile, softmax_profile
 from lsp_helpers import Doc
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 OPEN_PROFILE = "tritonlens.server.openProfile"
-RECORDED = REPO / "tests" / "fixtures" / "line_profiles"
-# Written by hand on the timings of the H100 run in bench/results/, its kernel's real source hash,
-# until a recorded line profile of softmax.py is in RECORDED.
-WRITTEN = Path(__file__).parent / "data" / "line_profile_softmax.json"
-
-
-def softmax_profile() -> Path:
-    recorded = sorted(RECORDED.glob("softmax*.json")) if RECORDED.is_dir() else []
-    return recorded[0] if recorded else WRITTEN
 
 
 @pytest.fixture(scope="module")
@@ -42,25 +32,20 @@ def execute(client, *args):
                                                                              arguments=list(args)))
 
 
-async def hints_of(doc: Doc) -> list[types.InlayHint]:
+async def all_hints(doc: Doc) -> list[types.InlayHint]:
     last = len(doc.text.split("\n"))
     got = await doc.client.text_document_inlay_hint_async(types.InlayHintParams(
         text_document=types.TextDocumentIdentifier(uri=doc.uri),
         range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=last, character=0))))
-    return [h for h in got or [] if "·" in _label(h)]  # stall hints: "41% · waiting on ..."
+    return list(got or [])
+
+
+async def hints_of(doc: Doc) -> list[types.InlayHint]:
+    return [h for h in await all_hints(doc) if "·" in _label(h)]  # stall hints: "41% · waiting on ..."
 
 
 def _label(h: types.InlayHint) -> str:
     return h.label if isinstance(h.label, str) else "".join(p.value for p in h.label)
-
-
-def expected(profile: Path, kernel: str = "softmax_kernel") -> list[tuple[int, str]]:
-    """(1-based line in the profiled file, label) of the hottest lines, read from the report."""
-    from tritonlens.profiling.worker.reports import ProfileReport
-
-    report = ProfileReport.from_json(json.loads(profile.read_text()))
-    lp = report.kernel(kernel).launches[0].lines
-    return [(s.line, s.label()) for s in lp.hottest()]
 
 
 def line_of(text: str, needle: str) -> int:
@@ -96,23 +81,37 @@ async def test_recorded_profile_gives_hints_and_hover_at_its_lines(client, softm
     hints = await hints_of(softmax)
     lines = softmax.text.split("\n")
     # The profile was taken of examples/softmax.py itself: its lines are the document's.
-    assert [(h.position.line + 1, _label(h)) for h in hints] == want
+    assert [(h.position.line + 1, _label(h)) for h in hints] == sorted(want)
+    assert all(len(_label(h)) <= 43 for h in hints)  # VS Code shows a line's hints up to 43 characters
     for h in hints:
         assert h.position.character == len(lines[h.position.line])  # at the end of the line
         assert h.padding_left is True
+
+    # A hot line shows its samples alone (VS Code cuts a line's hints at 43 characters in all);
+    # the other lines keep their shapes.
+    everything = await all_hints(softmax)
+    hot = {h.position.line for h in hints}
+    assert [h for h in everything if h.position.line in hot] == hints
+    exp_line = line_of(softmax.text, "num = tl.exp(x - x_max)")
+    assert exp_line not in hot and any(h.position.line == exp_line for h in everything)
 
     hot_line = want[0][0] - 1
     col = len(lines[hot_line]) - len(lines[hot_line].lstrip()) + 1
     hover = await softmax.hover(hot_line, col)
     text = hover.contents.value
     assert "stall samples" in text and "softmax" in text, text
-    from tritonlens.profiling.worker.reports import ProfileReport
-
-    top = ProfileReport.from_json(json.loads(profile.read_text())).kernel("softmax_kernel").launches[0].lines.lines[0]
     from tritonlens.profiling.worker.line_profile import stall_text
+
+    top = line_profile(profile).lines[0]
 
     assert stall_text(top.stalls[0].reason) in text
     assert top.instructions[0].kind in text
+    # On a hot tl.load, the samples come first and the load's own card after them.
+    load = line_of(softmax.text, "x = tl.load(")
+    if load in hot:
+        card = (await softmax.hover(load, lines[load].index("tl.load") + 4)).contents.value
+        assert card.index("stall samples") < card.index("tl.load"), card
+        assert len(card.splitlines()) <= 12
     # A line with no samples has no stall card.
     cold = line_of(softmax.text, "row = tl.program_id(0)")
     assert cold + 1 not in [w for w, _ in want]
@@ -142,10 +141,14 @@ async def test_hints_move_with_an_edit_above_the_kernel_and_go_with_one_inside(c
     assert [h.position.line for h in moved] == [h.position.line + 3 for h in before]
     # A label that names another line (the load a stall waits on) names it where it is now.
     assert [_label(h) for h in moved] == [re.sub(r"line (\d+)\)$", lambda m: f"line {int(m.group(1)) + 3})", label)
-                                          for _, label in want]
-    hot = moved[0].position.line
+                                          for _, label in sorted(want)]
+    # The hottest line's hover names the load its stalls wait on where that load is now.
+    top = line_profile(profile).lines[0]
+    hot = top.line - 1 + 3
     hover = await softmax.hover(hot, len(softmax.text.split("\n")[hot]) - 2)
     assert hover is not None and "stall samples" in hover.contents.value
+    for loaded in top.waits_on[:1]:
+        assert f"load on line {loaded + 3}" in hover.contents.value, hover.contents.value
 
     # An edit inside the kernel: it is no longer the kernel that was measured.
     softmax.replace(softmax.text.replace("    y = num / den\n", "    y = num / den  # normalised\n", 1))
