@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from line_profiles import expected, line_profile, softmax_profile
 
 REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).parent / "nvim_drive.lua"
@@ -89,3 +90,18 @@ def test_neovim_shows_compile_findings_without_an_edit(tmp_path):
     assert "TL105" in steps["codes"] and not steps["edited"]
     assert not steps["pull"], "pushed to: Neovim cannot be told to pull again"
     assert on_disk == source.read_text()
+
+
+@pytest.mark.slow
+def test_neovim_shows_the_stall_hints_of_a_recorded_profile(tmp_path):
+    """Neovim's own inlay hints (vim.lsp.inlay_hint) after tritonlens.server.openProfile: the hottest
+    lines of the recorded profile, at the ends of those lines, and the hottest line's hover."""
+    profile = softmax_profile()
+    want = expected(profile)
+    result, _ = run_driver(tmp_path, Path(__file__).parent / "nvim_line_hints.lua", REPO / "examples" / "softmax.py",
+                           90, PROBE_PROFILE=str(profile), PROBE_HOT=str(want[0][0] - 1))
+    steps = result["steps"]
+    assert steps["opened"]["shown"] == ["softmax_kernel"], steps["opened"]
+    assert [(line + 1, label) for line, label in steps["hints"]] == sorted(want)
+    top = line_profile(profile).lines[0]
+    assert f"{100 * top.share:.0f}% of softmax" in steps["hover"] and top.instructions[0].kind in steps["hover"]
