@@ -167,7 +167,8 @@ def render(data: RooflineData, fmt: str = "svg") -> bytes:
         panels = [data.on_roofline or not data.by_bandwidth, bool(data.by_bandwidth)]
         widths = [w for w, shown in zip((5.2, 3.6), panels) if shown]
         notes = _footnotes(data)
-        fig = Figure(figsize=(sum(widths) + 0.6, 4.0 + 0.18 * len(notes)), facecolor="white")
+        rows = sum(not p.rewrite for p in data.by_bandwidth)  # the bandwidth panel's, one a launch
+        fig = Figure(figsize=(sum(widths) + 0.6, max(4.0, 1.6 + 0.3 * rows) + 0.18 * len(notes)), facecolor="white")
         grid = fig.add_gridspec(1, len(widths), width_ratios=widths)
         axes = iter(fig.add_subplot(grid[0, i]) for i in range(len(widths)))
         if panels[0]:
