@@ -9,6 +9,8 @@ Samples are measurements, never findings: nothing here reaches the Problems pane
 
 from __future__ import annotations
 
+import hashlib
+import textwrap
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -47,14 +49,24 @@ def _line_profile(m: Measurement) -> LineProfile | None:
     return lines if lines is not None and lines.error is None and lines.lines else None
 
 
+def sampled_hash(k) -> str:
+    """The profiler's source hash of kernel `k` (profiling/worker/launch_source.source_hash): sha256
+    of the dedented source `inspect.getsource` gives, from its first decorator to its last line."""
+    text = textwrap.dedent(" " * k.range.start.column + k.text + "\n")
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def placed_lines(m: Measurement, k) -> list[HotLine]:
     """The hottest lines of the measurement of kernel `k` (the current model's), where they are in
-    the current text; none once the kernel's text is not the measured one.
+    the current text; none once the kernel's text is not the one measured and sampled (a profile of
+    the saved file while the editor held an edit of the kernel samples other text).
 
     A sampled line is 1-based in the file as it was profiled, where the kernel's `def` was at the
     report's `line`: its offset from the `def` holds while the kernel's text is unchanged."""
     lp = _line_profile(m)
     if lp is None or k.text is None or kernel_hash(k.text) != m.kernel_hash:
+        return []
+    if lp.source_hash is not None and lp.source_hash != sampled_hash(k):
         return []
     def_now = k.name_range.start.line
     first, last = k.range.start.line, k.range.end.line

@@ -2,8 +2,8 @@
 on a GPU host, read where the code is edited (tritonlens.server.openProfile, [uri, path]).
 
 Its kernels are matched by name to the document's. A kernel is recorded as the document's latest
-measurement only when its source is the one profiled (the profiler's source hash, computed here
-from the document's text the way the worker computes it from the imported function); a kernel
+measurement only when its source is the one profiled (the profiler's source hash, computed from
+the document's text the way the worker computes it from the imported function); a kernel
 whose source differs is reported as stale and shown nowhere. A file that is no profile report
 changes nothing.
 """
@@ -11,24 +11,16 @@ changes nothing.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .analyzed import analyzed, module_of
+from .line_hints import placed_lines, sampled_hash
 
 
 class NotAProfile(Exception):
     """The file cannot be read as a ProfileReport; its message is one line."""
-
-
-def sampled_hash(lines: list[str], k) -> str:
-    """The profiler's source hash of kernel `k` (profiling/worker/launch_source.source_hash):
-    sha256 of the dedented source `inspect.getsource` gives, its decorators to its last line."""
-    text = textwrap.dedent("\n".join(lines[k.range.start.line:k.range.end.line + 1]) + "\n")
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _recorded_hash(entry) -> str | None:
@@ -86,7 +78,6 @@ class Opened:
 
 async def open_profile(ls, uri: str, path: str) -> Opened:
     """Record the report at `path` as the measurements of the open document `uri`."""
-    from . import line_hints
     from .worker_jobs import record_profile
 
     report = read_report(path)
@@ -101,7 +92,7 @@ async def open_profile(ls, uri: str, path: str) -> Opened:
         recorded = _recorded_hash(entry)
         if k is None:
             opened.missing.append(entry.name)
-        elif recorded is not None and recorded != sampled_hash(snap.lines, k):
+        elif recorded is not None and recorded != sampled_hash(k):
             opened.stale.append(entry.name)
         else:
             matching.append(entry)
@@ -111,5 +102,5 @@ async def open_profile(ls, uri: str, path: str) -> Opened:
         for name in opened.shown:
             m = ls.measurements.latest(uri, name)
             if m is not None:
-                opened.hot_lines += len(line_hints.placed_lines(m, module.kernel(name)))
+                opened.hot_lines += len(placed_lines(m, module.kernel(name)))
     return opened
