@@ -49,6 +49,26 @@ def line_kind(text: str) -> str:
     return next((kind for kind, pattern in _KINDS if pattern.search(text)), "other")
 
 
+def statement_text(source: list[str], line: int) -> str:
+    """The whole statement a 1-based line belongs to: a line table may name an argument's line
+    inside a call written over several lines."""
+    import ast
+
+    try:
+        tree = ast.parse("\n".join(source))
+    except SyntaxError:
+        return source[line - 1].strip() if 0 < line <= len(source) else ""
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.For, ast.While, ast.If, ast.With)) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best.lineno:
+                best = node
+    if best is None:
+        return source[line - 1].strip() if 0 < line <= len(source) else ""
+    return " ".join(ln.strip() for ln in source[best.lineno - 1:best.end_lineno])
+
+
 def _hottest(kernel: dict, source: list[str]) -> dict | None:
     launch = next((x for x in kernel["launches"] if x.get("lines")), None)
     if launch is None:
@@ -59,8 +79,8 @@ def _hottest(kernel: dict, source: list[str]) -> dict | None:
     if not prof["lines"]:
         return {"error": "no line sampled"}
     top = prof["lines"][0]
-    text = source[top["line"] - 1].strip() if 0 < top["line"] <= len(source) else ""
-    waits = [source[w - 1].strip() for w in top.get("waits_on", []) if 0 < w <= len(source)]
+    text = statement_text(source, top["line"])
+    waits = [statement_text(source, w) for w in top.get("waits_on", [])]
     return {"line": top["line"], "text": text, "kind": line_kind(text), "share": top["share"],
             "reason": top["stalls"][0]["reason"] if top["stalls"] else None,
             "waits_on": top.get("waits_on", []), "waits_on_kinds": sorted({line_kind(w) for w in waits}),

@@ -225,6 +225,36 @@ def _mlir_resolver(text: str, path: str):
     return resolve_expr
 
 
+def mlir_call_sites(text: str, path: str) -> dict[tuple[str, int], set[int]]:
+    """{(helper file, helper line): the lines of `path` it was inlined at}, from TTIR/TTGIR
+    `callsite(callee at caller)` locations (Triton's PTX carries no inlining chain)."""
+    table = {m.group(1): m.group(2) for m in map(_MLIR_LOCDEF.match, (ln.strip() for ln in text.splitlines())) if m}
+    resolve = _mlir_resolver(text, path)
+
+    def innermost(expr: str, depth: int = 0) -> tuple[str, int] | None:
+        expr = expr.strip()
+        if depth > 50:
+            return None
+        if expr.startswith("#loc"):
+            return innermost(table.get(expr, "unknown"), depth + 1)
+        m = _MLIR_FILELOC.match(expr)
+        if m:
+            return m.group(1), int(m.group(2))
+        if expr.startswith("callsite("):
+            return innermost(expr[len("callsite("):-1].rpartition(" at ")[0], depth + 1)
+        m = re.match(r'^"[^"]*"\((.*)\)$', expr)
+        return innermost(m.group(1), depth + 1) if m else None
+
+    out: dict[tuple[str, int], set[int]] = {}
+    for expr in table.values():
+        if not expr.startswith("callsite("):
+            continue
+        callee, caller = innermost(expr), resolve(expr)
+        if callee and caller and not _same_file(path, callee[0]):
+            out.setdefault(callee, set()).add(caller[0])
+    return out
+
+
 def mlir_positions(text: str, path: str) -> list[tuple[int, int] | None]:
     """(1-based line, 0-based column) of every line of TTIR/TTGIR text (the op's trailing `loc(...)`)."""
     resolve = _mlir_resolver(text, path)

@@ -4,8 +4,8 @@ kernel's file: the `LineProfile` a profile keeps. Pure: no GPU, no triton import
 Each instruction goes to the line the compiled kernel's line table (`nvdisasm -gi`, read by the
 same ir_line_map the IR view uses) gives its offset. That table names the innermost line: code
 inlined from a jit helper, Triton's own reductions included, names the helper's line, and ptxas
-keeps no inlining chain. The PTX's `.loc ... inlined_at` chains say where each helper line was
-inlined in the kernel, so it counts for the kernel's line that called it, the line the user can act
+keeps no inlining chain. The TTGIR's `callsite(...)` locations (and the PTX's `inlined_at`, where
+a Triton writes them) say where each helper line was inlined in the kernel, so it counts for the kernel's line that called it, the line the user can act
 on, and the helper's line is kept in `via`. Where a helper line was inlined at several lines, the
 kernel line the instructions before it had decides, if it is one of them. Without a line table,
 ncu's own correlation (also innermost) is used the same way.
@@ -21,7 +21,7 @@ import os
 import re
 from collections import Counter, defaultdict
 
-from .ir_line_map import ptx_call_sites, sass_locations
+from .ir_line_map import mlir_call_sites, ptx_call_sites, sass_locations
 from .worker.line_profile import (
     LineInstructions,
     LineProfile,
@@ -46,10 +46,10 @@ def _same_file(a: str | None, b: str) -> bool:
     return os.path.normpath(a) == os.path.normpath(b) or os.path.basename(a) == os.path.basename(b)
 
 
-def listing(line_table: str, ptx_locs: str | None, path: str) -> list[tuple[int, str, int | None, str | None]]:
+def listing(line_table: str, raw: SassSamples, path: str) -> list[tuple[int, str, int | None, str | None]]:
     """(offset, instruction, kernel-file line, helper "file:line" or None) for every instruction
     of `nvdisasm -gi` output."""
-    resolver = CallSites(ptx_locs, path)
+    resolver = CallSites(raw, path)
     out = []
     for offset, insn, file, line in sass_locations(line_table):
         kernel_line, helper = resolver.line(file, line)
@@ -60,9 +60,11 @@ def listing(line_table: str, ptx_locs: str | None, path: str) -> list[tuple[int,
 class CallSites:
     """Innermost (file, line) → the kernel's line, remembering the last kernel line seen."""
 
-    def __init__(self, ptx_locs: str | None, path: str):
+    def __init__(self, raw: SassSamples, path: str):
         self.path = path
-        self.sites = ptx_call_sites(ptx_locs, path) if ptx_locs else {}
+        self.sites = ptx_call_sites(raw.ptx_locs, path) if raw.ptx_locs else {}
+        for node, lines in (mlir_call_sites(raw.ir_locs, path) if raw.ir_locs else {}).items():
+            self.sites.setdefault(node, set()).update(lines)
         self.current: int | None = None
 
     def line(self, file: str | None, line: int | None) -> tuple[int | None, str | None]:
@@ -125,9 +127,9 @@ def producer_lines(insns: list, at: int) -> set[int]:
 
 
 def fold(raw: SassSamples, path: str, source_hash: str | None = None) -> LineProfile:
-    insns = listing(raw.line_table, raw.ptx_locs, path) if raw.line_table else []
+    insns = listing(raw.line_table, raw, path) if raw.line_table else []
     index = {offset: i for i, (offset, _, _, _) in enumerate(insns)}
-    ncu_lines = CallSites(raw.ptx_locs, path)
+    ncu_lines = CallSites(raw, path)
     samples: Counter = Counter()
     stalls: dict[int, Counter] = defaultdict(Counter)
     kinds: dict[int, Counter] = defaultdict(Counter)

@@ -3,9 +3,9 @@ captured launch of a kernel stalls, per SASS instruction, with Nsight Compute's 
 
 It replays the launch as the "ncu" job does (job_ncu.py: warmed up, then exactly one launch under
 ncu), in its own run after the profile timed the launch, so sampling never touches the timed
-figures. The replay also writes the launched kernel's cubin and PTX: `nvdisasm -gi` of the cubin
-is the line table the samples are folded through, and the PTX's `.loc` lines say where helpers
-were inlined (the folding is the client's, profiling/line_fold.py).
+figures. The replay also writes the launched kernel's cubin, PTX and TTGIR: `nvdisasm -gi` of the
+cubin is the line table the samples are folded through, and the IRs' location lines say where
+helpers were inlined (the folding is the client's, profiling/line_fold.py).
 """
 
 from __future__ import annotations
@@ -40,16 +40,17 @@ def _line_table(cubin: str, timeout: float) -> str | None:
     return proc.stdout if proc.returncode == 0 and proc.stdout.strip() else None
 
 
-def _ptx_locs(path: str) -> str | None:
+def _locations(path: str, prefixes: tuple[str, ...]) -> str | None:
+    """The location lines of an IR file (PTX `.loc`/`.file`, TTGIR `#loc`), each once: all the fold reads."""
     if not os.path.exists(path):
         return None
     seen: dict[str, None] = {}
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             text = line.strip()
-            if text.startswith((".file", ".loc")):
-                seen.setdefault(text.split("//")[0].strip(), None)
-    return "\n".join(seen)
+            if text.startswith(prefixes):
+                seen.setdefault(text.split("//")[0].strip() if text.startswith(".") else text, None)
+    return "\n".join(seen) or None
 
 
 def handle(job) -> dict:
@@ -82,9 +83,10 @@ def handle(job) -> dict:
     result.kernel = result.kernel or job.kernel
     result.key = job.key
     result.line_table = _line_table(dump + ".cubin", timeout)
-    result.ptx_locs = _ptx_locs(dump + ".ptx")
+    result.ptx_locs = _locations(dump + ".ptx", (".file", ".loc"))
+    result.ir_locs = _locations(dump + ".ttgir", ("#loc",))
     result.cost_s = round(time.monotonic() - started, 2)
-    for leftover in (report + ".ncu-rep", dump + ".cubin", dump + ".ptx", script):
+    for leftover in (report + ".ncu-rep", dump + ".cubin", dump + ".ptx", dump + ".ttgir", script):
         try:
             os.remove(leftover)
         except OSError:

@@ -39,8 +39,9 @@ dump = {dump!r}
 if dump and kernel is not None:  # the compiled kernel ncu will sample: its line tables
     with open(dump + ".cubin", "wb") as fh:
         fh.write(kernel.asm["cubin"])
-    with open(dump + ".ptx", "w", encoding="utf-8") as fh:
-        fh.write(kernel.asm["ptx"])
+    for stage in ("ptx", "ttgir"):
+        with open(dump + "." + stage, "w", encoding="utf-8") as fh:
+            fh.write(kernel.asm.get(stage, ""))
 torch.cuda.profiler.start()
 launch()
 torch.cuda.synchronize()
@@ -51,7 +52,7 @@ print("tritonlens-ncu: profiled", record.descriptor["key"], file=sys.stderr)
 
 def replay_script(job, dump: str | None = None) -> str:
     """Write the replay script for `job`'s launch (see the module docstring); with `dump`, it also
-    writes the launched kernel's cubin and PTX to `dump`.cubin / .ptx. Returns its path."""
+    writes the launched kernel's cubin, PTX and TTGIR to `dump`.cubin / .ptx / .ttgir. Returns its path."""
     import messages
 
     sub_job = messages.LaunchJob("capture", path=job.path, harness=job.harness, kernel=job.kernel, key=job.key,

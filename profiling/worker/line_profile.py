@@ -101,7 +101,8 @@ class SassSamples(Message):
     instructions: list = json_field(of=SassSample, many=True, factory=list)
     total_samples: int = json_field(int, 0)
     line_table: str | None = json_field(OPT_STR, None)  # `nvdisasm -gi` of the launched cubin
-    ptx_locs: str | None = json_field(OPT_STR, None)  # the PTX's `.file` and `.loc` lines: where helpers were inlined
+    ptx_locs: str | None = json_field(OPT_STR, None)  # the PTX's `.file` and `.loc` lines
+    ir_locs: str | None = json_field(OPT_STR, None)  # the TTGIR's `#loc` lines: where helpers were inlined
     cost_s: float | None = json_field((int, float, NONE), None)  # wall seconds of the sampling run
     method: str = json_field(str, "ncu source counters")
 
