@@ -12,7 +12,7 @@ test('no settings: the contract defaults', () => {
   assert.deepEqual(config, DEFAULTS);
   assert.deepEqual(config, {
     select: [], ignore: [], targetGpu: 'H100', debounceMs: 200, profileOnSave: false, compileOnSave: true,
-    captureTests: true, compileTarget: 'sm_90', backend: 'local', python: '', ncu: false, inlayHints: true,
+    captureTests: true, compileTarget: 'sm_90', backend: 'local', python: '', ncu: false, lineSamples: false, inlayHints: true,
     llm: {
       baseUrl: '', model: '', apiKeyEnv: 'OPENAI_API_KEY', candidates: 4, rounds: 3, maxTokens: 0, tokenBudget: 1000000, timeBudgetS: 1800, timeoutS: 300, systemRole: 'auto',
     },
@@ -25,7 +25,7 @@ test('every setting maps to its server key', () => {
   const { config, problems } = toServerConfig(reader({
     select: ['TL001', 'tl005'], ignore: ['TL003'], targetGpu: 'H100', debounceMs: 350.4, profileOnSave: true,
     compileOnSave: false, captureTests: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222',
-    python: '/opt/proj/bin/python', ncu: true, inlayHints: false, 'llm.baseUrl': 'http://127.0.0.1:8000/v1', 'llm.model': 'm', 'llm.apiKeyEnv': 'MY_KEY',
+    python: '/opt/proj/bin/python', ncu: true, lineSamples: true, inlayHints: false, 'llm.baseUrl': 'http://127.0.0.1:8000/v1', 'llm.model': 'm', 'llm.apiKeyEnv': 'MY_KEY',
     'llm.candidates': 2, 'llm.rounds': 5, 'llm.maxTokens': 8192, 'llm.tokenBudget': 0, 'llm.timeBudgetS': 600,
     'llm.timeoutS': 90, 'llm.systemRole': 'user', timeoutS: 600, optimizeBudgetS: 300,
   }), true);
@@ -33,7 +33,7 @@ test('every setting maps to its server key', () => {
   assert.deepEqual(config, {
     select: ['TL001', 'TL005'], ignore: ['TL003'], targetGpu: 'H100', debounceMs: 350, profileOnSave: true,
     compileOnSave: false, captureTests: false, compileTarget: 'sm_80', backend: 'ssh://me@gpu-box:2222',
-    python: '/opt/proj/bin/python', ncu: true, inlayHints: false, llm: {
+    python: '/opt/proj/bin/python', ncu: true, lineSamples: true, inlayHints: false, llm: {
       baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKeyEnv: 'MY_KEY', candidates: 2, rounds: 5, maxTokens: 8192,
       tokenBudget: 0, timeBudgetS: 600, timeoutS: 90, systemRole: 'user',
     },
