@@ -188,3 +188,17 @@ async def test_a_file_that_is_no_profile_is_one_clear_line_and_loses_nothing(cli
     # What was shown before is still shown.
     assert [(_label(h), h.position.line) for h in await hints_of(softmax)] == \
         [(_label(h), h.position.line) for h in shown]
+
+
+async def test_a_profile_without_line_samples_says_how_to_get_them(client, softmax, tmp_path):
+    await softmax.diagnostics()
+    report = json.loads(softmax_profile().read_text())
+    for kernel in report["kernels"]:
+        for launch in kernel["launches"]:
+            launch.pop("lines", None)
+    timed_only = tmp_path / "timed.json"
+    timed_only.write_text(json.dumps(report))
+    result = await execute(client, softmax.uri, str(timed_only))
+    assert result["ok"] is True and result["shown"] == ["softmax_kernel"] and result["hot_lines"] == 0, result
+    assert "profile with --lines" in result["message"]
+    assert await hints_of(softmax) == []
