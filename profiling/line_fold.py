@@ -21,7 +21,7 @@ import os
 import re
 from collections import Counter, defaultdict
 
-from .ir_line_map import mlir_call_sites, ptx_call_sites, sass_locations
+from .ir_line_map import mlir_call_sites, ptx_call_sites, sass_locations, source_path_in
 from .worker.line_profile import (
     LineInstructions,
     LineProfile,
@@ -51,6 +51,7 @@ def listing(line_table: str, raw: SassSamples, path: str) -> list[tuple[int, str
     of `nvdisasm -gi` output."""
     resolver = CallSites(raw, path)
     out = []
+    resolver.path = source_path_in(line_table, path)
     for offset, insn, file, line in sass_locations(line_table):
         kernel_line, helper = resolver.line(file, line)
         out.append((offset, insn, kernel_line, helper))
@@ -62,9 +63,12 @@ class CallSites:
 
     def __init__(self, raw: SassSamples, path: str):
         self.path = path
-        self.sites = ptx_call_sites(raw.ptx_locs, path) if raw.ptx_locs else {}
-        for node, lines in (mlir_call_sites(raw.ir_locs, path) if raw.ir_locs else {}).items():
-            self.sites.setdefault(node, set()).update(lines)
+        # each text under the name it gives the kernel's file: a compile reused from Triton's cache
+        # names the file it was first compiled from
+        self.sites = ptx_call_sites(raw.ptx_locs, source_path_in(raw.ptx_locs, path)) if raw.ptx_locs else {}
+        if raw.ir_locs:
+            for node, lines in mlir_call_sites(raw.ir_locs, source_path_in(raw.ir_locs, path)).items():
+                self.sites.setdefault(node, set()).update(lines)
         self.current: int | None = None
 
     def line(self, file: str | None, line: int | None) -> tuple[int | None, str | None]:
