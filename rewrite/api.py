@@ -22,14 +22,19 @@ from tritonlens.profiling.worker.reports import (
 
 from .candidate import NOT_TIMED, Verdict, unified_diff
 from .context import ProposalContext
+from .hot_line_hints import favour, hints_for
+from .hot_line_hints import note as hint_note
+from .hot_lines import SampledLines, from_report
+from .hot_lines import current as current_lines
+from .hot_lines import measured as measured_lines
 from .llm_loop import MIN_GAIN
 from .options import ALL_PROPOSERS, RULES_SHARE, Budget, OptimizeOptions, OptionsError
 from .proposal_guard import propose_and_verify, verified_by_proposer
 from .report_notes import budget_notes, small_cases_note
 from .verify import Verifier, VerifyError
 
-__all__ = ["ALL_PROPOSERS", "OptimizeError", "OptimizeOptions", "OptionsError", "best_of", "optimize_file",
-           "proven", "summary"]
+__all__ = ["ALL_PROPOSERS", "OptimizeError", "OptimizeOptions", "OptionsError", "SampledLines", "best_of",
+           "measured_lines", "optimize_file", "proven", "summary"]
 
 
 class OptimizeError(Exception):
@@ -111,6 +116,8 @@ def _candidate_report(v: Verdict, original: str, path: str) -> CandidateReport:
                                                 "llm_error", "notes", "ranges_skipped", "ghost_ran",
                                                 "ghost_failure", "out_bytes") if ev.get(k) is not None},
             "meta": dict(v.candidate.meta)}  # an LLM reply whole, with its finish_reason and usage
+    if v.candidate.meta.get("favoured"):
+        more["favoured"] = v.candidate.meta["favoured"]  # why the kernel's hot lines put it first
     return CandidateReport(proposer=v.candidate.proposer, title=v.candidate.title, accepted=v.accepted,
                            reason=v.reason, kernel=v.candidate.kernel, quick_fix_title=v.quick_fix_title(),
                            speedup=v.speedup, max_rel_error=v.max_rel_error,
@@ -120,9 +127,14 @@ def _candidate_report(v: Verdict, original: str, path: str) -> CandidateReport:
 
 def optimize_file(path: str, options: OptimizeOptions | None = None, *, text: str | None = None,
                   progress=None, cancel: threading.Event | None = None,
-                  profile: ProfileReport | None = None) -> OptimizeReport:
+                  profile: ProfileReport | None = None,
+                  hot_lines: list[SampledLines] | tuple[SampledLines, ...] = ()) -> OptimizeReport:
     """Propose, verify and rank rewrites of `path` (its current `text`, if the editor has one),
     as `options` says, within its one time budget.
+
+    `hot_lines`: kernels' per-line stall samples (rewrite/hot_lines.py; by default those in
+    `profile`); those of the kernel's current source order the proposers' candidates and go into
+    the LLM's prompt, others are dropped with a note.
 
     progress(message: str, fraction: float | None) is called as work advances; setting `cancel`
     stops at the next candidate boundary (the worker job in flight is killed).
@@ -185,8 +197,13 @@ def optimize_file(path: str, options: OptimizeOptions | None = None, *, text: st
         # the profile feeds the LLM's prompt only; a run of its own costs 10-40 s of the budget
         if profile is None and "llm" in wanted and verifier.mode == "gpu" and not budget.spent():
             profile = _try_profile(path, options, budget, notes)
+        sampled = list(hot_lines) or (from_report(profile) if profile is not None else [])
+        hot, stale = current_lines(text, [s for s in sampled if kernel in (None, s.kernel)])
+        notes += stale
+        hints = {name: hints_for(text, name, s.lines, s.tensor_pipe_pct, s.roofline_pct) for name, s in hot.items()}
+        notes += [hint_note(name, hints[name], s.lines, s.roofline_pct) for name, s in hot.items()]
         ctx = ProposalContext(path, text, kernel=kernel, analysis=analysis, profile=profile, device=device,
-                              elem_bytes=verifier.elem_bytes)
+                              elem_bytes=verifier.elem_bytes, hot_lines=hot, hints=hints)
 
         def verify_batch(what: str, fraction: float):
             def verify(cands):
@@ -202,8 +219,8 @@ def optimize_file(path: str, options: OptimizeOptions | None = None, *, text: st
             say("proposing rule fixes and transforms", 0.08)
             # the config search finds most wins and is cheap to verify: it keeps at least half
             with budget.share("rule fixes and transforms", RULES_SHARE if "config" in wanted else 1.0):
-                rv = propose_and_verify("rules", lambda: propose_rules.propose(ctx), verify_batch("rule fix", 0.1),
-                                        text)
+                rv = propose_and_verify("rules", lambda: favour(propose_rules.propose(ctx), ctx.hints),
+                                        verify_batch("rule fix", 0.1), text)
             verdicts += rv
             ctx.history += rv
             # structural rewrites that proved correct (fast or not yet: their tiles are still naive)
@@ -225,7 +242,7 @@ def optimize_file(path: str, options: OptimizeOptions | None = None, *, text: st
                 cands = propose_config.propose(ctx, tuner=tuner)
                 if base_text is not None and not budget.spent():
                     cands += propose_config.propose(ctx, tuner=tuner, base=base_text, base_title=base_title)
-                return cands
+                return favour(cands, ctx.hints)
 
             cv = propose_and_verify("config", configs, verify_batch("config candidate", 0.4), text)
             verdicts += cv

@@ -47,6 +47,9 @@ def register(subparsers) -> None:
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="S",
                    help=f"seconds the whole optimize may take, the best rewrite proven by then is kept; the llm "
                         f"proposer's --llm-time-budget is added (default {DEFAULT_BUDGET_S:g}; 0: no limit)")
+    p.add_argument("--lines-from", metavar="PROFILE.json",
+                   help="per-line stall samples to guide the proposers and the LLM: the JSON of "
+                        "`tritonlens profile FILE --lines --format json` (ignored, with a note, for a kernel edited since)")
     p.add_argument("--apply", action="store_true", help="write the best rewrite to FILE, when one was proven faster on a GPU")
     p.add_argument("--format", choices=("text", "json"), default="text")
     plot_option.add_argument(p)
@@ -95,8 +98,17 @@ def run(args) -> int:
     except plot_option.PlotError as exc:
         print(f"tritonlens optimize: {exc}", file=sys.stderr)
         return 2
+    hot_lines = []
+    if args.lines_from:
+        from .hot_lines import from_report, read_report
+
+        try:
+            hot_lines = from_report(read_report(args.lines_from), args.kernel)
+        except ValueError as exc:
+            print(f"tritonlens optimize: --lines-from: {exc}", file=sys.stderr)
+            return 2
     try:
-        result = optimize_file(args.file, options, progress=progress)
+        result = optimize_file(args.file, options, progress=progress, hot_lines=hot_lines)
     except OptimizeError as exc:
         print(f"tritonlens optimize: {exc}", file=sys.stderr)
         usage = ("unknown proposer", "no kernel named", "needs settings", "bad llm settings")

@@ -1,4 +1,4 @@
-"""What every proposer receives: the file, the analysis, the profile, the device."""
+"""What every proposer receives: the file, the analysis, the profile and its hot lines, the device."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ class ProposalContext:
     device: dict = field(default_factory=dict)  # {"name", "mode": "gpu" | "interpreter", ...}
     elem_bytes: int | None = None  # the harness's floating-point element size (the original's check)
     history: list = field(default_factory=list)  # verdicts of earlier candidates (what was tried)
+    hot_lines: dict = field(default_factory=dict)  # {kernel: hot_lines.SampledLines}, numbered as in `text`
+    hints: dict = field(default_factory=dict)  # {kernel: [hot_line_hints.Hint]}, the hottest line's first
 
     def findings(self) -> list:
         if self.analysis is None:

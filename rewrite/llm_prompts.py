@@ -6,11 +6,13 @@ import json
 import os
 
 from tritonlens.analysis.python_ast import parse as parse_python
+from tritonlens.profiling.worker.line_profile import stall_text
 from tritonlens.profiling.worker.reports import ProfileReport
 
 from .candidate import Verdict
 from .context import ProposalContext
 from .edits import kernels, launch_sites
+from .hot_line_hints import HOT_LINES, MIN_SHARE
 
 SYSTEM = """You are an expert in Triton GPU kernels. You rewrite a kernel file so that it runs faster \
 on the given GPU while computing exactly the same function.
@@ -46,6 +48,27 @@ def _profile_lines(profile: ProfileReport | None, kernel: str | None) -> list[st
     return out
 
 
+def _hot_lines(ctx: ProposalContext, kernel: str | None) -> list[str]:
+    """The kernel's hottest lines, each with its code, share, what its warps wait on and its
+    instruction classes; then what they suggest trying first (rewrite/hot_line_hints.py)."""
+    sampled = ctx.hot_lines.get(kernel) if kernel else None
+    hot = sampled.lines.hottest(HOT_LINES, MIN_SHARE) if sampled is not None else []
+    if not hot:
+        return []
+    source = ctx.text.splitlines()
+    out = [f"Hottest lines of {kernel} (share of the warp samples of one launch; what its warps wait on):"]
+    for line in hot:
+        code = source[line.line - 1].strip() if 0 < line.line <= len(source) else "?"
+        load = f" (the load on line {line.waits_on[0]})" if line.waits_on else ""
+        waits = ", ".join(f"{stall_text(st.reason)} {st.samples / line.samples:.0%}" + (load if st.reason == "long_sb" else "")
+                          for st in line.stalls[:3] if line.samples)
+        kinds = ", ".join(i.kind for i in line.instructions[:3])
+        out.append(f"- line {line.line} ({line.share:.0%}): `{code}`" + (f" — {waits}" if waits else "")
+                   + (f"; instructions: {kinds}" if kinds else "") + (f"; inlined from {line.via[0]}" if line.via else ""))
+    out += [f"Suggested first: {h.reason}" for h in ctx.hints.get(kernel, [])[:2]]
+    return out
+
+
 def build_messages(ctx: ProposalContext, kernel: str | None) -> list[dict]:
     tree = parse_python(ctx.text)
     names = [k.name for k in kernels(tree)]
@@ -60,7 +83,7 @@ def build_messages(ctx: ProposalContext, kernel: str | None) -> list[dict]:
         f"Device: {device.get('name', 'unknown')} (mode: {device.get('mode', 'unknown')}).",
         f"Kernel to optimize: {target}; launched by: {', '.join(wrappers) or '?'}.",
         "", "Diagnostics:", *(findings or ["(none)"]),
-        "", "Profile:", *_profile_lines(ctx.profile, target),
+        "", "Profile:", *_profile_lines(ctx.profile, target), *_hot_lines(ctx, target),
         "", "Tried before (do not repeat what was refused):", *(tried or ["(nothing yet)"]),
         "", f"The file ({os.path.basename(ctx.path)}):", "```python", ctx.text.rstrip("\n"), "```",
     ]

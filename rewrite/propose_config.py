@@ -49,6 +49,7 @@ from .edits import (
     launch_sites,
     tl_calls,
 )
+from .hot_line_hints import families, favour_configs
 from .proposal_guard import failed, one_line
 
 __all__ = ["Knob", "Plan", "analyse", "describe", "propose", "role"]
@@ -253,6 +254,11 @@ def propose(ctx: ProposalContext, tuner=None, base: str | None = None, base_titl
             continue
         if plan is None or not plan.space:
             continue
+        hinted = families(ctx.hints.get(name, []))
+        if hinted:  # the kernel's hot lines: the variants that move their knobs are timed (or picked) first
+            current = {k.param: k.current for k in plan.knobs.values() if k.current is not None}
+            roles = {p: plan.knobs[p].role if p in plan.knobs else role(p) for cfg in plan.space for p in cfg}
+            plan.space = favour_configs(plan.space, current, hinted, roles)
         ranked, measured = _rank(text, plan, tuner)
         how = "measured on the GPU" if measured else "heuristic pick for the kernel's structure (not measured here)"
         meta = {"plan": plan.kind, "space": len(plan.space), "measured_ms": measured, "notes": plan.notes,

@@ -219,6 +219,14 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
     text = snap.text if snap is not None else Path(path).read_text(encoding="utf-8")
     llm = llm_options(settings)
     proposers = ("config", "rules") + (("llm",) if llm else ())
+
+    def latest_entry(name: str):
+        m = ls.measurements.latest(uri, name)
+        return m.entry if m is not None else None
+
+    # the kernels' latest per-line samples order the candidates and reach the LLM's prompt;
+    # optimize_file drops those taken on another version of a kernel's source, with a note
+    hot_lines = api.measured_lines(text, kernel, latest_entry)
     loop = asyncio.get_running_loop()
     async with Progress(ls, f"tritonlens: optimizing {kernel or 'kernels'} in {Path(path).name}") as p:
         cancel = threading.Event()
@@ -234,7 +242,7 @@ async def optimize(ls, uri: str, kernel: str | None) -> dict:
                 python=settings.python or None, job_timeout_s=settings.timeout_s,
                 budget_s=float(settings.optimize_budget_s))
             report = await p.run(call_engine(api.optimize_file, path, options, text=text, progress=progress,
-                                             cancel=cancel))
+                                             cancel=cancel, hot_lines=hot_lines))
         except api.OptimizeError as exc:  # bad input: a clear answer, not an internal error
             raise EngineUnavailable(f"cannot optimize: {exc}") from exc
         finally:
