@@ -1,20 +1,16 @@
-"""The line profile the editor tests replay: a recorded one of examples/softmax.py when
-tests/fixtures/line_profiles/ holds it, else the one written by hand in tests/server/data/ (on the
-timings of the H100 run in bench/results/, with the kernel's real source hash)."""
+"""The line profile the editor tests replay: the one recorded on an H100 of examples/softmax.py
+(tritonlens profile --lines --format json, tests/fixtures/line_profiles/)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
-RECORDED = TESTS / "fixtures" / "line_profiles"
-WRITTEN = TESTS / "server" / "data" / "line_profile_softmax.json"
+RECORDED = Path(__file__).resolve().parent / "fixtures" / "line_profiles"
 
 
 def softmax_profile() -> Path:
-    recorded = sorted(RECORDED.glob("softmax*.json")) if RECORDED.is_dir() else []
-    return recorded[0] if recorded else WRITTEN
+    return RECORDED / "softmax.json"
 
 
 def line_profile(profile: Path, kernel: str = "softmax_kernel"):

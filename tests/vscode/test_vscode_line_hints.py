@@ -51,6 +51,12 @@ def _code(hinted: dict) -> str:
     return hinted["text"][: -len(hinted["hint"])].strip()
 
 
+def visible(hint: str, label: str) -> bool:
+    """The hint shows the label, or as much of it as VS Code draws: it cuts a line's hints at 43
+    characters (editor.inlayHints.maximumLength), which a long stall text alone passes."""
+    return hint == label if len(label) <= 43 else hint.endswith("…") and label.startswith(hint[:-1])
+
+
 def shows(hinted: dict, source: str) -> bool:
     """The editor line shows the source line: its words in order (the shape hints come between)."""
     words = iter(re.findall(r"\w+", _code(hinted)))
@@ -59,7 +65,8 @@ def shows(hinted: dict, source: str) -> bool:
 
 def test_the_hints_sit_at_the_end_of_the_profiled_lines(seen):
     want = expected(softmax_profile())
-    assert [h["hint"] for h in seen["hints"]] == [label for _, label in sorted(want)]
+    assert [visible(h["hint"], label) for h, (_, label) in zip(seen["hints"], sorted(want))] == [True] * len(want), \
+        (seen["hints"], want)
     assert len(seen["hints"]) == len(want)
     assert all(shows(h, source_line(n)) for h, (n, _) in zip(seen["hints"], sorted(want))), seen["hints"]
     assert any(t.startswith("tritonlens: opened softmax-lines.json: softmax_kernel") for t in seen["toasts"]), \
@@ -77,6 +84,7 @@ def test_the_hottest_line_hovers_with_reasons_and_instructions(seen):
 
 
 def test_a_line_typed_above_the_kernel_moves_the_hints_with_their_lines(seen):
+    assert len(seen["moved"]) == len(seen["hints"])
     assert [_code(h) for h in seen["moved"]] == [_code(h) for h in seen["hints"]]
     shifted = [re.sub(r"line (\d+)\)$", lambda m: f"line {int(m.group(1)) + 1})", h["hint"]) for h in seen["hints"]]
     assert [h["hint"] for h in seen["moved"]] == shifted
