@@ -16,8 +16,6 @@ from tritonlens.profiling.worker.reports import OptimizeReport, ProfileReport
 
 from tritonlens.cli import main
 
-pytest.importorskip("matplotlib")
-
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "roofline"
 MATMUL = REPO / "examples" / "matmul.py"

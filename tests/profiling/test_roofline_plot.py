@@ -17,8 +17,6 @@ from tritonlens.profiling.worker.reports import (
     ProfileReport,
 )
 
-pytest.importorskip("matplotlib")
-
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"
 # the H100's, as bench/results/profile_2026-11-22_NVIDIA-H100-80GB-HBM3.txt measured them

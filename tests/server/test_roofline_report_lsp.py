@@ -10,15 +10,15 @@ import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
-from conftest import REPO
 from lsp_helpers import Doc
 from lsprotocol import types
 
-pytest.importorskip("matplotlib")
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "roofline"
 IMAGE = re.compile(r"!\[roofline of (?P<name>[^\]]+)\]\(data:image/svg\+xml;base64,(?P<data>[A-Za-z0-9+/=]+)\)")
 SVG = "{http://www.w3.org/2000/svg}"

@@ -23,7 +23,6 @@ SHOTS = OUTPUT / "roofline"
 
 @pytest.fixture(scope="module")
 def seen(tmp_path_factory, vsix) -> dict:
-    pytest.importorskip("matplotlib")
     root = tmp_path_factory.mktemp("roofline")
     env_ = prepare(root, vsix, [SOURCE])
     recorded = root / "from-the-gpu-host" / "matmul-h100.json"
