@@ -13,6 +13,11 @@ def softmax_profile() -> Path:
     return RECORDED / "softmax.json"
 
 
+def recorded() -> list[Path]:
+    """Every recorded profile of an example (their `file`: examples/NAME.py)."""
+    return sorted(RECORDED.glob("*.json"))
+
+
 def line_profile(profile: Path, kernel: str = "softmax_kernel"):
     """The LineProfile of the kernel's first launch in the report at `profile`."""
     from tritonlens.profiling.worker.reports import ProfileReport

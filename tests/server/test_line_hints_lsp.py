@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 from conftest import REPO
-from line_profiles import expected, line_profile, softmax_profile
+from line_profiles import expected, line_profile, recorded, softmax_profile
 from lsp_helpers import Doc
 from lsprotocol import types
 
@@ -205,3 +205,21 @@ async def test_a_profile_without_line_samples_says_how_to_get_them(client, softm
     assert result["ok"] is True and result["shown"] == ["softmax_kernel"] and result["hot_lines"] == 0, result
     assert "profile with --lines" in result["message"]
     assert await hints_of(softmax) == []
+
+
+@pytest.mark.parametrize("profile", recorded(), ids=lambda p: p.stem)
+async def test_every_recorded_example_shows_its_hottest_lines(client, tmp_path, profile):
+    """Each example's H100 profile on a copy of the example with a line above its kernel: every
+    kernel's hottest lines, one line down (autotune decorators and all)."""
+    report = json.loads(profile.read_text())
+    source = REPO / report["file"]
+    path = tmp_path / source.name
+    path.write_text("# a line above the kernels\n" + source.read_text())
+    doc = Doc(client, path).open()
+    await doc.diagnostics()
+    result = await execute(client, doc.uri, str(profile))
+    names = [k["name"] for k in report["kernels"]]
+    assert result["shown"] == names and result["stale"] == [], result
+    want = sorted((line + 1, label) for name in names for line, label in expected(profile, name))
+    assert want, "the recorded profile has no hot line"
+    assert [(h.position.line + 1, _label(h)) for h in await hints_of(doc)] == want
