@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING
 
 from . import plot_option
 
-from . import plot_option
-
 if TYPE_CHECKING:
     from tritonlens.profiling.worker.reports import ProfileReport
 
@@ -33,7 +31,6 @@ def register(sub) -> None:
     p.add_argument("--harness", help="FILE.py::FUNCTION returning the cases to run")
     p.add_argument("--python", help="interpreter for the worker (needs torch + triton); default: this one")
     p.add_argument("--timeout", type=float, default=120, help="seconds per job (default 120)")
-    plot_option.add_argument(p)
     plot_option.add_argument(p)
     p.set_defaults(func=run_profile)
 
@@ -139,11 +136,6 @@ def run_profile(args: argparse.Namespace) -> int:
         print(f"tritonlens profile: {exc}", file=sys.stderr)
         return 2
     try:
-        plot = plot_option.target(args.file, args.plot)
-    except plot_option.PlotError as exc:
-        print(f"tritonlens profile: {exc}", file=sys.stderr)
-        return 2
-    try:
         result = profile_file(args.file, kernel=args.kernel, backend=args.backend, ncu=args.ncu,
                               python=args.python, harness=harness_path(args.harness), timeout=args.timeout,
                               lines=args.lines)
@@ -154,8 +146,6 @@ def run_profile(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2, default=str))
     else:
         print(format_text(result))
-    if plot is not None and plot_option.write(plot, "tritonlens profile", result):
-        return 2
     if plot is not None and plot_option.write(plot, "tritonlens profile", result):
         return 2
     failed = result.error is not None or all(k.error for k in result.kernels)
