@@ -223,3 +223,16 @@ async def test_every_recorded_example_shows_its_hottest_lines(client, tmp_path, 
     want = sorted((line + 1, label) for name in names for line, label in expected(profile, name))
     assert want, "the recorded profile has no hot line"
     assert [(h.position.line + 1, _label(h)) for h in await hints_of(doc)] == want
+
+
+async def test_bad_arguments_and_an_unopened_file_are_answered(client, tmp_path):
+    from pygls.exceptions import JsonRpcException
+
+    assert OPEN_PROFILE in client.init_result.capabilities.execute_command_provider.commands
+    for args in ([], ["file:///x.py"], ["file:///x.py", 3]):
+        with pytest.raises(JsonRpcException, match=r"expected arguments \[uri, path\]"):
+            await execute(client, *args)
+    closed = tmp_path / "closed.py"
+    shutil.copy(REPO / "examples" / "softmax.py", closed)
+    result = await execute(client, closed.as_uri(), str(softmax_profile()))
+    assert result == {"ok": False, "error": "softmax.json: open the kernel's file in the editor first"}
