@@ -25,9 +25,10 @@ except ImportError:  # a plain file in the worker folder
     from worker_error import WorkerError
 
 # ncu's source-view stall columns ("stall_long_sb") → what the warp waits for, in a reader's words.
+# Each fits an inlay hint beside its share: VS Code cuts a line's hints past 43 characters.
 STALL_TEXT = {
     "long_sb": "waiting on global memory",
-    "short_sb": "waiting on shared memory or a special-function unit",
+    "short_sb": "waiting on shared memory or MUFU",
     "mio": "shared-memory queue full",
     "lg": "global-memory queue full",
     "barrier": "waiting at a barrier",
