@@ -57,10 +57,11 @@ class ProfileOnSave(LanguageFeature):
         if module is None:
             return []
         measurements = self.ls.measurements
+        want_lines = self.ls.settings.for_uri(uri).line_samples
         out = []
         for k in module.kernels:
             m = measurements.latest(uri, k.name)
-            if m is None or m.kernel_hash != kernel_hash(k.text):
+            if m is None or m.kernel_hash != kernel_hash(k.text) or (want_lines and _lacks_lines(m)):
                 out.append(k.name)
         return out
 
@@ -85,3 +86,9 @@ class ProfileOnSave(LanguageFeature):
         finally:
             if self.tasks.get(uri) is task:
                 del self.tasks[uri]
+
+
+def _lacks_lines(m) -> bool:
+    """A GPU measurement taken before per-line samples were switched on: the next save samples it."""
+    launch = m.first_launch
+    return m.mode == "gpu" and launch is not None and launch.error is None and launch.lines is None

@@ -44,3 +44,21 @@ async def test_profile_on_save(bare_client, tmp_path):
     assert any(t.endswith("(before last edit)") for t in titles), titles
     doc.save()
     await profiles_done(2)
+
+
+def test_a_gpu_measurement_without_line_samples_is_sampled_on_the_next_save():
+    """Switching lineSamples on later: a kernel measured on a GPU without them counts as changed."""
+    from tritonlens.profiling.worker.line_profile import LineProfile
+    from tritonlens.profiling.worker.messages import LaunchProfile
+    from tritonlens.profiling.worker.reports import KernelProfile
+    from tritonlens.server.kernel_results import Measurement
+    from tritonlens.server.profile_on_save import _lacks_lines
+
+    def measured(mode, launch):
+        return Measurement("k", "h", 0, KernelProfile(name="k", line=1, launches=[launch] if launch else []), mode)
+
+    assert _lacks_lines(measured("gpu", LaunchProfile(kernel="k", time_ms=0.1)))
+    assert not _lacks_lines(measured("gpu", LaunchProfile(kernel="k", time_ms=0.1, lines=LineProfile(kernel="k"))))
+    assert not _lacks_lines(measured("interpreter", LaunchProfile(kernel="k")))  # nothing to sample on a CPU
+    assert not _lacks_lines(measured("gpu", LaunchProfile(kernel="k", error="launch failed")))
+    assert not _lacks_lines(measured("gpu", None))
