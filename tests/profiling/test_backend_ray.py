@@ -34,3 +34,6 @@ def test_jobs_run_as_parallel_ray_tasks(ray_backend):
     assert "tritonlens-ray-" in a.result["descriptors"][0]["file"]  # ran on the shipped copy
     assert b.ok and {d["kernel"] for d in b.result["launches"]} == {"scale_inplace_kernel", "copy_rows_kernel"}
     assert c.ok is False and c.error.type == "timeout"
+    # per-line sampling is shipped too; here it stops where the node has no Nsight Compute
+    d = ray_backend.run({"id": "d", "kind": "lines", "path": jobs[0]["path"], "kernel": "add_kernel"})
+    assert not d.ok and "ncu (Nsight Compute) is not on PATH" in d.error.message

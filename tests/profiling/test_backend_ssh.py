@@ -83,6 +83,10 @@ def test_profile_example_through_ssh(sshd):
         assert res["launches"][0]["kernel"] == "add_kernel" and res["launches"][0]["time_ms"] is None
         # the remote worker ran on the shipped copy, not on our file
         assert "tritonlens-ssh-" in res["descriptors"][0]["file"]
+        # per-line sampling is shipped too; here it stops where this host has no Nsight Compute
+        reply = backend.run({"kind": "lines", "path": os.path.abspath(os.path.join(EXAMPLES, "vector_add.py")),
+                             "kernel": "add_kernel"})
+        assert not reply.ok and "ncu (Nsight Compute) is not on PATH" in reply.error.message
         # a second job reuses the session; the relay enforces the timeout remotely
         reply = backend.run({"kind": "capture", "path": os.path.join(DATA, "zero_config.py")})
         assert reply.ok and len(reply.result["launches"]) == 2
