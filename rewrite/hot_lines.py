@@ -14,15 +14,14 @@ it): its lines move with its `def`.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import os
-import textwrap
 from dataclasses import dataclass, replace
 
 from tritonlens.analysis.kernel_discovery import discover
 from tritonlens.analysis.python_ast import parse as parse_python
+from tritonlens.profiling.worker.launch_source import text_hash
 from tritonlens.profiling.worker.line_profile import LineProfile
 from tritonlens.profiling.worker.reports import KernelProfile, ProfileReport
 
@@ -91,7 +90,7 @@ def kernel_source_hash(text: str, kernel: str) -> str | None:
         return None
     first = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
     block = inspect.getblock(text.splitlines(keepends=True)[first - 1:])
-    return hashlib.sha256(textwrap.dedent("".join(block)).encode()).hexdigest()[:16]
+    return text_hash("".join(block))
 
 
 def current(text: str, sampled: list[SampledLines] | tuple[SampledLines, ...]) -> tuple[dict[str, SampledLines], list[str]]:

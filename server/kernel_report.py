@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from tritonlens.analysis.kernel_roles import role_of
 from tritonlens.analysis.values import UNKNOWN, fmt
 
-from . import estimates_view, kernel_results
+from . import estimates_view, kernel_results, line_hints
 from .diagnostics import kernel_hash
 from .markup import escape
 from .measurements import compiled_columns
@@ -101,6 +101,9 @@ def kernel_report(ctx, module, k) -> str:
     if m is not None:
         parts.append(kernel_results.hover_markdown(m, stale=m.kernel_hash != kernel_hash(k.text),
                                                    compiled=compiled_columns(ctx.facts, m)))
+        hot = line_hints.report_section(m, k, module.src.text.splitlines())
+        if hot:
+            parts.append(hot)
     opt = ctx.measurements.optimized(ctx.uri, k.name)
     if opt is not None:
         parts.append(optimize_section(opt.report))

@@ -9,8 +9,6 @@ Samples are measurements, never findings: nothing here reaches the Problems pane
 
 from __future__ import annotations
 
-import hashlib
-import textwrap
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -52,8 +50,9 @@ def _line_profile(m: Measurement) -> LineProfile | None:
 def sampled_hash(k) -> str:
     """The profiler's source hash of kernel `k` (profiling/worker/launch_source.source_hash): sha256
     of the dedented source `inspect.getsource` gives, from its first decorator to its last line."""
-    text = textwrap.dedent(" " * k.range.start.column + k.text + "\n")
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    from tritonlens.profiling.worker.launch_source import text_hash
+
+    return text_hash(" " * k.range.start.column + k.text + "\n")
 
 
 def placed_lines(m: Measurement, k) -> list[HotLine]:
@@ -145,3 +144,19 @@ def label(s: LineSamples) -> str:
     would make it too long, is left to the hover."""
     text = s.label()
     return text if len(text) <= LABEL_CHARS or not s.waits_on else replace(s, waits_on=[]).label()
+
+
+def report_section(m: Measurement, k, text_lines: list[str]) -> str | None:
+    """The kernel report's "where the time goes": the hot lines as the hints show them, with what
+    the sampling cost (a replay of its own, after the timing the report's figures come from)."""
+    hot = placed_lines(m, k)
+    if not hot:
+        return None
+    lp = hot[0].profile
+    cost = f", {lp.cost_s:.1f} s in a replay of its own after the timing" if lp.cost_s is not None else ""
+    rows = []
+    for h in hot:
+        code = text_lines[h.line].strip() if h.line < len(text_lines) else ""
+        rows.append(f"- line {h.line + 1} `{code}`: {markup.escape(h.samples.label())}")
+    return (f"**Where the time goes** ({lp.total_samples:,} samples, {markup.escape(lp.method)}{cost})\n\n"
+            + "\n".join(rows))

@@ -74,10 +74,15 @@ def loaded_names(kernel, name: str) -> set[str]:
 def source_hash(fn) -> str | None:
     """Hash of the kernel's own source text: results stay valid while it is unchanged."""
     try:
-        text = textwrap.dedent(inspect.getsource(fn))
+        return text_hash(inspect.getsource(fn))
     except (OSError, TypeError):
         return None
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def text_hash(source: str) -> str:
+    """The hash of a kernel's source as `inspect.getsource` reads it (its first decorator to its last
+    line): what the editor and the rewriters compute from a file's text to match a profile's."""
+    return hashlib.sha256(textwrap.dedent(source).encode()).hexdigest()[:16]
 
 
 def def_line(fn) -> int | None:

@@ -236,3 +236,18 @@ async def test_bad_arguments_and_an_unopened_file_are_answered(client, tmp_path)
     shutil.copy(REPO / "examples" / "softmax.py", closed)
     result = await execute(client, closed.as_uri(), str(softmax_profile()))
     assert result == {"ok": False, "error": "softmax.json: open the kernel's file in the editor first"}
+
+
+async def test_the_kernel_report_says_where_the_time_goes_and_what_sampling_cost(client, softmax):
+    profile = softmax_profile()
+    await softmax.diagnostics()
+    assert (await execute(client, softmax.uri, str(profile)))["ok"] is True
+    report = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tritonlens.server.report", arguments=[softmax.uri, "softmax_kernel"]))
+    markdown = report["markdown"]
+    lp = line_profile(profile)
+    head = next(ln for ln in markdown.split("\n") if ln.startswith("**Where the time goes**"))
+    assert f"{lp.total_samples:,} samples" in head and f"{lp.cost_s:.1f} s in a replay of its own after the timing" in head
+    top = lp.lines[0]
+    code = softmax.text.split("\n")[top.line - 1].strip()
+    assert f"- line {top.line} `{code}`: {top.label()}" in markdown
