@@ -146,6 +146,9 @@ def run_profile(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2, default=str))
     else:
         print(format_text(result))
+    if args.lines and result.mode != "gpu":
+        print("tritonlens profile: --lines samples on a GPU only; these kernels ran in Triton's interpreter, "
+              "so no line was sampled", file=sys.stderr)
     if plot is not None and plot_option.write(plot, "tritonlens profile", result):
         return 2
     failed = result.error is not None or all(k.error for k in result.kernels)

@@ -207,3 +207,14 @@ def test_profile_cli_prints_the_hottest_lines():
     text = line_samples_text(profile)
     assert text[0] == f"  lines ({profile.total_samples} samples, sampling took 11.1 s):"
     assert text[1].startswith(f"    line {profile.lines[0].line}: {profile.lines[0].label()} [arithmetic ")
+
+
+def test_profile_lines_on_a_cpu_says_nothing_was_sampled():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "tritonlens", "profile", str(EXAMPLES / "vector_add.py"), "--lines"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "--lines samples on a GPU only" in proc.stderr
+    assert "lines (" not in proc.stdout
