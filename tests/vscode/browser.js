@@ -1,6 +1,7 @@
 // What every code-server driver needs of the browser: the system Chromium, headless, without the
 // network traffic of a first run, and numbered screenshots recorded in the driver's UI report.
 const { chromium } = require('playwright-core');
+const fs = require('fs');
 const path = require('path');
 
 function launch(env) {
@@ -21,4 +22,39 @@ function shooter(dir, ui) {
   };
 }
 
-module.exports = { launch, shooter };
+// The frame of a driver: a page of `viewport`, then body({ page, shot, step, toasts }); on a failure
+// the toasts then on the page and a last screenshot go into the UI report, which is written whatever
+// happened; the process exits 1 on a failure.
+function drive(env, ui, viewport, body) {
+  const run = async () => {
+    fs.mkdirSync(env.SHOTS, { recursive: true });
+    const browser = await launch(env);
+    const shoot = shooter(env.SHOTS, ui);
+    let page;
+    const kit = {
+      shot: name => shoot(page, name),
+      step: (name, t0) => ui.steps.push({ name, ms: Date.now() - t0 }),
+      toasts: async () => page.$$eval('.notification-toast .notification-list-item-message', els => els.map(e => e.innerText.trim())),
+    };
+    try {
+      page = await browser.newPage({ viewport });
+      await body({ page, ...kit });
+    } catch (e) {
+      ui.error = String(e);
+      if (page) {
+        ui.toasts.push(...(await kit.toasts().catch(() => [])));
+        await kit.shot('failed').catch(() => {});
+      }
+      throw e;
+    } finally {
+      fs.writeFileSync(env.UI_OUT, JSON.stringify(ui, null, 2));
+      await browser.close();
+    }
+  };
+  run().catch(e => {
+    console.error(e);
+    process.exit(1);
+  });
+}
+
+module.exports = { drive, launch, shooter };

@@ -6,7 +6,6 @@
 // env: CS_URL, UI_OUT (json), SHOTS (folder), FILE (name in the explorer), PROFILE (absolute path of
 //      the report), HOT (text of the hottest line), ABOVE (1-based line to insert a comment after)
 const browserKit = require('./browser');
-const fs = require('fs');
 
 const env = process.env;
 const ui = { steps: [], shots: [], toasts: [], hints: [], moved: [], hover: null, dialog: null };
@@ -23,14 +22,7 @@ function hintedLines() {
   return out.sort((a, b) => a.top - b.top);
 }
 
-async function main() {
-  fs.mkdirSync(env.SHOTS, { recursive: true });
-  const browser = await browserKit.launch(env);
-  let page;
-  const shoot = browserKit.shooter(env.SHOTS, ui);
-  const shot = name => shoot(page, name);
-  const step = (name, t0) => ui.steps.push({ name, ms: Date.now() - t0 });
-  const toasts = async () => page.$$eval('.notification-toast .notification-list-item-message', els => els.map(e => e.innerText.trim()));
+browserKit.drive(env, ui, { width: 1600, height: 900 }, async ({ page, shot, step, toasts }) => {
   const line = text => page.locator('.monaco-editor .view-lines .view-line', { hasText: text }).first();
   const gotoLine = async n => {
     await page.keyboard.press('Control+G');
@@ -38,90 +30,72 @@ async function main() {
     await page.keyboard.type(String(n));
     await page.keyboard.press('Enter');
   };
-  try {
-    page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
-    let t0 = Date.now();
-    await page.goto(env.CS_URL, { waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
-    const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: env.FILE }).first();
-    await row.waitFor({ timeout: 30000 });
-    await row.dblclick();
-    await page.locator('.codelens-decoration a', { hasText: /^Profile$/ }).first().waitFor({ state: 'attached', timeout: 90000 });
-    step('opened', t0);
-    await page.keyboard.press('Control+B'); // the side bar closed: the longest hot line's hint in view
+  let t0 = Date.now();
+  await page.goto(env.CS_URL, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+  const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: env.FILE }).first();
+  await row.waitFor({ timeout: 30000 });
+  await row.dblclick();
+  await page.locator('.codelens-decoration a', { hasText: /^Profile$/ }).first().waitFor({ state: 'attached', timeout: 90000 });
+  step('opened', t0);
+  await page.keyboard.press('Control+B'); // the side bar closed: the longest hot line's hint in view
 
-    // The command, from the palette; the file dialog (code-server's own, a quick input holding a path).
-    t0 = Date.now();
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 10000 });
-    await input.fill('>tritonlens: Open recorded profile');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open recorded profile' }).first().waitFor({ timeout: 10000 });
-    await page.keyboard.press('Enter');
-    await page.waitForTimeout(1000);
-    ui.dialog = await input.inputValue().catch(() => null);
-    await input.fill(env.PROFILE);
-    await page.waitForTimeout(800);
-    await shot('file-dialog');
-    await page.keyboard.press('Enter');
-    await page.locator('.notification-toast', { hasText: 'opened' }).first().waitFor({ timeout: 30000 });
-    ui.toasts.push(...(await toasts()));
-    await page.waitForFunction(() => [...document.querySelectorAll('.monaco-editor .view-line')]
-      .some(l => /\d+%[\s\u00a0]·[\s\u00a0]/.test(l.innerText)), null, { timeout: 30000 });
-    step('hints shown', t0);
-    await gotoLine(18);
-    await page.waitForTimeout(800);
-    ui.hints = await page.evaluate(hintedLines);
-    await shot('hints');
+  // The command, from the palette; the file dialog (code-server's own, a quick input holding a path).
+  t0 = Date.now();
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill('>tritonlens: Open recorded profile');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open recorded profile' }).first().waitFor({ timeout: 10000 });
+  await page.keyboard.press('Enter');
+  await page.waitForTimeout(1000);
+  ui.dialog = await input.inputValue().catch(() => null);
+  await input.fill(env.PROFILE);
+  await page.waitForTimeout(800);
+  await shot('file-dialog');
+  await page.keyboard.press('Enter');
+  await page.locator('.notification-toast', { hasText: 'opened' }).first().waitFor({ timeout: 30000 });
+  ui.toasts.push(...(await toasts()));
+  await page.waitForFunction(() => [...document.querySelectorAll('.monaco-editor .view-line')]
+    .some(l => /\d+%[\s\u00a0]·[\s\u00a0]/.test(l.innerText)), null, { timeout: 30000 });
+  step('hints shown', t0);
+  await gotoLine(18);
+  await page.waitForTimeout(800);
+  ui.hints = await page.evaluate(hintedLines);
+  await shot('hints');
 
-    // The hottest line's hover, with the mouse on its first token.
-    t0 = Date.now();
-    await page.keyboard.press('Escape');
-    const hot = line(env.HOT);
-    const token = hot.locator('span > span').first();
-    const hover = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
-    for (let attempt = 0; attempt < 5 && !ui.hover; attempt++) {
-      await page.mouse.move(5, 5);
-      await token.hover();
-      try {
-        await hover.waitFor({ state: 'visible', timeout: 6000 });
-        const text = await hover.innerText();
-        if (text.includes('stall samples')) ui.hover = text;
-      } catch {
-        /* not shown yet: move away and back */
-      }
-    }
-    await page.waitForTimeout(400); // the card fades in
-    step('hover', t0);
-    await shot('hover');
-
-    // A comment typed above the kernel: the hints move with their lines.
-    t0 = Date.now();
+  // The hottest line's hover, with the mouse on its first token.
+  t0 = Date.now();
+  await page.keyboard.press('Escape');
+  const hot = line(env.HOT);
+  const token = hot.locator('span > span').first();
+  const hover = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
+  for (let attempt = 0; attempt < 5 && !ui.hover; attempt++) {
     await page.mouse.move(5, 5);
-    await page.keyboard.press('Escape');
-    await gotoLine(Number(env.ABOVE));
-    await page.keyboard.press('End');
-    await page.keyboard.press('Enter');
-    await page.keyboard.type('# a line typed above the kernel', { delay: 30 });
-    await page.keyboard.press('Escape');
-    await page.waitForTimeout(2500);
-    ui.moved = await page.evaluate(hintedLines);
-    step('moved', t0);
-    await shot('moved');
-  } catch (e) {
-    ui.error = String(e);
-    if (page) {
-      ui.toasts.push(...(await toasts().catch(() => [])));
-      await shot('failed').catch(() => {});
+    await token.hover();
+    try {
+      await hover.waitFor({ state: 'visible', timeout: 6000 });
+      const text = await hover.innerText();
+      if (text.includes('stall samples')) ui.hover = text;
+    } catch {
+      /* not shown yet: move away and back */
     }
-    throw e;
-  } finally {
-    fs.writeFileSync(env.UI_OUT, JSON.stringify(ui, null, 2));
-    await browser.close();
   }
-}
+  await page.waitForTimeout(400); // the card fades in
+  step('hover', t0);
+  await shot('hover');
 
-main().catch(e => {
-  console.error(e);
-  process.exit(1);
+  // A comment typed above the kernel: the hints move with their lines.
+  t0 = Date.now();
+  await page.mouse.move(5, 5);
+  await page.keyboard.press('Escape');
+  await gotoLine(Number(env.ABOVE));
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('# a line typed above the kernel', { delay: 30 });
+  await page.keyboard.press('Escape');
+  await page.waitForTimeout(2500);
+  ui.moved = await page.evaluate(hintedLines);
+  step('moved', t0);
+  await shot('moved');
 });

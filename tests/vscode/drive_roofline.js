@@ -6,7 +6,6 @@
 // env: CS_URL, UI_OUT (json), SHOTS (folder), FILE (name in the explorer), PROFILE (absolute path
 //      of the report)
 const browserKit = require('./browser');
-const fs = require('fs');
 
 const env = process.env;
 const ui = { steps: [], shots: [], toasts: [], image: null, heading: null };
@@ -25,14 +24,7 @@ function rooflineImage() {
   };
 }
 
-async function main() {
-  fs.mkdirSync(env.SHOTS, { recursive: true });
-  const browser = await browserKit.launch(env);
-  let page;
-  const shoot = browserKit.shooter(env.SHOTS, ui);
-  const shot = name => shoot(page, name);
-  const step = (name, t0) => ui.steps.push({ name, ms: Date.now() - t0 });
-  const toasts = async () => page.$$eval('.notification-toast .notification-list-item-message', els => els.map(e => e.innerText.trim()));
+browserKit.drive(env, ui, { width: 1600, height: 900 }, async ({ page, shot, step, toasts }) => {
   const palette = async (text, row) => {
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
@@ -42,58 +34,40 @@ async function main() {
     await page.keyboard.press('Enter');
     return input;
   };
-  try {
-    page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
-    let t0 = Date.now();
-    await page.goto(env.CS_URL, { waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
-    const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: env.FILE }).first();
-    await row.waitFor({ timeout: 30000 });
-    await row.dblclick();
-    await page.locator('.codelens-decoration a', { hasText: /^Profile$/ }).first().waitFor({ state: 'attached', timeout: 90000 });
-    step('opened', t0);
+  let t0 = Date.now();
+  await page.goto(env.CS_URL, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+  const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: env.FILE }).first();
+  await row.waitFor({ timeout: 30000 });
+  await row.dblclick();
+  await page.locator('.codelens-decoration a', { hasText: /^Profile$/ }).first().waitFor({ state: 'attached', timeout: 90000 });
+  step('opened', t0);
 
-    // The recorded profile, through the command and code-server's file dialog (a path in a quick input).
-    t0 = Date.now();
-    const input = await palette('tritonlens: Open recorded profile', 'Open recorded profile');
-    await page.waitForTimeout(1000);
-    await input.fill(env.PROFILE);
-    await page.waitForTimeout(800);
-    await page.keyboard.press('Enter');
-    await page.locator('.notification-toast', { hasText: 'opened' }).first().waitFor({ timeout: 30000 });
-    ui.toasts.push(...(await toasts()));
-    step('profile opened', t0);
+  // The recorded profile, through the command and code-server's file dialog (a path in a quick input).
+  t0 = Date.now();
+  const input = await palette('tritonlens: Open recorded profile', 'Open recorded profile');
+  await page.waitForTimeout(1000);
+  await input.fill(env.PROFILE);
+  await page.waitForTimeout(800);
+  await page.keyboard.press('Enter');
+  await page.locator('.notification-toast', { hasText: 'opened' }).first().waitFor({ timeout: 30000 });
+  ui.toasts.push(...(await toasts()));
+  step('profile opened', t0);
 
-    // The report view beside the code; its picture is read from inside the webview's frames.
-    t0 = Date.now();
-    await palette('tritonlens: Show last report', 'Show last report');
-    const deadline = Date.now() + 30000;
-    while (!ui.image && Date.now() < deadline) {
-      for (const frame of page.frames()) {
-        const found = await frame.evaluate(rooflineImage).catch(() => null);
-        if (found && found.complete && found.naturalWidth > 0) ui.image = found;
-      }
-      if (!ui.image) await page.waitForTimeout(300);
+  // The report view beside the code; its picture is read from inside the webview's frames.
+  t0 = Date.now();
+  await palette('tritonlens: Show last report', 'Show last report');
+  const deadline = Date.now() + 30000;
+  while (!ui.image && Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      const found = await frame.evaluate(rooflineImage).catch(() => null);
+      if (found && found.complete && found.naturalWidth > 0) ui.image = found;
     }
-    step('report shown', t0);
-    await page.mouse.move(5, 5);
-    await page.waitForTimeout(800);
-    await shot('report-roofline');
-    if (!ui.image) throw new Error('no decoded roofline image in the report view');
-  } catch (e) {
-    ui.error = String(e);
-    if (page) {
-      ui.toasts.push(...(await toasts().catch(() => [])));
-      await shot('failed').catch(() => {});
-    }
-    throw e;
-  } finally {
-    fs.writeFileSync(env.UI_OUT, JSON.stringify(ui, null, 2));
-    await browser.close();
+    if (!ui.image) await page.waitForTimeout(300);
   }
-}
-
-main().catch(e => {
-  console.error(e);
-  process.exit(1);
+  step('report shown', t0);
+  await page.mouse.move(5, 5);
+  await page.waitForTimeout(800);
+  await shot('report-roofline');
+  if (!ui.image) throw new Error('no decoded roofline image in the report view');
 });
