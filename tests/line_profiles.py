@@ -26,8 +26,12 @@ def line_profile(profile: Path, kernel: str = "softmax_kernel"):
     return report.kernel(kernel).launches[0].lines
 
 
-def expected(profile: Path, kernel: str = "softmax_kernel") -> list[tuple[int, str]]:
-    """(1-based line in the profiled file, the hint's label) of the hottest lines, hottest first."""
+def expected(profile: Path, kernel: str = "softmax_kernel", moved: int = 0) -> list[tuple[int, str]]:
+    """(1-based line in the profiled file, the hint's label) of the hottest lines, hottest first; with
+    `moved`, in a copy whose kernel sits that many lines lower (the loads a label names move too)."""
+    from dataclasses import replace
+
     from tritonlens.server.line_hints import label
 
-    return [(s.line, label(s)) for s in line_profile(profile, kernel).hottest()]
+    return [(s.line, label(replace(s, waits_on=[w + moved for w in s.waits_on])))
+            for s in line_profile(profile, kernel).hottest()]

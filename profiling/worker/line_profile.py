@@ -138,14 +138,14 @@ class LineSamples(Message):
         return self.stalls[0].reason if self.stalls else None
 
     def label(self) -> str:
-        """`38% · waiting on global memory`: the line's end-of-line hint."""
+        """`38% · waiting on global memory`, or `80% · waiting on the load on line 27` where the
+        load the stall waits for is known: the line's end-of-line hint."""
         pct = f"{100 * self.share:.0f}%"
         if not self.top_reason:
             return pct
-        text = f"{pct} · {stall_text(self.top_reason)}"
         if self.top_reason == "long_sb" and self.waits_on:
-            text += f" (load on line {self.waits_on[0]})"
-        return text
+            return f"{pct} · waiting on the load on line {self.waits_on[0]}"
+        return f"{pct} · {stall_text(self.top_reason)}"
 
 
 @dataclass

@@ -83,7 +83,7 @@ def test_softmax_samples_land_on_the_reduction_that_waits_for_the_row_load():
     assert top.top_reason == "long_sb"
     assert "tl.load" in _statement("softmax", top.waits_on[0])
     assert any(v.startswith("standard.py:") for v in top.via)
-    assert top.label().startswith(f"{100 * top.share:.0f}% · waiting on global memory (load on line {top.waits_on[0]})")
+    assert top.label() == f"{100 * top.share:.0f}% · waiting on the load on line {top.waits_on[0]}"
     assert profile.unattributed == 0 and profile.source_hash == "abc"
     assert sum(s.samples for s in profile.lines) == profile.total_samples
     shares = [s.share for s in profile.lines]

@@ -172,7 +172,7 @@ def test_a_recorded_h100_softmax_profile_at_its_ceiling_favours_nothing_and_off_
     assert hints_for(text, "softmax_kernel", sampled.lines, sampled.tensor_pipe_pct, sampled.roofline_pct) == []
     assert note("softmax_kernel", [], sampled.lines, sampled.roofline_pct) == (
         f"hot lines of softmax_kernel read, no proposer put first: it runs at 101% of its roofline (hottest: line "
-        f"{x_max}, 80% · waiting on global memory (load on line {x_load}))")
+        f"{x_max}, 80% · waiting on the load on line {x_load})")
     # the same lines from a launch far from its ceiling: the reduction waiting on the row load
     hints = hints_for(text, "softmax_kernel", sampled.lines, roofline_pct=40.0)
     assert [(h.line, h.families) for h in hints] == [(x_max, (COARSEN, BLOCK))]
