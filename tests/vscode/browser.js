@@ -57,4 +57,21 @@ function drive(env, ui, viewport, body) {
   });
 }
 
-module.exports = { drive, launch, shooter };
+// Opens a quick input with `key` (F1: the command palette, Control+G: go to line, Control+P: quick
+// open) and returns its input box. On a loaded machine the workbench can drop the key while it is
+// busy: the key is pressed again, three times at most, before the wait fails.
+async function quickInput(page, key) {
+  const input = page.locator('.quick-input-widget input');
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press(key);
+    try {
+      await input.waitFor({ state: 'visible', timeout: 10000 });
+      return input;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+      await page.keyboard.press('Escape');
+    }
+  }
+}
+
+module.exports = { drive, launch, quickInput, shooter };

@@ -3,6 +3,8 @@ and one code-server run on a free port with a drive script (playwright-core in C
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -10,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -88,6 +91,23 @@ def run_code_server(env_, tmp_path, extra_env, drive_env, trust=False, driver="d
                     timeout=280) -> tuple[subprocess.CompletedProcess, float]:
     """Starts code-server on a free port, runs the drive script against it, stops it; returns the
     drive's run. trust=True keeps workspace trust on (the start-up dialog asks); otherwise it is off."""
+    with one_browser_at_a_time():
+        return _run_code_server(env_, tmp_path, extra_env, drive_env, trust, driver, timeout)
+
+
+@contextlib.contextmanager
+def one_browser_at_a_time():
+    """One code-server session on the machine at a time, across the test run's workers: two
+    browsers driving two code-servers on two cores leave the drivers' waits too little time."""
+    with open(os.path.join(tempfile.gettempdir(), "tritonlens-code-server.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _run_code_server(env_, tmp_path, extra_env, drive_env, trust, driver, timeout):
     port = free_port()
     config = tmp_path / "config.yaml"
     config.write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")

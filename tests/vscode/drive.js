@@ -91,9 +91,7 @@ async function main() {
         // "tritonlens: Set LLM API key" from the command palette, typed into its password box.
         const editorLine = page.locator('.monaco-editor .view-lines .view-line').first();
         await editorLine.click();
-        await page.keyboard.press('F1');
-        const input = page.locator('.quick-input-widget input');
-        await input.waitFor({ state: 'visible', timeout: 10000 });
+        const input = await browserKit.quickInput(page, 'F1');
         await input.fill('>tritonlens: Set LLM API key');
         await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Set LLM API key' }).first().waitFor({ timeout: 10000 });
         await page.keyboard.press('Enter');

@@ -25,8 +25,7 @@ async function main() {
     await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
     // The kernel file lies in folders: open it by Quick Open, as a person who knows its name.
     await page.locator('[id$="tritonlens.status"] .codicon-pulse').first().waitFor({ timeout: 90000 });
-    await page.keyboard.press('Control+P');
-    await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 10000 });
+    await browserKit.quickInput(page, 'Control+P');
     await page.keyboard.type(env.FILE);
     await page.waitForTimeout(1500);
     await page.keyboard.press('Enter');

@@ -74,8 +74,7 @@ async function main() {
   const step = (name, t0) => ui.steps.push({ name, ms: Date.now() - t0 });
   const line = text => page.locator('.monaco-editor .view-lines .view-line', { hasText: text }).first();
   const gotoLine = async n => {
-    await page.keyboard.press('Control+G');
-    await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 10000 });
+    await browserKit.quickInput(page, 'Control+G');
     await page.keyboard.type(String(n));
     await page.keyboard.press('Enter');
   };

@@ -25,8 +25,7 @@ function hintedLines() {
 browserKit.drive(env, ui, { width: 1600, height: 900 }, async ({ page, shot, step, toasts }) => {
   const line = text => page.locator('.monaco-editor .view-lines .view-line', { hasText: text }).first();
   const gotoLine = async n => {
-    await page.keyboard.press('Control+G');
-    await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 10000 });
+    await browserKit.quickInput(page, 'Control+G');
     await page.keyboard.type(String(n));
     await page.keyboard.press('Enter');
   };
@@ -42,9 +41,7 @@ browserKit.drive(env, ui, { width: 1600, height: 900 }, async ({ page, shot, ste
 
   // The command, from the palette; the file dialog (code-server's own, a quick input holding a path).
   t0 = Date.now();
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 10000 });
+  const input = await browserKit.quickInput(page, 'F1');
   await input.fill('>tritonlens: Open recorded profile');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open recorded profile' }).first().waitFor({ timeout: 10000 });
   await page.keyboard.press('Enter');

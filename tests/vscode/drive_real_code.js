@@ -62,17 +62,14 @@ async function main() {
     await shot('opened');
 
     const palette = async (title, pickText) => {
-      await page.keyboard.press('F1');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ state: 'visible', timeout: 10000 });
+      const input = await browserKit.quickInput(page, 'F1');
       await input.fill(`>${title}`);
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: pickText ?? title }).first().waitFor({ timeout: 10000 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: pickText ?? title }).first().waitFor({ timeout: 20000 });
       await page.keyboard.press('Enter');
     };
     // Ctrl+G, as a person reaches a line (it also brings the line into view).
     const gotoLine = async n => {
-      await page.keyboard.press('Control+G');
-      await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 10000 });
+      await browserKit.quickInput(page, 'Control+G');
       await page.keyboard.type(String(n));
       await page.keyboard.press('Enter');
     };

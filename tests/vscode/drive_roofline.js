@@ -26,9 +26,7 @@ function rooflineImage() {
 
 browserKit.drive(env, ui, { width: 1600, height: 900 }, async ({ page, shot, step, toasts }) => {
   const palette = async (text, row) => {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 10000 });
+    const input = await browserKit.quickInput(page, 'F1');
     await input.fill(`>${text}`);
     await page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor({ timeout: 10000 });
     await page.keyboard.press('Enter');
