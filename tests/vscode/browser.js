@@ -74,4 +74,15 @@ async function quickInput(page, key) {
   }
 }
 
-module.exports = { drive, launch, quickInput, shooter };
+// The workbench at `url`, then `file` opened from the explorer, ready once the server's Profile lens
+// is in the editor.
+async function openFromExplorer(page, url, file) {
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+  const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: file }).first();
+  await row.waitFor({ timeout: 30000 });
+  await row.dblclick();
+  await page.locator('.codelens-decoration a', { hasText: /^Profile$/ }).first().waitFor({ state: 'attached', timeout: 90000 });
+}
+
+module.exports = { drive, launch, openFromExplorer, quickInput, shooter };

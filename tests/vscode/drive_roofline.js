@@ -33,12 +33,7 @@ browserKit.drive(env, ui, { width: 1600, height: 900 }, async ({ page, shot, ste
     return input;
   };
   let t0 = Date.now();
-  await page.goto(env.CS_URL, { waitUntil: 'domcontentloaded' });
-  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
-  const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: env.FILE }).first();
-  await row.waitFor({ timeout: 30000 });
-  await row.dblclick();
-  await page.locator('.codelens-decoration a', { hasText: /^Profile$/ }).first().waitFor({ state: 'attached', timeout: 90000 });
+  await browserKit.openFromExplorer(page, env.CS_URL, env.FILE);
   step('opened', t0);
 
   // The recorded profile, through the command and code-server's file dialog (a path in a quick input).
