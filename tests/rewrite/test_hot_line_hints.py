@@ -24,8 +24,9 @@ from tritonlens.rewrite.hot_line_hints import (
 )
 from tritonlens.rewrite.hot_lines import current, from_report, read_report
 
-# the examples' profiles recorded on an H100 with --lines (hot_softmax.py holds the same kernel)
+# the examples' profiles recorded on an H100 with --lines
 RECORDED = FIXTURES.parent.parent / "fixtures" / "line_profiles"
+EXAMPLES = FIXTURES.parents[2] / "examples"
 
 ROWS = (FIXTURES / "hot_rows.py").read_text()
 MATMUL = (FIXTURES / "hot_matmul.py").read_text()
@@ -160,7 +161,8 @@ def test_the_report_note_says_what_the_lines_favour_or_that_they_favour_nothing(
 
 
 def test_a_recorded_h100_softmax_profile_at_its_ceiling_favours_nothing_and_off_it_its_reduction():
-    text = (FIXTURES / "hot_softmax.py").read_text()
+    # the file the profile was taken of, three lines longer above its kernel: the samples move with it
+    text = "# one\n# two\n# three\n" + (EXAMPLES / "softmax.py").read_text()
     hot_lines, notes = current(text, from_report(read_report(str(RECORDED / "softmax.json"))))
     assert notes == []
     sampled = hot_lines["softmax_kernel"]
