@@ -169,4 +169,5 @@ def fold(raw: SassSamples, path: str, source_hash: str | None = None) -> LinePro
         waits_on=sorted(waits[line], key=lambda ln: -waits[line][ln])[:3],
     ) for line, n in samples.most_common()]
     return LineProfile(kernel=raw.kernel, key=raw.key, source_hash=source_hash, total_samples=total,
-                       unattributed=unattributed, lines=lines, cost_s=raw.cost_s, method=raw.method)
+                       unattributed=unattributed, lines=lines, cost_s=raw.cost_s, method=raw.method,
+                       tensor_pipe_pct=raw.tensor_pipe_pct)

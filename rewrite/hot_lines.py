@@ -48,8 +48,8 @@ def from_kernel(entry: KernelProfile | None) -> SampledLines | None:
         if lines is None or lines.error is not None or not lines.lines:
             continue
         ncu = launch.ncu
-        return SampledLines(lines, lines.source_hash or launch.source_hash, entry.line,
-                            ncu.tensor_pipe_pct if ncu is not None else None, launch.pct_of_peak)
+        tensor = ncu.tensor_pipe_pct if ncu is not None and ncu.tensor_pipe_pct is not None else lines.tensor_pipe_pct
+        return SampledLines(lines, lines.source_hash or launch.source_hash, entry.line, tensor, launch.pct_of_peak)
     return None
 
 

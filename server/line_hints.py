@@ -154,6 +154,8 @@ def report_section(m: Measurement, k, text_lines: list[str]) -> str | None:
         return None
     lp = hot[0].profile
     cost = f", {lp.cost_s:.1f} s in a replay of its own after the timing" if lp.cost_s is not None else ""
+    if lp.tensor_pipe_pct is not None and any(i.kind == "tensor core" for h in hot for i in h.samples.instructions):
+        cost += f"; tensor cores busy {lp.tensor_pipe_pct:.1f}% of peak"
     rows = []
     for h in hot:
         code = text_lines[h.line].strip() if h.line < len(text_lines) else ""

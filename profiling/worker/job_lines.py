@@ -53,8 +53,23 @@ def _locations(path: str, prefixes: tuple[str, ...]) -> str | None:
     return "\n".join(seen) or None
 
 
+def _tensor_pipe_pct(ncu: str, report: str, timeout: float) -> float | None:
+    import job_ncu
+    import ncu_csv
+
+    code, text = job_ncu._run([ncu, "--import", report, "--csv", "--page", "details"], timeout)
+    if code != 0:
+        return None
+    try:
+        parsed = ncu_csv.parse(text)
+    except (ValueError, KeyError):  # NcuCsvError is a ValueError: a page without the figure
+        return None
+    return parsed[0].tensor_pipe_pct if parsed else None
+
+
 def handle(job) -> dict:
     import job_ncu
+    import ncu_csv
     import ncu_source
 
     ncu = job_ncu.ncu_binary(job)
@@ -67,7 +82,13 @@ def handle(job) -> dict:
     for section in SECTIONS:
         cmd += ["--section", section]
     started = time.monotonic()
-    code, log = job_ncu._run(cmd + [sys.executable, script], timeout)
+    # the tensor cores' use rides along (a matmul stalled at its tl.dot reads differently with it)
+    metrics = ["--metrics", ",".join(ncu_csv.TENSOR_METRICS)]
+    code, log = job_ncu._run(cmd + metrics + [sys.executable, script], timeout)
+    if code != 0 or not os.path.exists(report + ".ncu-rep"):
+        # an ncu that does not know a raw metric refuses the whole run: sample without it
+        code, retry = job_ncu._run(cmd + [sys.executable, script], timeout)
+        log += "\n--- retry without the tensor-pipe metrics ---\n" + retry
     if code != 0 or not os.path.exists(report + ".ncu-rep"):
         raise RuntimeError(f"ncu failed (exit {code}): {log[-3000:]}")
     views = {}
@@ -86,6 +107,7 @@ def handle(job) -> dict:
     result.ptx_locs = _locations(dump + ".ptx", (".file", ".loc"))
     result.ir_locs = _locations(dump + ".ttgir", ("#loc",))
     result.cost_s = round(time.monotonic() - started, 2)
+    result.tensor_pipe_pct = _tensor_pipe_pct(ncu, report + ".ncu-rep", timeout)
     for leftover in (report + ".ncu-rep", dump + ".cubin", dump + ".ptx", dump + ".ttgir", script):
         try:
             os.remove(leftover)

@@ -106,6 +106,7 @@ class SassSamples(Message):
     ir_locs: str | None = json_field(OPT_STR, None)  # the TTGIR's `#loc` lines: where helpers were inlined
     cost_s: float | None = json_field((int, float, NONE), None)  # wall seconds of the sampling run
     method: str = json_field(str, "ncu source counters")
+    tensor_pipe_pct: float | None = json_field((int, float, NONE), None)  # the same run's tensor-pipe use
 
 
 # -- folded onto the kernel's lines --------------------------------------------------------------
@@ -160,6 +161,8 @@ class LineProfile(Message):
     lines: list = json_field(of=LineSamples, many=True, factory=list)  # most samples first
     cost_s: float | None = json_field((int, float, NONE), None)
     method: str = json_field(str, "ncu source counters")
+    # % of peak the tensor cores were busy in the sampled launch (None: not measured, or no tl.dot)
+    tensor_pipe_pct: float | None = json_field((int, float, NONE), None)
     error: WorkerError | None = json_field(of=WorkerError, default=None)
 
     def hottest(self, n: int = 3, min_share: float = 0.05) -> list[LineSamples]:

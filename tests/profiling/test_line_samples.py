@@ -218,3 +218,19 @@ def test_profile_lines_on_a_cpu_says_nothing_was_sampled():
     assert proc.returncode == 0, proc.stderr
     assert "--lines samples on a GPU only" in proc.stderr
     assert "lines (" not in proc.stdout
+
+
+def test_the_tensor_pipe_figure_of_the_sampling_run_reaches_the_rewriters():
+    """Measured in the same ncu run as the samples (13.6% for the example matmul on an H100): a
+    profile without --ncu still tells the proposers whether the tensor cores are starved."""
+    from tritonlens.profiling.worker.messages import LaunchProfile
+    from tritonlens.profiling.worker.reports import KernelProfile
+    from tritonlens.rewrite.hot_lines import from_kernel
+
+    raw = _raw("matmul")
+    raw.tensor_pipe_pct = 13.6
+    lines = fold(raw, "examples/matmul.py", source_hash="h")
+    assert lines.tensor_pipe_pct == 13.6
+    sampled = from_kernel(KernelProfile(name="matmul_kernel", line=22, launches=[
+        LaunchProfile(kernel="matmul_kernel", source_hash="h", pct_of_peak=13.0, lines=lines)]))
+    assert sampled.tensor_pipe_pct == 13.6 and sampled.roofline_pct == 13.0
