@@ -119,13 +119,17 @@ async function main() {
     for (const [verb, lens, command] of [['profile', 'Profile', 'tritonlens: Profile kernel'], ['optimize', 'Optimize', 'tritonlens: Optimize kernel']]) {
       await clearNotifications();
       await gotoLine(Number(env.KERNEL_LINE));
-      // The lens of this kernel: the nearest one above its `def` line.
-      const def = await line(`def ${kernel}(`).boundingBox();
+      // The lens of this kernel: the nearest one above its `def` line. After the save the lenses
+      // are drawn again, later on a loaded machine: looked for until they are back.
       const lenses = page.locator('.codelens-decoration a', { hasText: new RegExp(`^${lens}$`) });
       let target = null;
-      for (const l of await lenses.all()) {
-        const box = await l.boundingBox();
-        if (box && def && box.y < def.y && (!target || box.y > target.box.y)) target = { l, box };
+      for (const deadline = Date.now() + 30000; !target && Date.now() < deadline;) {
+        const def = await line(`def ${kernel}(`).boundingBox().catch(() => null);
+        for (const l of await lenses.all()) {
+          const box = await l.boundingBox().catch(() => null);
+          if (box && def && box.y < def.y && (!target || box.y > target.box.y)) target = { l, box };
+        }
+        if (!target) await page.waitForTimeout(500);
       }
       if (!target) throw new Error(`no ${lens} lens above def ${kernel}(`);
       t0 = Date.now();
