@@ -46,29 +46,33 @@ def _same_file(a: str | None, b: str) -> bool:
     return os.path.normpath(a) == os.path.normpath(b) or os.path.basename(a) == os.path.basename(b)
 
 
-def listing(line_table: str, raw: SassSamples, path: str) -> list[tuple[int, str, int | None, str | None]]:
+def listing(line_table: str, resolver: CallSites) -> list[tuple[int, str, int | None, str | None]]:
     """(offset, instruction, kernel-file line, helper "file:line" or None) for every instruction
     of `nvdisasm -gi` output."""
-    resolver = CallSites(raw, path)
     out = []
-    resolver.path = source_path_in(line_table, path)
     for offset, insn, file, line in sass_locations(line_table):
         kernel_line, helper = resolver.line(file, line)
         out.append((offset, insn, kernel_line, helper))
     return out
 
 
+def call_sites(raw: SassSamples, path: str) -> dict[tuple[str, int], set[int]]:
+    """{(helper file, helper line): the kernel's lines it was inlined at}, from the IRs' locations,
+    each read under the name it gives the kernel's file (a compile reused from Triton's cache
+    names the file it was first compiled from)."""
+    sites = ptx_call_sites(raw.ptx_locs, source_path_in(raw.ptx_locs, path)) if raw.ptx_locs else {}
+    if raw.ir_locs:
+        for node, lines in mlir_call_sites(raw.ir_locs, source_path_in(raw.ir_locs, path)).items():
+            sites.setdefault(node, set()).update(lines)
+    return sites
+
+
 class CallSites:
     """Innermost (file, line) → the kernel's line, remembering the last kernel line seen."""
 
-    def __init__(self, raw: SassSamples, path: str):
+    def __init__(self, sites: dict[tuple[str, int], set[int]], path: str):
         self.path = path
-        # each text under the name it gives the kernel's file: a compile reused from Triton's cache
-        # names the file it was first compiled from
-        self.sites = ptx_call_sites(raw.ptx_locs, source_path_in(raw.ptx_locs, path)) if raw.ptx_locs else {}
-        if raw.ir_locs:
-            for node, lines in mlir_call_sites(raw.ir_locs, source_path_in(raw.ir_locs, path)).items():
-                self.sites.setdefault(node, set()).update(lines)
+        self.sites = sites
         self.current: int | None = None
 
     def line(self, file: str | None, line: int | None) -> tuple[int | None, str | None]:
@@ -131,9 +135,12 @@ def producer_lines(insns: list, at: int) -> set[int]:
 
 
 def fold(raw: SassSamples, path: str, source_hash: str | None = None) -> LineProfile:
-    insns = listing(raw.line_table, raw, path) if raw.line_table else []
+    sites = call_sites(raw, path)
+    insns = []
+    if raw.line_table:
+        insns = listing(raw.line_table, CallSites(sites, source_path_in(raw.line_table, path)))
     index = {offset: i for i, (offset, _, _, _) in enumerate(insns)}
-    ncu_lines = CallSites(raw, path)
+    ncu_lines = CallSites(sites, path)
     samples: Counter = Counter()
     stalls: dict[int, Counter] = defaultdict(Counter)
     kinds: dict[int, Counter] = defaultdict(Counter)

@@ -39,8 +39,9 @@ def _address(text: str) -> int | None:
         return None
 
 
-def parse_sass(text: str) -> SassSamples:
-    """The sass view: every instruction with its samples; the result keeps the sampled ones."""
+def parse_sass(text: str, where: dict[int, tuple[str, int]] | None = None) -> SassSamples:
+    """The sass view: every instruction with its samples; the result keeps the sampled ones, each
+    with its innermost source line from `where` (innermost_lines' map) when given."""
     rows = _rows(text)
     kernel = next((r[1] for r in rows if len(r) >= 2 and r[0] == "Kernel Name"), "")
     header_at = next((i for i, r in enumerate(rows) if r and r[0] == "Address"), None)
@@ -69,8 +70,9 @@ def parse_sass(text: str) -> SassSamples:
             n = int(number(row[i]) or 0)
             if n:
                 stalls[reason] = n
+        file, line = (where or {}).get(address, (None, None))
         out.instructions.append(SassSample(offset=address, sass=row[col["Source"]].strip(), samples=samples,
-                                           stalls=stalls))
+                                           stalls=stalls, file=file, line=line))
     for ins in out.instructions:
         ins.offset -= first or 0
     return out
@@ -98,15 +100,4 @@ def innermost_lines(text: str) -> dict[int, tuple[str, int]]:
 
 def parse(sass_view: str, cuda_sass_view: str | None) -> SassSamples:
     """Both views of one report: the sampled instructions, each with its innermost source line."""
-    # the innermost lines are keyed by absolute address, so read them before offsets are taken
-    where = innermost_lines(cuda_sass_view) if cuda_sass_view else {}
-    rows = _rows(sass_view)
-    header_at = next((i for i, r in enumerate(rows) if r and r[0] == "Address"), None)
-    addresses = [a for r in rows[(header_at or 0) + 1:] if r and (a := _address(r[0])) is not None]
-    first = min(addresses) if addresses else 0
-    result = parse_sass(sass_view)
-    for ins in result.instructions:
-        hit = where.get(ins.offset + first)
-        if hit is not None:
-            ins.file, ins.line = hit
-    return result
+    return parse_sass(sass_view, innermost_lines(cuda_sass_view) if cuda_sass_view else None)
