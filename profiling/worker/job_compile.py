@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 
+from block_pointers import emulated, note_for
 from compile_configs import build_args, expand_configs, specialise
 from compile_loading import JobError, _compile_mode, def_line, unwrap_kernel
 from compile_refusals import in_user_terms
@@ -40,7 +41,7 @@ DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
 # 0.5-1 s, and per-line spill traffic is all the facts need it for).
 ALL_ARTIFACTS = ("ttir", "ttgir", "llir", "ptx", "sass", "sass?", "cubin")
 # Bump when what a cached entry holds changes.
-CACHE_FORMAT = 3  # 2, 3: errors in user terms (compile_refusals.py)
+CACHE_FORMAT = 4  # 2, 3: errors in user terms (compile_refusals.py); 4: block pointers emulated (block_pointers.py)
 
 COMPILE_CALLS = 0  # triton.compile invocations in this process (tests prove cache hits with it)
 
@@ -300,44 +301,53 @@ def handle(job) -> dict:
         return reply
     text = loaded.text
     reply["module_failures"] = loaded.failures[:20]
-    for spec in job.kernels:
-        name = spec.get("name")
-        entry = {"name": name, "line": None, "configs": [], "error": None}
-        reply["kernels"].append(entry)
-        if loaded.left_out.get(name):
-            entry["note"] = "compiled without " + "; ".join(loaded.left_out[name])[:400]
-        try:
-            fn, autotune, heuristics = unwrap_kernel(loaded.module.__dict__.get(name))
-        except JobError:
-            with _compile_mode(target):
-                obj, left_out = define_again(loaded, name, path)
-            if obj is None:
-                why = "; ".join(left_out + loaded.failures[:1])
-                entry["error"] = {"type": "JobError", "message": f"{name} could not be defined: {why}"[:500]}
-                continue
-            fn, autotune, heuristics = unwrap_kernel(obj)
-            if left_out:
-                entry["note"] = "compiled without " + "; ".join(left_out)[:400]
-        entry["line"] = def_line(fn)
-        try:
-            configs = expand_configs(fn, autotune, heuristics, spec.get("configs"))
-        except Exception as exc:  # noqa: BLE001 - a heuristic that raises on these arguments
-            entry["error"] = {"type": type(exc).__name__, "message": f"expanding its configurations: {exc}"[:500]}
-            continue
-        retries = KernelRetries()
-        for cfg in configs:
-            def compile_one(c, fn=fn, line=entry["line"]):
-                try:
-                    return compile_config(fn, text, path, backend, target, c, job.cache_dir, artifacts,
-                                          job.cached_only)
-                except Exception as exc:  # noqa: BLE001 - one configuration Triton's binder refuses
-                    # (num_warps not a power of 2, a missing argument) costs only that configuration
-                    kind = "JobError" if isinstance(exc, JobError) else type(exc).__name__
-                    return {"label": c["label"], "error": {"type": kind, "message": str(exc)[:500],
-                                                           "line": line, "column": 0}}
-            entry["configs"].append(compile_with_retries(compile_one, cfg, text, retries))
+    with emulated():
+        for spec in job.kernels:
+            reply["kernels"].append(_compile_kernel(spec, loaded, text, path, backend, target, artifacts, job))
     reply["compile_calls"] = COMPILE_CALLS
     return reply
+
+
+def _compile_kernel(spec, loaded, text, path, backend, target, artifacts, job) -> dict:
+    """One kernel's entry of the reply: its line, each configuration compiled (or refused), its note."""
+    name = spec.get("name")
+    entry = {"name": name, "line": None, "configs": [], "error": None}
+    if loaded.left_out.get(name):
+        entry["note"] = "compiled without " + "; ".join(loaded.left_out[name])[:400]
+    try:
+        fn, autotune, heuristics = unwrap_kernel(loaded.module.__dict__.get(name))
+    except JobError:
+        with _compile_mode(target):
+            obj, left_out = define_again(loaded, name, path)
+        if obj is None:
+            why = "; ".join(left_out + loaded.failures[:1])
+            entry["error"] = {"type": "JobError", "message": f"{name} could not be defined: {why}"[:500]}
+            return entry
+        fn, autotune, heuristics = unwrap_kernel(obj)
+        if left_out:
+            entry["note"] = "compiled without " + "; ".join(left_out)[:400]
+    entry["line"] = def_line(fn)
+    try:
+        configs = expand_configs(fn, autotune, heuristics, spec.get("configs"))
+    except Exception as exc:  # noqa: BLE001 - a heuristic that raises on these arguments
+        entry["error"] = {"type": type(exc).__name__, "message": f"expanding its configurations: {exc}"[:500]}
+        return entry
+    retries = KernelRetries()
+    for cfg in configs:
+        def compile_one(c, fn=fn, line=entry["line"]):
+            try:
+                return compile_config(fn, text, path, backend, target, c, job.cache_dir, artifacts,
+                                      job.cached_only)
+            except Exception as exc:  # noqa: BLE001 - one configuration Triton's binder refuses
+                # (num_warps not a power of 2, a missing argument) costs only that configuration
+                kind = "JobError" if isinstance(exc, JobError) else type(exc).__name__
+                return {"label": c["label"], "error": {"type": kind, "message": str(exc)[:500],
+                                                       "line": line, "column": 0}}
+        entry["configs"].append(compile_with_retries(compile_one, cfg, text, retries))
+    emulation = note_for(fn)
+    if emulation:
+        entry["note"] = f"{emulation}; {entry['note']}" if entry.get("note") else emulation
+    return entry
 
 
 if __name__ == "__main__":  # one job on stdin, one reply on stdout: handy outside the worker protocol
