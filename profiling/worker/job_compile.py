@@ -28,12 +28,12 @@ import sys
 import tempfile
 import time
 
-from block_pointers import emulated, note_for
 from compile_configs import build_args, expand_configs, specialise
 from compile_loading import JobError, _compile_mode, def_line, unwrap_kernel
 from compile_refusals import in_user_terms
 from compile_retry import KernelRetries, compile_with_retries
 from messages import NOT_IN_CACHE
+from older_language import emulated, forget, note, tracing, used_by
 from tolerant_module import define_again, load_tolerant
 
 DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
@@ -41,7 +41,7 @@ DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
 # 0.5-1 s, and per-line spill traffic is all the facts need it for).
 ALL_ARTIFACTS = ("ttir", "ttgir", "llir", "ptx", "sass", "sass?", "cubin")
 # Bump when what a cached entry holds changes.
-CACHE_FORMAT = 4  # 2, 3: errors in user terms (compile_refusals.py); 4: block pointers emulated (block_pointers.py)
+CACHE_FORMAT = 4  # 2, 3: errors in user terms (compile_refusals.py); 4: what older Tritons compiled (older_language.py)
 
 COMPILE_CALLS = 0  # triton.compile invocations in this process (tests prove cache hits with it)
 
@@ -202,6 +202,7 @@ def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts, c
     if cached_only:
         raise JobError(NOT_IN_CACHE)
     t0 = time.perf_counter()
+    forget()
     try:
         COMPILE_CALLS += 1
         kernel = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=target,
@@ -215,6 +216,14 @@ def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts, c
             _cache_put(cache_dir, key, result)
         return result
     result["compile_s"] = round(time.perf_counter() - t0, 3)
+    used = used_by(kernel)
+    if used is None:  # Triton's cache answered, from before it kept what the kernel needed: trace it once
+        forget()
+        with tracing():
+            kernel = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=target,
+                                    options=options.__dict__)
+        used = used_by(kernel)
+    result["older_language"] = used or []
     md = kernel.metadata
     result["shared_bytes"] = int(getattr(md, "shared", 0) or 0)
     result["tmem_bytes"] = int(getattr(md, "tmem_size", 0) or 0)
@@ -344,7 +353,7 @@ def _compile_kernel(spec, loaded, text, path, backend, target, artifacts, job) -
                 return {"label": c["label"], "error": {"type": kind, "message": str(exc)[:500],
                                                        "line": line, "column": 0}}
         entry["configs"].append(compile_with_retries(compile_one, cfg, text, retries))
-    emulation = note_for(fn)
+    emulation = note([u for c in entry["configs"] if c.get("error") is None for u in c.get("older_language", ())])
     if emulation:
         entry["note"] = f"{emulation}; {entry['note']}" if entry.get("note") else emulation
     return entry

@@ -1,16 +1,23 @@
-"""Block pointers for a Triton that removed them, lowered as the Triton that had them did.
+"""What Triton 3.9 removed or now refuses, compiled as the Tritons before it did.
 
 Standalone (stdlib + triton): shipped as a plain file beside job_compile.py, which compiles under
-`emulated()`.
+`emulated()` and notes what a configuration needed (`used_by`, `note`).
 
-Triton 3.9 keeps `tl.make_block_ptr` and `tl.advance` only as stubs that raise, so every kernel
-written for an earlier Triton with block pointers got no compile facts here. On NVIDIA targets
-those Tritons never kept a block pointer to the end either: their RewriteTensorPointer pass, run
-before any GPU-specific one, turned each into a tensor of pointers (`base + sum((offset_d +
-arange(block_d)) * stride_d)`, in 64-bit) and each `boundary_check` into a mask (`0 <= index_d <
-shape_d`), with `padding_option` as the load's `other`. `emulated()` builds exactly that in the
-front end, so registers, spills and shared memory come from the same IR the older Triton fed its
-backend. The kernel's facts carry a note saying so (`note_for`).
+Kernels written for an earlier Triton got no compile facts here for two reasons that are the
+installed Triton's, not the kernel's:
+
+- **Block pointers.** 3.9 keeps `tl.make_block_ptr` and `tl.advance` only as stubs that raise. On
+  NVIDIA targets the Tritons that had them never kept a block pointer to the end either: their
+  RewriteTensorPointer pass, run before any GPU-specific one, turned each into a tensor of pointers
+  (`base + sum((offset_d + arange(block_d)) * stride_d)`, in 64-bit) and each `boundary_check` into
+  a mask (`0 <= index_d < shape_d`), with `padding_option` as the load's `other`. The stand-ins
+  build that in the front end, at each access as the pass did.
+- **A full slice past a tensor's rank** (`pid[:, None]` on a scalar): 3.9 raises "too many indices";
+  earlier Tritons passed over the extra `:`, so the stand-in drops it before indexing (for a
+  scalar, expanding at any axis gives the same one-element block).
+
+Registers, spills and shared memory then come from the IR the older Triton fed its backend, up to the
+order of its operations; the kernel's facts say which of these it needed.
 """
 
 from __future__ import annotations
@@ -18,10 +25,15 @@ from __future__ import annotations
 import contextlib
 
 _REMOVED = "have been removed"  # the stub's docstring in Triton 3.9: "Block pointers have been removed. ..."
-NOTE = ("block pointers lowered to pointer tensors and masks, as Triton 3.8 and earlier compiled them "
-        "(Triton {version} has no tl.make_block_ptr)")
+_RANK_CHECK = "too many indices for tensor of rank"  # 3.9's tensor.__getitem__
+NOTES = {
+    "block pointers": "block pointers lowered to pointer tensors and masks",
+    "full slice": "a full slice past a tensor's rank (`x[:, None]` on a scalar) passed over",
+}
 
-_state: dict = {}
+_state: dict = {"traced": False}  # traced: Triton's front end ran since used_by() last asked
+_used: set = set()  # what the stand-ins were needed for since then
+_RECORD = "tritonlens_older_language.json"  # beside Triton's own cache entry: a cache hit traces nothing
 
 
 def _missing() -> bool:
@@ -60,6 +72,7 @@ def _build(tl, core):
     @core.builtin
     def make_block_ptr(base, shape, strides, offsets, block_shape, order, _semantic=None):
         sem = _semantic
+        _used.add("block pointers")
         if not (isinstance(base, tl.tensor) and base.type.is_ptr()):
             raise ValueError("make_block_ptr's base must be a pointer")
         return BlockPtr(base, tl.tuple([scalar(s, tl.int64, sem) for s in shape]),
@@ -116,30 +129,74 @@ def _build(tl, core):
     return {"make_block_ptr": make_block_ptr, "advance": advance, "load": load, "store": store}
 
 
+def _build_getitem(tl, core):
+    """tensor.__getitem__ that passes over full slices past the rank, as Triton 3.8 did."""
+    import inspect
+
+    original = tl.tensor.__getitem__
+    if _RANK_CHECK not in inspect.getsource(original):
+        return None
+
+    def full(sl) -> bool:
+        return isinstance(sl, (slice, core.slice)) and all(
+            core._unwrap_if_constexpr(a) is None for a in (sl.start, sl.stop, sl.step))
+
+    @core.builtin
+    def getitem(self, slices, _semantic=None):
+        seq = slices
+        if isinstance(seq, (slice, core.slice, core.constexpr)) or seq is None:
+            seq = [seq]
+        elif isinstance(seq, core.tuple):
+            seq = list(seq.values)
+        kept, seen = [], 0
+        for sl in seq:
+            seen += full(sl)
+            if full(sl) and seen > len(self.shape):
+                continue
+            kept.append(sl)
+        if len(kept) == len(seq):
+            return original(self, slices, _semantic=_semantic)
+        _used.add("full slice")
+        return original(self, kept, _semantic=_semantic)
+
+    return getitem
+
+
 @contextlib.contextmanager
 def emulated():
-    """Block pointers in triton.language for the duration, where this Triton removed them; else nothing."""
+    """The stand-ins in triton.language for the duration, for what this Triton removed or refuses."""
     import triton.language as tl
     from triton.language import core
 
-    if not _missing() or not hasattr(core, "_aggregate"):
-        yield
-        return
     if "stand_ins" not in _state:
+        _state["stand_ins"], _state["getitem"] = {}, None
         try:
-            _state["stand_ins"] = _build(tl, core)
-        except Exception:  # noqa: BLE001 - a Triton whose internals moved keeps its own refusal
-            _state["stand_ins"] = None
-    stand_ins = _state["stand_ins"]
-    if not stand_ins:
-        yield
-        return
+            if _missing() and hasattr(core, "_aggregate"):
+                _state["stand_ins"] = _build(tl, core)
+            _state["getitem"] = _build_getitem(tl, core)
+        except Exception:  # noqa: BLE001, S110 - a Triton whose internals moved keeps its own refusals
+            pass
+    stand_ins, getitem = _state["stand_ins"], _state["getitem"]
     originals = {name: getattr(tl, name, None) for name in stand_ins}  # 3.9 exports no tl.advance at all
+    original_getitem = tl.tensor.__getitem__
+    from triton.compiler import ASTSource
+
+    make_ir = ASTSource.make_ir
+
+    def traced_make_ir(self, *args, **kwargs):
+        _state["traced"] = True
+        return make_ir(self, *args, **kwargs)
+
+    ASTSource.make_ir = traced_make_ir
     for name, fn in stand_ins.items():
         setattr(tl, name, fn)
+    if getitem is not None:
+        tl.tensor.__getitem__ = getitem
     try:
         yield
     finally:
+        ASTSource.make_ir = make_ir
+        tl.tensor.__getitem__ = original_getitem
         for name, fn in originals.items():
             if fn is None:
                 delattr(tl, name)
@@ -147,16 +204,55 @@ def emulated():
                 setattr(tl, name, fn)
 
 
-def note_for(fn) -> str | None:
-    """The note a kernel's facts carry when it, or a JIT function it names, uses block pointers here."""
+def forget() -> None:
+    """Start a compile: what was traced before it is not its."""
+    _state["traced"] = False
+    _used.clear()
+
+
+def used_by(kernel) -> list[str] | None:
+    """What the stand-ins were needed for to compile `kernel` (a CompiledKernel) since forget(): read
+    from the trace and kept beside Triton's cache entry, or read back from there when Triton's cache
+    answered without tracing; None when that entry has no record (it predates them: compile again)."""
+    import json
+
+    from triton.runtime.cache import get_cache_manager
+
+    used = sorted(_used)
+    traced = _state["traced"]
+    forget()
+    try:
+        manager = get_cache_manager(kernel.hash)
+        if traced:
+            manager.put(json.dumps(used), _RECORD, binary=False)
+            return used
+        path = manager.get_file(_RECORD)
+        if not path:
+            return None
+        with open(path, encoding="utf-8") as fh:
+            return list(json.load(fh))
+    except (OSError, ValueError, AttributeError):
+        return used  # no record to keep or read: the facts go without the note, not without the facts
+
+
+@contextlib.contextmanager
+def tracing():
+    """Triton's front end runs for the duration, whatever its cache holds."""
+    from triton import knobs
+
+    before = knobs.compilation.always_compile
+    knobs.compilation.always_compile = True
+    try:
+        yield
+    finally:
+        knobs.compilation.always_compile = before
+
+
+def note(used) -> str | None:
+    """The note a kernel's facts carry when its compile needed the stand-ins for `used`."""
     import triton
 
-    if not _missing():
+    said = [NOTES[u] for u in sorted(set(used)) if u in NOTES]
+    if not said:
         return None
-    sources = [getattr(fn, "src", "") or ""]
-    for name, value in (getattr(getattr(fn, "fn", None), "__globals__", None) or {}).items():
-        if name in sources[0] and hasattr(value, "src") and value is not fn:
-            sources.append(value.src or "")
-    if any("make_block_ptr" in s for s in sources):
-        return NOTE.format(version=triton.__version__)
-    return None
+    return f"{'; '.join(said)}, as Triton 3.8 and earlier compiled them (Triton {triton.__version__} refuses them)"

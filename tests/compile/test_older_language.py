@@ -1,6 +1,7 @@
-"""Kernels written with block pointers get compile facts from a Triton that removed them (3.9):
-lowered as the Triton that had them did, to pointer tensors and masks, with a note that says so.
-Compiled by the real Triton compiler for sm_90."""
+"""Kernels written for an earlier Triton get compile facts from one that refuses what they do (3.9):
+block pointers lowered as the Triton that had them did, to pointer tensors and masks, and a full
+slice past a scalar's rank passed over as it was; the facts carry a note that says which. Compiled
+by the real Triton compiler for sm_90."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def test_block_pointers_compile_with_a_note_that_names_the_lowering(report):
     assert c.registers > 0 and blocks.reason is None
     if report.triton_version.startswith("3.9"):
         assert blocks.note == ("block pointers lowered to pointer tensors and masks, as Triton 3.8 and earlier "
-                               f"compiled them (Triton {report.triton_version} has no tl.make_block_ptr)")
+                               f"compiled them (Triton {report.triton_version} refuses them)")
     assert report.kernel("tile_sum_pointers").note is None  # no block pointer, no note
 
 
@@ -74,11 +75,36 @@ def test_the_lowering_is_the_hand_written_pointer_kernel(report):
     assert [(ld.widest, ld.instructions) for ld in blocks.loads] == [(ld.widest, ld.instructions) for ld in pointers.loads]
 
 
+SCALAR_SLICE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def expert_scales_kernel(scales_ptr, stride_e, stride_k, K, BLOCK_K: tl.constexpr):
+    expert = tl.program_id(0)
+    offs_k = tl.arange(0, BLOCK_K)
+    offs = expert[:, None] * stride_e + offs_k[None, :] * stride_k
+    tl.store(scales_ptr + offs, tl.zeros((1, BLOCK_K), tl.float32), mask=offs_k[None, :] < K)
+'''
+
+
+def test_a_full_slice_past_a_scalar_s_rank_compiles_as_it_did(tmp_path):
+    path = tmp_path / "expert_scales.py"
+    path.write_text(SCALAR_SLICE)
+    report = compile_file(path, target="sm_90")
+    kernel = report.kernel("expert_scales_kernel")
+    (c,) = kernel.configs
+    assert c.error is None and c.registers > 0, c.error
+    if report.triton_version.startswith("3.9"):
+        assert kernel.note.startswith("a full slice past a tensor's rank (`x[:, None]` on a scalar) passed over, "
+                                      "as Triton 3.8 and earlier compiled them"), kernel.note
+
+
 def test_the_stand_ins_are_taken_out_after_the_compile():
     import triton.language as tl
-    from tritonlens.profiling.worker import block_pointers
+    from tritonlens.profiling.worker import older_language
 
-    before = (tl.load, tl.store, tl.make_block_ptr, getattr(tl, "advance", None))
-    with block_pointers.emulated():
+    before = (tl.load, tl.store, tl.make_block_ptr, getattr(tl, "advance", None), tl.tensor.__getitem__)
+    with older_language.emulated():
         pass
-    assert (tl.load, tl.store, tl.make_block_ptr, getattr(tl, "advance", None)) == before
+    assert (tl.load, tl.store, tl.make_block_ptr, getattr(tl, "advance", None), tl.tensor.__getitem__) == before
