@@ -54,8 +54,9 @@ from tritonlens.analysis.source import Source
 from tritonlens.analysis.values import UNKNOWN
 from tritonlens.profiling.config_pins import DType, KernelPins, show
 from tritonlens.profiling.descriptor_params import descriptor_params
+from tritonlens.profiling.host_expressions import HEAD_DIM, SIZE
 from tritonlens.profiling.kernel_pointers import without_docstrings
-from tritonlens.profiling.param_use import NO_USE, ParamUse, string_default
+from tritonlens.profiling.param_use import NO_USE, ParamUse, string_default, tile_names
 from tritonlens.profiling.representative_eval import HostEval, Size, representative_size
 
 SOURCES = ("captured", "configs", "static", "pinned", "assumed")  # strongest first
@@ -74,7 +75,8 @@ _TILE_ALTERNATIVES = {SMALL_TILE: (32, 64), DOT_TILE: (32, 16), ROW_TILE: (256, 
 _2D_TILE_ALTERNATIVES = (128, 32)
 _TWO_D = re.compile(r"\[\s*:\s*,\s*None\s*\]|\[\s*None\s*,\s*:\s*\]")
 # A size given to a constexpr that does not compile at model scale (a shift count, a bound Triton
-# unrolls) is retried smaller.
+# unrolls) is retried smaller; a head dim's 128 (a matmul's K by its name) first at model scale, which
+# a divisibility the kernel asserts (`K % (4 * BLOCK_K) == 0`) needs.
 _SIZE_ALTERNATIVES = (128, 16)
 _FLAG_NAME = re.compile(r"^(HAS|USE|IS|ENABLE|EVEN|NEED|DO|APPLY|WITH|SKIP|NO|SAVE|STORE|RETURN|COMPUTE)_|"
                         r"_(FLAG|ENABLED)$", re.IGNORECASE)
@@ -155,7 +157,9 @@ class Assumer:
                          for n in re.findall(r"[A-Za-z_]\w*", m.group(1))} | use.unrolled  # also in a jit helper's
         # a float by how the kernel uses it: divided into (`label_smoothing / n_cols`), taken from 1
         # (`1 - label_smoothing`) or compared with a float literal; a size is rarely any of these
-        self.as_float = _found(self.text, rf"{words}\s*/(?![/=])", rf"\b1(?:\.0*)?\s*-\s*{words}",
+        # strings and comments blanked: an assert's message or a comment ("K / 4 must be...") is no use of K
+        code = re.sub(r"#[^\n]*", "", re.sub(r"\"[^\"\n]*\"|'[^'\n]*'", '""', self.text))
+        self.as_float = _found(code, rf"{words}\s*/(?![/=])", rf"\b1(?:\.0*)?\s*-\s*{words}",
                                rf"{words}\s*[<>]=?\s*\d*\.\d")
         self.compared: dict[str, str] = {}  # name → the first literal or name it is compared with
         # each side alone: `K % BLOCK_K == 0` compares `K % BLOCK_K`, not BLOCK_K, with 0
@@ -287,17 +291,7 @@ class Assumer:
 
     def _tiles(self) -> set[str]:
         names = {p.name for p in self.k.params if p.is_constexpr}
-        out = set()
-        for c in self.k.calls:
-            if c.name == "arange":
-                nodes = [c.arg(1, "end")]
-            elif c.name in ("zeros", "full", "reshape", "broadcast_to"):
-                nodes = [c.arg(0, "shape")] if c.name in ("zeros", "full") else [c.arg(1, "shape")]
-            else:
-                continue
-            for node in nodes:
-                if node is not None:
-                    out |= names & set(re.findall(r"[A-Za-z_]\w*", self.src.text_of(node)))
+        out = names & (tile_names(self.k, self.src) | self.use.tiles)  # the use: also in a jit helper's
         # block shapes of make_block_ptr / make_tensor_descriptor, also under an alias the model does not resolve
         shapes = " ".join(re.findall(r"block_shape\s*=\s*[\[(]([^\])]*)", self.text))
         out |= names & set(re.findall(r"[A-Za-z_]\w*", shapes))
@@ -311,6 +305,8 @@ class Assumer:
         if name == "num_stages":
             return Filled(3, "assumed", "Triton's default")
         ann = (p.annotation or "") if p is not None else ""
+        if re.search(rf"\b{re.escape(name)}\s+is\s+(?:not\s+)?None\b", self.text):
+            return Filled(None, "assumed", "optional (`is None`): the path without it")
         string = string_default(self.use, name)
         if string is not None:
             return Filled(string[0], "assumed", f"a string: the kernel passes it as {string[1]}, this its default")
@@ -320,7 +316,8 @@ class Assumer:
         if float_name or "float" in ann:
             value = 1e-6 if _EPS.search(name) else 1.0
             return Filled(value, "assumed", "a float, by its name" if "float" not in ann else "annotated float")
-        if _DTYPE_NAME.search(name) or name in self.as_dtype:
+        # LOSS_TYPE == 0: a mode named "type", not a dtype
+        if (_DTYPE_NAME.search(name) and self._compared_literal(name) is None) or name in self.as_dtype:
             if _ACC_NAME.search(name):
                 return Filled(DType("float32"), "assumed", "an accumulator type")
             if self._bitwise_target(name):
@@ -352,7 +349,7 @@ class Assumer:
         if name in self.as_float:
             return Filled(0.1, "assumed", "a float, by how the kernel uses it")
         size = representative_size(name)
-        more = tuple(v for v in _SIZE_ALTERNATIVES if isinstance(size, int) and v < size)
+        more = (SIZE, 16) if size == HEAD_DIM else tuple(v for v in _SIZE_ALTERNATIVES if isinstance(size, int) and v < size)
         return Filled(size, "assumed", f"a representative size for {name}", more)
 
     def _bitwise_target(self, name: str) -> bool:

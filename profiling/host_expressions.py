@@ -17,7 +17,9 @@ from tritonlens.profiling.config_pins import dtype_of
 from tritonlens.profiling.project_files import ProjectFile
 
 HEAD_DIM, HEADS, BATCH, SIZE = 128, 32, 8, 4096
-_HEAD_DIM = re.compile(r"^(k|v|d|dk|dv|hd|head_?dim|headdim|d_?head|d_?model_?head|head_?size|block_?dmodel)$",
+# Lq / Lk / Lv: attention kernels' head dims (`Lk = k.shape[-1]`)
+_HEAD_DIM = re.compile(r"^(k|v|d|dk|dv|hd|l[qkv]|head_?dim|headdim|(qk|kv|v)_?head_?dim|d_?head|d_?model_?head|"
+                       r"head_?size|block_?dmodel)$",
                        re.IGNORECASE)
 _HEADS = re.compile(r"^(h|hq|hk|hv|kvh|qh|kh|n_?[qkv]?h|n_?kv_?h|n_?heads|num_?heads|nheads|n_?kv_?heads|"
                     r"num_?kv_?heads|num_?q_?heads|(n|num)_?(q|k|kv|v)?_?heads?)$", re.IGNORECASE)

@@ -56,15 +56,24 @@ def helper_calls(kernel, module, params: set[str], helpers=None, offset: bool = 
         args, kwargs = split_arguments(call, src)
         passed = [(helper.params[i].name, a) for i, a in enumerate(args) if i < len(helper.params)]
         passed += list(kwargs.items())
-        names = {name: _passed_param(node, src, offset) for name, node in passed if node is not None}
+        names = {name: _passed_param(kernel, node, src, offset) for name, node in passed if node is not None}
         yield helper, {name: ours for name, ours in names.items() if ours in params}
 
 
-def _passed_param(node, src, offset: bool) -> str | None:
-    """The name an argument passes: itself, or with `offset` the left end of a sum (`P + i * s`)."""
+def _passed_param(kernel, node, src, offset: bool) -> str | None:
+    """The name an argument passes: itself, or with `offset` the left end of a sum (`P + i * s`) or
+    the parameter a local address is built on (`K_ptrs = K + offs`, then `inner(K_ptrs)`)."""
     while offset and node.type == "binary_operator" and src.text_of(node.child_by_field_name("operator")) == "+":
         node = node.child_by_field_name("left")
-    return src.text_of(node) if node.type == "identifier" else None
+    if node.type != "identifier":
+        return None
+    name = src.text_of(node)
+    if offset and kernel.param(name) is None:
+        try:
+            return base_pointer(kernel, node) or name
+        except Exception:  # noqa: BLE001 - half-typed code: an address we cannot trace passes its own name
+            return name
+    return name
 
 
 def _passed_to_helpers(kernel, module, params: set[str], depth: int, helpers=None) -> set[str]:
@@ -96,7 +105,8 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
     another pointer (`ids = tl.load(IDS + i)`, then `LOGITS + ids` or `offs = ids * D + j; T +
     offs`) or bound a loop (`lo = tl.load(LO)`, `range(lo, hi)`): token ids, gather indices, CSR
     offsets, and addresses cast to a pointer type (int64); packed words (int32) are shifted or masked
-    (`w >> 4`, `w & 0xF`): quantized weights; values floor-divided (`loc // PAGE`) are int32."""
+    (`w >> 4`, `w & 0xF`): quantized weights; values floor-divided (`loc // PAGE`, `tl.cdiv(n, splits)`)
+    are int32."""
     src = kernel.src
     text = joined_lines(kernel.text)
     derived = derived_reads(kernel)
@@ -106,6 +116,9 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
         if c.name != "load":
             continue
         base = _pointer_base(kernel, c)
+        if base in pointers and _offsets_a_pointer(kernel, c.node, pointers - {base}):
+            out[base] = "int64"  # `P + tl.load(IDX + i)`: an index, used where it is loaded
+            continue
         stmt = c.node.parent
         while stmt is not None and stmt.type not in ("assignment", "augmented_assignment", "block", "module"):
             stmt = stmt.parent
@@ -122,12 +135,28 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
             literal_sums.add(base)  # `n = 0`, then `n += tl.load(P + j)`: a loop-carried int32 stays int32
         if _summed_into_literal(kernel, src.text_of(left)):
             literal_sums.add(base)
+        loaded = re.escape(src.text_of(left))
+        if re.search(rf"\b{loaded}\b\s*&(?!&)\s*[\w(]", text):
+            out.setdefault(base, "int32")  # `(w & mask) >> s`: Triton ands no float (a bool mask's & compiles on int32 too)
         dt = held_type(computed_from({src.text_of(left)}, derived, pointers), pointers - {base}, text)
         if dt == "int64":
             out[base] = dt
         elif dt is not None:
             out.setdefault(base, dt)
     return {**out, **{p: "int32" for p in literal_sums}}
+
+
+def _offsets_a_pointer(kernel, node, others: set[str]) -> bool:
+    """Is the load at `node` a term of a sum whose other side is based on one of the `others` pointers?"""
+    parent = node.parent
+    if parent is None or parent.type != "binary_operator" or kernel.src.text_of(
+            parent.child_by_field_name("operator")) != "+":
+        return False
+    side = parent.child_by_field_name("left" if parent.child_by_field_name("right") == node else "right")
+    try:
+        return base_pointer(kernel, side) in others
+    except Exception:  # noqa: BLE001 - half-typed code: an address we cannot trace says nothing
+        return False
 
 
 def _summed_into_literal(kernel, loaded: str) -> bool:
@@ -168,7 +197,8 @@ def computed_from(names: set[str], derived: dict[str, set[str]], pointers: set[s
 def held_type(names: set[str], others: set[str], text: str) -> str | None:
     """The integer type of values held in `names` by what `text` (joined) does with them: int64
     for indices that offset one of the `others` pointers or bound a loop, int32 for packed words
-    (shifted, masked with a literal) and for values floor-divided (Triton has no floating `//`)."""
+    (shifted, masked with a literal) and for values floor-divided (Triton has no floating `//`, and
+    `tl.cdiv` is one)."""
     held = "|".join(re.escape(n) for n in sorted(names))
     ptrs = "|".join(re.escape(q) for q in sorted(others))
     # `LOGITS + ids`, `table + ids * stride`: one address expression (no comma between them).
@@ -177,7 +207,8 @@ def held_type(names: set[str], others: set[str], text: str) -> str | None:
     if address or re.search(rf"\brange\([^)\n]*\b({held})\b", text):
         return "int64"
     if re.search(rf"\b({held})\b(\[[^\]\n]*\])?\s*(>>|<<)|(>>|<<)\s*\(?\s*\b({held})\b|"
-                 rf"\b({held})\b\s*[&|^]\s*(0x[0-9a-fA-F]+|\d+)\b|\b({held})\b\s*//", text):
+                 rf"\b({held})\b\s*[&|^]\s*(0x[0-9a-fA-F]+|\d+)\b|\b({held})\b\s*//|"
+                 rf"\bcdiv\([^)\n]*\b({held})\b", text):
         return "int32"
     return None
 
@@ -251,6 +282,22 @@ def atomic_max_pointers(kernel, pointers: set[str]) -> set[str]:
     return out
 
 
+def lock_pointers(kernel, pointers: set[str]) -> set[str]:
+    """Pointers of `tl.atomic_cas` / `tl.atomic_xchg` given integer literals (`atomic_cas(locks + i, 1,
+    1)`, `atomic_xchg(flag, 0)`): locks and flags, integers; the literal against a float stand-in
+    fails to verify ("'tt.atomic_cas' op failed to verify")."""
+    out = set()
+    for c in kernel.calls:
+        if c.name not in ("atomic_cas", "atomic_xchg"):
+            continue
+        operands = c.args[1:] + [v for k, v in c.kwargs.items() if k in ("cmp", "val")]
+        literal = [a for a in operands if a is not None and a.type == "integer"]
+        base = _pointer_base(kernel, c)
+        if literal and base in pointers:
+            out.add(base)
+    return out
+
+
 def int8_dot_pointers(kernel, pointers: set[str]) -> set[str]:
     """Pointers loaded into the operands of a `tl.dot` that accumulates into int32
     (`acc = tl.zeros(..., dtype=tl.int32)`, `acc += tl.dot(a, b)`): int8 matrices, which is the
@@ -260,7 +307,8 @@ def int8_dot_pointers(kernel, pointers: set[str]) -> set[str]:
     operands: set[str] = set()
     for acc in accs:
         a = re.escape(acc)
-        for m in re.finditer(rf"\b{a}\s*\+=\s*tl\.dot\(\s*(\w+)\s*,\s*(\w+)|tl\.dot\(\s*(\w+)\s*,\s*(\w+)\s*,\s*"
+        # an operand written as an expression (`tl.dot(a, b.to(tl.int8) - one)`) leaves only the other
+        for m in re.finditer(rf"\b{a}\s*\+=\s*tl\.dot\(\s*(\w+)\s*,\s*(\w+\b(?![.(]))?|tl\.dot\(\s*(\w+)\s*,\s*(\w+)\s*,\s*"
                              rf"(?:acc\s*=\s*)?{a}\b", text):
             operands |= {g for g in m.groups() if g}
     out = set()

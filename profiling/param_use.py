@@ -8,7 +8,9 @@
 - **as an API's string**: `eviction_policy=X`, `cache_modifier=X` is a string (the API's default,
   ""), `input_precision=X` a dot's precision ("tf32", Triton's default for fp32 on sm_80 and newer);
 - **as a pointer's alias**: `in_ptr = in_ptr_a` (then `in_ptr + offs`) makes `in_ptr_a` a pointer;
-- **as a `tl.static_range` bound**: the loop unrolls, so the value is kept small.
+- **as a `tl.static_range` bound**: the loop unrolls, so the value is kept small;
+- **as a tile**: the end of a `tl.arange` or a dimension of `tl.zeros` / `tl.full`: a block size, not
+  a tensor's (a kernel that hands its sizes to a jit helper makes its tiles there).
 
 A jit helper's uses count for the parameters the kernel hands it (`ParamUse.merged`).
 
@@ -36,6 +38,7 @@ class ParamUse:
     string: frozenset = frozenset()  # (name, the keyword it is passed as) pairs
     pointer_alias: frozenset = frozenset()
     unrolled: frozenset = frozenset()  # in a tl.static_range bound: unrolled, so kept small
+    tiles: frozenset = frozenset()  # tl.arange's end, tl.zeros / tl.full's shape
 
     def merged(self, theirs: ParamUse, mapping: dict[str, str]) -> ParamUse:
         """These uses and those of a jit helper the kernel hands its parameters to, `mapping`
@@ -44,7 +47,7 @@ class ParamUse:
             return frozenset(mapping[n] for n in names if n in mapping)
         return ParamUse(self.integer | ours(theirs.integer), self.condition | ours(theirs.condition),
                         self.string | frozenset((mapping[n], k) for n, k in theirs.string if n in mapping), self.pointer_alias | ours(theirs.pointer_alias),
-                        self.unrolled | ours(theirs.unrolled))
+                        self.unrolled | ours(theirs.unrolled), self.tiles | ours(theirs.tiles))
 
 
 NO_USE = ParamUse()  # a kernel whose uses were not read
@@ -88,7 +91,21 @@ def param_use(kernel, src, pointers: set[str]) -> ParamUse:
                     string=frozenset((m.group(2), m.group(1)) for m in _STRING.finditer(text) if m.group(2) in params),
                     pointer_alias=frozenset(aliases),
                     unrolled=frozenset(n for m in re.finditer(r"static_range\(([^()\n]*)\)", text)
-                                       for n in re.findall(r"[A-Za-z_]\w*", m.group(1)) if n in params))
+                                       for n in re.findall(r"[A-Za-z_]\w*", m.group(1)) if n in params),
+                    tiles=frozenset(tile_names(kernel, src, reshapes=False) & params))
+
+
+def tile_names(kernel, src, reshapes: bool = True) -> set[str]:
+    """The names in the ends of `kernel`'s `tl.arange` calls and the shapes of its `tl.zeros` / `tl.full`
+    (and with `reshapes` of its `tl.reshape` / `tl.broadcast_to`: a helper's split `(ROWS, WARPS, 32)` names
+    counts that are no tiles of the kernel that calls it)."""
+    out: set[str] = set()
+    for c in kernel.calls:
+        node = c.arg(1, "end") if c.name == "arange" else c.arg(0, "shape") if c.name in ("zeros", "full") else \
+            c.arg(1, "shape") if reshapes and c.name in ("reshape", "broadcast_to") else None
+        if node is not None:
+            out |= set(re.findall(r"[A-Za-z_]\w*", src.text_of(node)))
+    return out
 
 
 _W = r"([A-Za-z_]\w*)"

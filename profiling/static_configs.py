@@ -47,6 +47,7 @@ from tritonlens.profiling.kernel_pointers import (
     helper_calls,
     int8_dot_pointers,
     integer_pointers,
+    lock_pointers,
     negated_pointers,
     packed_pointers,
     pointer_params,
@@ -246,6 +247,8 @@ def _typed_pointers(module, k, pointers: set[str], src, helpers: Helpers) -> dic
     through_helpers = helper_loaded_pointers(k, helpers, pointers)
     for p, dt in {**through_helpers, **packed_pointers(k, pointers), **integer_pointers(k, module, pointers)}.items():
         out.setdefault(p, (dt, _INDEX_NOTE))
+    for p in lock_pointers(k, pointers):
+        out.setdefault(p, ("int32", "pointers of tl.atomic_cas/xchg with integer operands assumed int32 (locks, flags)"))
     for p in negated_pointers(k, pointers):
         out.setdefault(p, ("bool", "pointers assumed bool (their loads are negated: `not tl.load(mask_ptr)`)"))
     for p in atomic_max_pointers(k, pointers):

@@ -45,7 +45,8 @@ def test_a_block_over_the_element_limit_falls_back_to_the_tiles_own_size(report)
 
 
 def test_a_static_assertion_on_an_assumed_tile(report):
-    assert _compiled(report, "split_k_kernel").constexprs == {"K": 128, "BLOCK_K": 64}
+    c = _compiled(report, "split_k_kernel")
+    assert c.constexprs["K"] % c.constexprs["BLOCK_K"] == 0 and "retried with" in c.label, c.label
 
 
 def test_a_size_too_large_to_represent_is_retried_smaller(report):
