@@ -21,6 +21,7 @@ from tritonlens.analysis.findings import (
     Severity,
 )
 from tritonlens.profiling.compile_hints import hint_if_assumed
+from tritonlens.profiling.no_facts import reason_line
 from tritonlens.profiling.occupancy import TARGET_LIMITS, limits_for
 from tritonlens.profiling.worker.compile_report import (
     CompileReport,
@@ -126,8 +127,8 @@ def _tl105(src, name, defr, configs) -> list[Finding]:
         more = f" ({mt.clip(labels[0], LABEL_WIDTH)}" + (f" and {len(labels) - 1} more" if len(labels) > 1 else "") + ")"
         # Values we assumed, not the user's: the compiler refused our guess, not necessarily their code.
         sev = Severity.WARNING if assumed[(line, col, msg)] else Severity.ERROR
-        first = " ".join((msg.strip().splitlines() or [""])[0].split())
-        text = f"Triton compile error: {first}"
+        # Triton's own text quotes the source above its message ("at 20:4:\n<code>\n^\nwhat"): the message
+        text = f"Triton compile error: {reason_line(msg, MESSAGE_LIMIT)}"
         text = text + more if len(text) + len(more) <= MESSAGE_LIMIT else mt.clip(text, MESSAGE_LIMIT)
         out.append(Finding("TL105", sev, text, rng, kernel=name,
                            data={"configs": labels, "line": line, "column": col, "error": msg}))

@@ -156,3 +156,12 @@ def test_a_long_list_of_names_is_cut_between_names_never_inside_one():
     (f,) = findings_from(_report(_config(label="x", vector_whatif=_whatif(
         args=("Y_row_stride", "X_row_stride", "W_row_stride", "RSTD_row_stride")))), TEXT)
     assert "with Y_row_stride, X_row_stride and 2 more divisible by 16" in f.message, f.message
+
+
+def test_a_compile_error_says_triton_s_message_not_the_source_it_quotes():
+    error = ("at 20:4:\n    BLOCK_K: tl.constexpr,\n):\n    tl.static_assert(\n    ^\n"
+             "K / 4 must be divisible by BLOCK_K")
+    report = _report(ConfigFacts(label="assumed: defaults", labels=["assumed: defaults"],
+                                 error=CompileFailure(type="CompilationError", message=error, line=12, column=4)))
+    (f,) = [f for f in findings_from(report, TEXT) if f.code == "TL105"]
+    assert "Triton compile error: K / 4 must be divisible by BLOCK_K" in f.message, f.message
