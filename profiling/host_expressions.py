@@ -22,7 +22,8 @@ _HEAD_DIM = re.compile(r"^(k|v|d|dk|dv|hd|l[qkv]|head_?dim|headdim|(qk|kv|v)_?he
                        r"head_?size|block_?dmodel)$",
                        re.IGNORECASE)
 _HEADS = re.compile(r"^(h|hq|hk|hv|kvh|qh|kh|n_?[qkv]?h|n_?kv_?h|n_?heads|num_?heads|nheads|n_?kv_?heads|"
-                    r"num_?kv_?heads|num_?q_?heads|(n|num)_?(q|k|kv|v)?_?heads?)$", re.IGNORECASE)
+                    r"num_?kv_?heads|num_?q_?heads|(n|num)_?(q|k|kv|v)?_?heads?|(q_?|kv_?)?heads?_?(num|count))$",
+                    re.IGNORECASE)
 _BATCH = re.compile(r"^(b|bs|bsz|batch|batch_?size|n_?batch|num_?batch(es)?)$", re.IGNORECASE)
 # Not sizes at all: warps and pipeline stages, whatever the kernel calls them.
 _WARPS = re.compile(r"^(n_?|num_?)?warps(_per_\w+)?$", re.IGNORECASE)

@@ -110,6 +110,7 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
     src = kernel.src
     text = joined_lines(kernel.text)
     derived = derived_reads(kernel)
+    addresses = _address_locals(kernel, pointers)
     out: dict[str, str] = {}
     literal_sums: set[str] = set()
     for c in kernel.calls:
@@ -138,12 +139,29 @@ def _index_pointers(kernel, pointers: set[str]) -> dict[str, str]:
         loaded = re.escape(src.text_of(left))
         if re.search(rf"\b{loaded}\b\s*&(?!&)\s*[\w(]", text):
             out.setdefault(base, "int32")  # `(w & mask) >> s`: Triton ands no float (a bool mask's & compiles on int32 too)
-        dt = held_type(computed_from({src.text_of(left)}, derived, pointers), pointers - {base}, text)
+        dt = held_type(computed_from({src.text_of(left)}, derived, pointers), (pointers | addresses) - {base}, text)
         if dt == "int64":
             out[base] = dt
         elif dt is not None:
             out.setdefault(base, dt)
     return {**out, **{p: "int32" for p in literal_sums}}
+
+
+def _address_locals(kernel, pointers: set[str]) -> set[str]:
+    """Locals that hold an address built on one of `pointers` (`k_ptrs = K + offs`): an index added
+    to one is added to a pointer."""
+    out = set()
+    for name, assigns in kernel.assignments.items():
+        if name in pointers:
+            continue
+        for a in assigns:
+            try:
+                if a.value is not None and base_pointer(kernel, a.value) in pointers:
+                    out.add(name)
+                    break
+            except Exception:  # noqa: BLE001 - half-typed code: an address we cannot trace is no address
+                break
+    return out
 
 
 def _offsets_a_pointer(kernel, node, others: set[str]) -> bool:
