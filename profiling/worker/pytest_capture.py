@@ -11,7 +11,11 @@ run goes on, so its launches before the failure are kept. When the recorder wait
 them is recorded and the test function that recorded it has run all its parameter sets (its other
 shapes, the largest the performance case), or after PATIENCE tests in a row that recorded none of
 the kernels still missing: the rest would mostly repeat launches already recorded, each under
-Triton's slow interpreter on a CPU. Each failure's cause is read from the
+Triton's slow interpreter on a CPU. While it waits, each test function's smallest parameter set runs
+first, one function after another, and the others after them: one launch of every kernel the tests
+reach comes before any function's large shapes use the time up; once the last kernel is recorded, the
+rest of the function that recorded it runs next (its larger shapes, which profiling replays
+first). Each failure's cause is read from the
 exception object itself (capture_causes.py), one per test file: a conftest that cannot be imported
 stops pytest before any collection, so the configuration step is watched too.
 """
@@ -79,6 +83,10 @@ class CapturePlugin:
     def pytest_sessionstart(self, session):
         self._session = session
 
+    def pytest_collection_modifyitems(self, session, config, items):
+        if getattr(self.recorder, "until", 0):
+            items[:] = smallest_first(items)
+
     # -- tests -------------------------------------------------------------------------------------------
     def pytest_runtest_logstart(self, nodeid, location):
         self.recorder.current_test = nodeid
@@ -111,7 +119,9 @@ class CapturePlugin:
         self._waiting = waiting
         function = item.nodeid.split("[")[0]
         if not waiting:
-            self._done_by = self._done_by or item.nodeid
+            if self._done_by is None:
+                self._done_by = item.nodeid
+                nextitem = _rest_of_function_next(self._session.items, item) or nextitem
             if nextitem is None or nextitem.nodeid.split("[")[0] != function or self._quiet >= PATIENCE:
                 self.stopped = f"each of the {until} kernels was recorded by {self._done_by}"
         elif self._quiet >= PATIENCE:
@@ -154,3 +164,43 @@ class CapturePlugin:
                 return
             lines = [ln.strip() for ln in (report.longreprtext or "").splitlines() if ln.strip()]
             self.first_failure = f"{report.nodeid}: {lines[-1] if lines else report.outcome}"[:300]
+
+
+def _function(item) -> str:
+    return item.nodeid.split("[")[0]
+
+
+def _size(item) -> int:
+    """How large a test's case is: the product of its integer parameters (and of integer tuples, shapes)."""
+    size = 1
+    for value in getattr(getattr(item, "callspec", None), "params", {}).values():
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        for v in values:
+            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                size *= v
+    return size
+
+
+def smallest_first(items: list) -> list:
+    """`items` with each test function's smallest case first, in the functions' order, then the rest as they were."""
+    firsts: dict[str, object] = {}
+    for item in items:
+        best = firsts.get(_function(item))
+        if best is None or _size(item) < _size(best):
+            firsts[_function(item)] = item
+    chosen = set(map(id, firsts.values()))
+    return list(firsts.values()) + [item for item in items if id(item) not in chosen]
+
+
+def _rest_of_function_next(items: list, item):
+    """Move the cases of `item`'s function still to run to right after it; the one now next, or None."""
+    try:
+        at = items.index(item)
+    except ValueError:
+        return None
+    rest = [i for i in items[at + 1:] if _function(i) == _function(item)]
+    if not rest:
+        return None
+    keep = set(map(id, rest))
+    items[at + 1:] = rest + [i for i in items[at + 1:] if id(i) not in keep]
+    return rest[0]

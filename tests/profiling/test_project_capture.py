@@ -295,33 +295,67 @@ def test_a_capture_for_a_file_stops_once_each_kernel_is_recorded(project, capsys
     assert main(["capture", "--all", str(project), "--", "pytest"]) == 2
 
 
+def test_each_test_function_s_smallest_case_runs_first(project):
+    """Every kernel's first launch before any function's large shapes; then the rest of the function
+    that recorded the last kernel (its large shape, which profiling replays first), and no more."""
+    _write(project / "src/normpkg/ops/pair.py", PAIR)
+    _write(project / "tests/test_pair.py", """
+        import pytest
+        import torch
+        from normpkg.ops.pair import pair_bwd, pair_fwd
+
+
+        @pytest.mark.parametrize("n", [1 << 16, 16])
+        def test_pair_fwd(n):
+            assert pair_fwd(torch.zeros(n, device="cuda")).sum().item() == n
+
+
+        @pytest.mark.parametrize("n", [1 << 16, 32])
+        def test_pair_bwd(n):
+            assert pair_bwd(torch.zeros(n, device="cuda")).sum().item() == 0
+    """)
+    outcome = capture_for_file(project / "src/normpkg/ops/pair.py", timeout=300)
+    ran = [(r.launch.kernel, r.launch.constexprs["BLOCK"]) for r in outcome.recorded]
+    assert ran == [("_pair_fwd_kernel", 16), ("_pair_bwd_kernel", 32), ("_pair_bwd_kernel", 1 << 16)], ran
+    assert outcome.result.stopped == "each of the 2 kernels was recorded by tests/test_pair.py::test_pair_bwd[32]"
+
+
+PAIR = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _pair_fwd_kernel(X, Y, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(Y + offs, tl.load(X + offs) + 1)
+
+
+    @triton.jit
+    def _pair_bwd_kernel(DY, DX, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(DX + offs, tl.load(DY + offs))
+
+
+    def pair_fwd(x):
+        y = torch.empty_like(x)
+        _pair_fwd_kernel[(1,)](x, y, BLOCK=x.numel())
+        return y
+
+
+    def pair_bwd(dy):
+        dx = torch.empty_like(dy)
+        _pair_bwd_kernel[(1,)](dy, dx, BLOCK=dy.numel())
+        return dx
+"""
+
+
 def test_a_capture_for_a_file_stops_when_its_tests_stop_recording(project):
     """A kernel the tests never launch: the run ends PATIENCE tests after the last new kernel."""
     from tritonlens.profiling.worker.pytest_capture import PATIENCE
 
-    _write(project / "src/normpkg/ops/pair.py", """
-        import torch
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def _pair_fwd_kernel(X, Y, BLOCK: tl.constexpr):
-            offs = tl.arange(0, BLOCK)
-            tl.store(Y + offs, tl.load(X + offs) + 1)
-
-
-        @triton.jit
-        def _pair_bwd_kernel(DY, DX, BLOCK: tl.constexpr):
-            offs = tl.arange(0, BLOCK)
-            tl.store(DX + offs, tl.load(DY + offs))
-
-
-        def pair_fwd(x):
-            y = torch.empty_like(x)
-            _pair_fwd_kernel[(1,)](x, y, BLOCK=x.numel())
-            return y
-    """)
+    _write(project / "src/normpkg/ops/pair.py", PAIR)
     _write(project / "tests/test_pair.py", f"""
         import pytest
         import torch
