@@ -33,7 +33,7 @@ from compile_loading import JobError, _compile_mode, def_line, unwrap_kernel
 from compile_refusals import in_user_terms
 from compile_retry import KernelRetries, compile_with_retries
 from messages import NOT_IN_CACHE
-from older_language import emulated, forget, note, tracing, used_by
+from older_language import compiled_noting, emulated, note
 from tolerant_module import define_again, load_tolerant
 
 DEFAULT_ARTIFACTS = ("ptx", "sass", "ttgir")
@@ -202,11 +202,10 @@ def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts, c
     if cached_only:
         raise JobError(NOT_IN_CACHE)
     t0 = time.perf_counter()
-    forget()
     try:
         COMPILE_CALLS += 1
-        kernel = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=target,
-                                options=options.__dict__)
+        kernel, result["older_language"] = compiled_noting(lambda: triton.compile(
+            ASTSource(fn, signature, constexprs, attrs), target=target, options=options.__dict__))
     except Exception as exc:  # noqa: BLE001 - every compiler failure is a TL105 for the user
         result["error"] = map_error(exc, text, fn, path)
         result.update(compile_s=round(time.perf_counter() - t0, 3), cached=False)
@@ -216,14 +215,6 @@ def compile_config(fn, text, path, backend, target, cfg, cache_dir, artifacts, c
             _cache_put(cache_dir, key, result)
         return result
     result["compile_s"] = round(time.perf_counter() - t0, 3)
-    used = used_by(kernel)
-    if used is None:  # Triton's cache answered, from before it kept what the kernel needed: trace it once
-        forget()
-        with tracing():
-            kernel = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=target,
-                                    options=options.__dict__)
-        used = used_by(kernel)
-    result["older_language"] = used or []
     md = kernel.metadata
     result["shared_bytes"] = int(getattr(md, "shared", 0) or 0)
     result["tmem_bytes"] = int(getattr(md, "tmem_size", 0) or 0)

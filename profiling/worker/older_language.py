@@ -1,7 +1,7 @@
 """What Triton 3.9 removed or now refuses, compiled as the Tritons before it did.
 
 Standalone (stdlib + triton): shipped as a plain file beside job_compile.py, which compiles under
-`emulated()` and notes what a configuration needed (`used_by`, `note`).
+`emulated()` and notes what a configuration needed (`compiled_noting`, `note`).
 
 Kernels written for an earlier Triton got no compile facts here for two reasons that are the
 installed Triton's, not the kernel's:
@@ -31,7 +31,7 @@ NOTES = {
     "full slice": "a full slice past a tensor's rank (`x[:, None]` on a scalar) passed over",
 }
 
-_state: dict = {"traced": False}  # traced: Triton's front end ran since used_by() last asked
+_state: dict = {"traced": False}  # traced: Triton's front end ran since _used_by() last asked
 _used: set = set()  # what the stand-ins were needed for since then
 _RECORD = "tritonlens_older_language.json"  # beside Triton's own cache entry: a cache hit traces nothing
 
@@ -150,9 +150,10 @@ def _build_getitem(tl, core):
             seq = list(seq.values)
         kept, seen = [], 0
         for sl in seq:
-            seen += full(sl)
-            if full(sl) and seen > len(self.shape):
-                continue
+            if full(sl):
+                seen += 1
+                if seen > len(self.shape):
+                    continue
             kept.append(sl)
         if len(kept) == len(seq):
             return original(self, slices, _semantic=_semantic)
@@ -204,14 +205,14 @@ def emulated():
                 setattr(tl, name, fn)
 
 
-def forget() -> None:
+def _forget() -> None:
     """Start a compile: what was traced before it is not its."""
     _state["traced"] = False
     _used.clear()
 
 
-def used_by(kernel) -> list[str] | None:
-    """What the stand-ins were needed for to compile `kernel` (a CompiledKernel) since forget(): read
+def _used_by(kernel) -> list[str] | None:
+    """What the stand-ins were needed for to compile `kernel` (a CompiledKernel) since _forget(): read
     from the trace and kept beside Triton's cache entry, or read back from there when Triton's cache
     answered without tracing; None when that entry has no record (it predates them: compile again)."""
     import json
@@ -220,7 +221,7 @@ def used_by(kernel) -> list[str] | None:
 
     used = sorted(_used)
     traced = _state["traced"]
-    forget()
+    _forget()
     try:
         manager = get_cache_manager(kernel.hash)
         if traced:
@@ -235,8 +236,21 @@ def used_by(kernel) -> list[str] | None:
         return used  # no record to keep or read: the facts go without the note, not without the facts
 
 
+def compiled_noting(build):
+    """(`build()`'s CompiledKernel, what the stand-ins were needed for). Triton's cache may answer
+    without tracing, from an entry made before it kept that: then the kernel is traced once more."""
+    _forget()
+    kernel = build()
+    used = _used_by(kernel)
+    if used is None:
+        with _tracing():
+            kernel = build()
+        used = _used_by(kernel)
+    return kernel, used or []
+
+
 @contextlib.contextmanager
-def tracing():
+def _tracing():
     """Triton's front end runs for the duration, whatever its cache holds."""
     from triton import knobs
 
