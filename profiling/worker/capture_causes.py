@@ -36,6 +36,11 @@ except ImportError:  # a plain file beside project_capture_report.py
         CaptureCause,
     )
 
+try:  # the limits the interpreter is known to have, named once beside the shims for them
+    from .interpreter_shims import interpreter_limit_of
+except ImportError:
+    from interpreter_shims import interpreter_limit_of
+
 # Import names whose distribution on PyPI is named otherwise (pip normalizes case, - and _ itself).
 DISTRIBUTIONS = {
     "yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow", "sklearn": "scikit-learn",
@@ -213,7 +218,10 @@ def interpreter_cause(inner: BaseException, test: str | None) -> CaptureCause:
             else f"the code at {stopped[1]}" if stopped else "this launch")
     head = f"{test}: " if test else ""
     tail = "; on a GPU it runs: capture there with --backend ssh://HOST"
-    if frames and frames[-1][0].startswith("torch.cuda"):  # torch's CUDA runtime, not a kernel
+    limit = interpreter_limit_of(inner)
+    if limit is not None:  # a limit known by name: say which, then where
+        line = f"{head}Triton's interpreter cannot run {limit.what} on the CPU, at {what} ({text}){tail}"
+    elif frames and frames[-1][0].startswith("torch.cuda"):  # torch's CUDA runtime, not a kernel
         call = f"torch.cuda.{frames[-1][2]}"
         line = f"{head}{call} cannot run on the CPU, at {what} ({text}){tail}"
     else:

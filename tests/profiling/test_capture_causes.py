@@ -149,8 +149,9 @@ def test_each_failing_test_file_says_why_even_when_launches_were_recorded(projec
     limit = by_file["tests/test_fast_exp.py"]  # the interpreter's limit, never the kernel's fault
     assert limit.kind == "interpreter_limit"
     assert limit.exception == "NotImplementedError: inline_asm not supported in interpreter mode"
-    assert "Triton's interpreter cannot run `y = tl.inline_asm_elementwise(" in limit.line
-    assert "(fast_exp.py:11 in _fast_exp_kernel) on the CPU" in limit.line and "on a GPU it runs" in limit.line
+    assert "Triton's interpreter cannot run inline assembly (tl.inline_asm_elementwise) on the CPU, at " \
+        "`y = tl.inline_asm_elementwise(" in limit.line
+    assert "(fast_exp.py:11 in _fast_exp_kernel)" in limit.line and "on a GPU it runs" in limit.line
     assert "InterpreterError" not in limit.line
 
     failed = by_file["tests/test_launch_then_fail.py"]
@@ -188,7 +189,8 @@ def test_nothing_recorded_names_the_real_exception_not_a_missing_launch(project)
     assert ran.result.total_launches == 1 and [r.launch.more["unfinished"]["limit"] for r in ran.recorded] == \
         ["inline_asm"]
     [cause] = ran.causes
-    assert cause.kind == "interpreter_limit" and "cannot run `y = tl.inline_asm_elementwise(" in cause.line
+    assert cause.kind == "interpreter_limit" and "cannot run inline assembly (tl.inline_asm_elementwise) on " \
+        "the CPU, at `y = tl.inline_asm_elementwise(" in cause.line
     assert ran.result.error == "NotImplementedError: inline_asm not supported in interpreter mode"
 
 
