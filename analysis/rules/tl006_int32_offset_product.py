@@ -271,11 +271,11 @@ def check(ctx: KernelContext):
             yield _finding(ctx, t, index, strides, r, host.pointer_dtype(ctx, base))
 
 
-# Tensors of a few values per row (scales, `As`/`Bs` block scales, lengths, index tables, softmax
+# Tensors of a few values per row (scales, `As`/`Bs` block scales, `x_sf` scale factors, lengths, index tables, softmax
 # statistics, rotary cos/sin tables of positions x rotary dim): far below 2**31 elements whatever
 # the row stride is.
 _SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|index|idx|ids?(_|$)|table|slope|lse|mean|rstd|"
-                    r"stat|count|offsets|position|topk|alpha|beta|gate|^[A-Za-z]?s$|(^|_)(cos|sin)(_|$)", re.IGNORECASE)
+                    r"stat|count|offsets|position|topk|alpha|beta|gate|^[A-Za-z]?s$|(^|_)(cos|sin|sfs?)(_|$)", re.IGNORECASE)
 # A bias or mask is a vector per row or head unless its address walks a tile of rows: then it is an
 # attention bias over (batch, heads, queries, keys), as large as the scores.
 _MATRIX_META = re.compile(r"bias|mask", re.IGNORECASE)
