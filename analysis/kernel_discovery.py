@@ -5,7 +5,8 @@ meaning the analyzer's tree-sitter model gives (`model.is_kernel_definition`): a
 function (top level, or inside a module-level `if`/`else`/`try`) with a decorator that is
 `triton.jit` under the file's imports — `@triton.jit`, `@triton.jit(...)`, `@jit` after
 `from triton import jit`, `@tr.jit` after `import triton as tr` — wherever it sits in a stack of
-`@triton.autotune(...)`, `@triton.heuristics(...)` or project wrappers such as `@libentry()`.
+`@triton.autotune(...)`, `@triton.heuristics(...)` or project wrappers such as `@libentry()`, or
+rebound after its def by a module-level `name = triton.jit(name)` (and more wrappers the same way).
 `@cute.jit`, `@gluon.jit`, `@torch.jit.script` and the like are not Triton kernels.
 
 Each JIT function gets a kind:
@@ -77,15 +78,43 @@ def aliases_of(tree: ast.Module) -> Aliases:
     return al.finish()
 
 
-def is_jit_function(fn: ast.AST, al: Aliases) -> bool:
-    """Whether `fn` is a function with a `triton.jit` decorator under the aliases `al`."""
+def is_jit_function(fn: ast.AST, al: Aliases, wrappers: dict | None = None) -> bool:
+    """Whether `fn` is a function with a `triton.jit` decorator under the aliases `al`, or, given the
+    module's `rebound_wrappers`, one that a later `fn = triton.jit(fn)` makes a JIT function."""
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    for dec in fn.decorator_list:
+    later = [w for line, w in (wrappers or {}).get(fn.name, ()) if line > (fn.end_lineno or fn.lineno)]
+    for dec in fn.decorator_list + later:
         target = dec.func if isinstance(dec, ast.Call) else dec
         if al.triton_attr(dotted(target)) == "jit":
             return True
     return False
+
+
+def rebound_wrappers(tree: ast.Module) -> dict[str, list[tuple[int, ast.expr]]]:
+    """{name: [(line, wrapper)]} for each module-level `name = wrapper(name)`, which Python applies as
+    a decorator would (`k = triton.jit(k)`, `k = triton.heuristics({...})(k)`); model.rebindings()
+    reads the same from a tree-sitter tree."""
+    out: dict[str, list[tuple[int, ast.expr]]] = {}
+
+    def visit(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and isinstance(stmt.value, ast.Call) and not stmt.value.keywords and len(stmt.value.args) == 1 \
+                    and isinstance(stmt.value.args[0], ast.Name) and stmt.value.args[0].id == stmt.targets[0].id:
+                out.setdefault(stmt.targets[0].id, []).append((stmt.lineno, stmt.value.func))
+            elif isinstance(stmt, ast.If):
+                visit(stmt.body)
+                visit(stmt.orelse)
+            elif isinstance(stmt, ast.Try):
+                visit(stmt.body)
+                for handler in stmt.handlers:
+                    visit(handler.body)
+                visit(stmt.orelse)
+                visit(stmt.finalbody)
+
+    visit(tree.body)
+    return out
 
 
 def module_level_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -181,7 +210,8 @@ def _uses(tree: ast.Module, jit: list[ast.FunctionDef | ast.AsyncFunctionDef], a
 def discover(tree: ast.Module) -> list[JitFunction]:
     """Every module-level JIT function of `tree`, in source order, with its kind."""
     al = aliases_of(tree)
-    jit = [fn for fn in module_level_functions(tree) if is_jit_function(fn, al)]
+    wrappers = rebound_wrappers(tree)
+    jit = [fn for fn in module_level_functions(tree) if is_jit_function(fn, al, wrappers)]
     uses = _uses(tree, jit, al)
     return [JitFunction(fn.name, fn, *kind_of(fn.name, _returns_value(fn), uses)) for fn in jit]
 

@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 
 from .model import (
     Aliases,
+    Rebinding,
     collect_aliases,
     is_kernel_definition,
     module_level_statements,
+    rebindings,
+    rebound_after,
 )
 from .source import Source, captures
 
@@ -150,14 +153,16 @@ def read_layout(src: Source, memo: LayoutMemo) -> Layout:
     defs = []  # (outer, function_definition, decorators)
     constants: dict[str, list] = {}
     constant_stmts: dict[bytes, list] = {}
+    wrapped = rebindings(src)  # `k = triton.jit(k)` after a def: one more decorator of it
     for node in children:
         t = node.type
         if t == "function_definition":
-            defs.append((node, node, []))
+            defs.append((node, node, rebound_after(wrapped, node, src)))
         elif t == "decorated_definition":
             fn = node.child_by_field_name("definition")
             if fn is not None and fn.type == "function_definition":
-                defs.append((node, fn, [c for c in node.named_children if c.type == "decorator"]))
+                defs.append((node, fn, [c for c in node.named_children if c.type == "decorator"] +
+                             rebound_after(wrapped, fn, src)))
         elif t == "expression_statement" and node.parent.type == "module":  # module constants, as the model reads them
             a = node.named_children[0] if node.named_children else None
             if a is not None and a.type == "assignment":
@@ -187,7 +192,8 @@ def read_layout(src: Source, memo: LayoutMemo) -> Layout:
         name = text_of(name_node)
         is_kernel = False
         if decorators:
-            head = data[outer.start_byte:fn.start_byte]
+            head = data[outer.start_byte:fn.start_byte] + b"".join(
+                data[d.start_byte:d.end_byte] for d in decorators if isinstance(d, Rebinding))
             is_kernel = jit_memo.get(head)
             if is_kernel is None:
                 is_kernel = is_kernel_definition(decorators, src, aliases)

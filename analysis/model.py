@@ -40,7 +40,7 @@ __all__ = [
     "ATOMICS", "MAX_CONFIGS", "REDUCTIONS", "Aliases", "Assignment", "AutotuneConfig", "Config",
     "JitDefinition", "Kernel", "Launch", "Loop", "Module", "Param", "TlCall", "build_kernels", "build_module",
     "collect_aliases", "find_launches", "is_kernel_definition", "jit_functions", "module_level_statements",
-    "resolve_configs", "split_arguments", "top_level_definitions", "wrapper_scope",
+    "Rebinding", "rebindings", "rebound_after", "resolve_configs", "split_arguments", "top_level_definitions", "wrapper_scope",
 ]
 
 # Module-level compound statements whose blocks still define module-level names: kernels defined
@@ -68,15 +68,59 @@ def module_level_statements(src: Source):
     yield from statements(src.root)
 
 
+class Rebinding:
+    """A module-level `name = wrapper(name)` read as one more decorator of `name`'s def, as Python
+    applies it: `k = triton.jit(k)`, `k = triton.heuristics({...})(k)`, `k = tuned()(k)`. Its only
+    named child is the wrapper, where a decorator node holds its expression."""
+
+    type = "decorator"
+
+    def __init__(self, statement, wrapper):
+        self.named_children = [wrapper]
+        self.start_byte, self.end_byte = statement.start_byte, statement.end_byte
+        self.start_point, self.end_point = statement.start_point, statement.end_point
+
+
+def rebindings(src: Source) -> dict[str, list[Rebinding]]:
+    """{function name: its module-level rebindings by a wrapper, in file order}; one list per tree,
+    so the nodes stay the same objects for every reader."""
+    memo = src.memo_for("rebindings")
+    found = memo.get(None)
+    if found is None:
+        found = memo[None] = {}
+        for node in module_level_statements(src):
+            a = node.named_children[0] if node.type == "expression_statement" and node.named_children else None
+            left = a.child_by_field_name("left") if a is not None and a.type == "assignment" else None
+            right = a.child_by_field_name("right") if left is not None else None
+            if left is None or left.type != "identifier" or right is None or right.type != "call":
+                continue
+            args = right.child_by_field_name("arguments")
+            items = [c for c in args.named_children if c.type != "comment"] if args is not None else []
+            fn = right.child_by_field_name("function")
+            if len(items) == 1 and items[0].type == "identifier" and fn is not None and \
+                    src.text_of(items[0]) == src.text_of(left):
+                found.setdefault(src.text_of(left), []).append(Rebinding(node, fn))
+    return found
+
+
 def top_level_definitions(src: Source):
-    """Yield (outer_node, function_definition, decorator nodes) for each module-level function."""
+    """Yield (outer_node, function_definition, decorator nodes) for each module-level function; a
+    rebinding after the def (`k = triton.jit(k)`) counts as one of its decorators."""
+    wrapped = rebindings(src)
     for node in module_level_statements(src):
         if node.type == "decorated_definition":
             fn = node.child_by_field_name("definition")
             if fn is not None and fn.type == "function_definition":
-                yield node, fn, [c for c in node.named_children if c.type == "decorator"]
+                yield node, fn, [c for c in node.named_children if c.type == "decorator"] + \
+                    rebound_after(wrapped, fn, src)
         elif node.type == "function_definition":
-            yield node, node, []
+            yield node, node, rebound_after(wrapped, node, src)
+
+
+def rebound_after(wrapped: dict, fn, src: Source) -> list:
+    """The rebindings of `fn`'s name (from rebindings()) that come after its def."""
+    name = fn.child_by_field_name("name")
+    return [r for r in wrapped.get(src.text_of(name), ()) if r.start_byte > fn.end_byte] if name is not None and wrapped else []
 
 
 def is_kernel_definition(decorators, src: Source, al: Aliases) -> bool:

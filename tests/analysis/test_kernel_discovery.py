@@ -173,6 +173,31 @@ CASES = {
                 offs = tl.arange(0, BLOCK)
                 tl.store(x_ptr + offs, tl.maximum(tl.load(x_ptr + offs), 0.0))
         """, {"relu": L}),
+    "rebound_by_a_call": ("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _scaled(x, s):
+            return x * s
+
+
+        def _rows_kernel(x_ptr, y_ptr, n, s, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs) if EVEN else tl.load(x_ptr + offs, mask=offs < n)
+            tl.store(y_ptr + offs, _scaled(x, s), mask=offs < n)
+
+
+        _rows_kernel = triton.jit(_rows_kernel)
+        _rows_kernel = triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})(_rows_kernel)
+
+
+        def rows(x, s):
+            y = torch.empty_like(x)
+            _rows_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), s, BLOCK=1024)
+            return y
+        """, {"_scaled": H, "_rows_kernel": L}),
 }
 
 
@@ -224,3 +249,11 @@ def test_static_check_sees_kernels_under_aliases():
     before = "from triton import jit\nimport triton.language as tl\n\n@jit\ndef k(out_ptr, x):\n    pass\n"
     after = before.replace("    pass\n", "    tl.store(out_ptr, x)\n")
     assert race_problems(before, after)
+
+
+def test_a_rebinding_reads_as_its_decorators():
+    # `k = triton.heuristics({...})(k)` after `k = triton.jit(k)`: the same kernel as with the two
+    # decorators, its heuristics owning EVEN (so no launch is blamed for leaving it out)
+    [kernel] = [k for k in build_module(Source(_src("rebound_by_a_call"))).kernels if k.name == "_rows_kernel"]
+    assert kernel.decorators == ["jit", "heuristics"] and set(kernel.heuristics) == {"EVEN"}
+    assert len(kernel.launches) == 1
