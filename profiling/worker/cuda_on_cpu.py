@@ -19,7 +19,8 @@ What is mapped:
   manual_seed(_all), memory_allocated / max_memory_allocated / reset_peak_memory_stats,
   mem_get_info and the properties' total_memory (this machine's memory: what the tensors take),
   device(...)
-  as a no-op context; torch.set_default_device("cuda") means the CPU.
+  as a no-op context; torch.set_default_device("cuda") means the CPU;
+- torch.compile gives back the function itself: host code it compiles runs eagerly.
 
 What it cannot map (a test relying on these still fails, and says so in its own error):
 - `x.device` is the CPU device, so `x.device.type == "cuda"` or `x.device == torch.device("cuda")`
@@ -158,6 +159,8 @@ def install(claim_gpu: bool = True) -> bool:
     set_default = torch.set_default_device
     _installed[("torch", "set_default_device")] = set_default
     torch.set_default_device = lambda device: set_default(_cpu(device))
+    _installed[("torch", "compile")] = torch.compile
+    torch.compile = _eager
     from triton.runtime import autotuner
 
     _installed[("autotuner", "do_bench")] = autotuner.Autotuner.__dict__["do_bench"]
@@ -178,6 +181,13 @@ def shims():
     except ImportError:  # imported as tritonlens.profiling.worker.cuda_on_cpu
         from . import interpreter_shims
     return interpreter_shims
+
+
+def _eager(model=None, **_options):
+    """torch.compile while "cuda" is the CPU: the function itself, run eagerly. Compiling host code
+    for a GPU that is not here fails inside dynamo (it traces torch.cuda down to C functions a CPU
+    build lacks) and would change nothing the interpreter computes."""
+    return model if model is not None else (lambda fn: fn)
 
 
 def _untimed(kernel_call, quantiles=None, **kwargs):

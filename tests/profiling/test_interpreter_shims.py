@@ -100,3 +100,29 @@ def test_a_harness_mapping_keeps_is_available_false_and_maps_memory_queries():
         print("ok")
     """)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_torch_compiled_host_code_runs_eagerly_under_the_mapping():
+    # a project's host helper compiled for the GPU (`@torch.compile(fullgraph=True)` around code that
+    # asks torch.cuda for its device) fails inside dynamo on a CPU build; mapped, it runs eagerly
+    out = _run("""
+        import cuda_on_cpu, torch
+
+        def order(x):
+            torch.cuda.current_device()
+            return torch.argsort(x).to(torch.int32)
+
+        try:
+            torch.compile(fullgraph=True, dynamic=True)(order)(torch.tensor([3.0, 1.0, 2.0]))
+        except Exception as exc:
+            print("bare:", type(exc).__name__)
+        with cuda_on_cpu.mapped():
+            compiled = torch.compile(fullgraph=True, dynamic=True)(order)
+            print("mapped:", compiled(torch.tensor([3.0, 1.0, 2.0], device="cuda")).tolist(),
+                  torch.compile(order) is order)
+        print("after:", torch.compile.__module__)
+        """)
+    assert out.returncode == 0, out.stderr
+    bare, mapped, after = out.stdout.splitlines()
+    assert bare.startswith("bare: ") and mapped == "mapped: [1, 2, 0] True"
+    assert after == "after: torch"
