@@ -21,6 +21,7 @@ from ._tree import (  # noqa: F401
     names_in_text,
     strip_parens,
 )
+from ..source import captures
 
 MEMORY_OPS = ("load", "store")
 ATOMIC_OPS = ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
@@ -375,7 +376,22 @@ def launch_args(ctx, name: str):
 _STRIDE_CALL = re.compile(r"\.stride\(\s*(-?\d+)\s*\)$")
 
 
-def stride_dim(ctx, node):
-    """`x.stride(0)` → 0, `x.stride(-1)` → -1; None for anything else."""
-    m = _STRIDE_CALL.search(ctx.src.text_of(node).strip()) if node is not None else None
-    return int(m.group(1)) if m else None
+def stride_dim(ctx, node, launch=None):
+    """`x.stride(0)` → 0, `x.stride(-1)` → -1, also through the wrapper's local names before
+    `launch` (`stride_n = x.stride(1)`; every assignment of the name must agree); None otherwise."""
+    if node is None:
+        return None
+    m = _STRIDE_CALL.search(ctx.src.text_of(node).strip())
+    if m:
+        return int(m.group(1))
+    if launch is None or launch.wrapper is None or node.type != "identifier":
+        return None
+    name, body = ctx.src.text_of(node), launch.wrapper.child_by_field_name("body")
+    found = set()
+    for a in captures(body, "(assignment) @a", "a") if body is not None else ():
+        left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+        if a.start_byte < launch.node.start_byte and left is not None and left.type == "identifier" \
+                and ctx.src.text_of(left) == name:
+            m = _STRIDE_CALL.search(ctx.src.text_of(right).strip()) if right is not None else None
+            found.add(int(m.group(1)) if m else None)
+    return found.pop() if len(found) == 1 else None

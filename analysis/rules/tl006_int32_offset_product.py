@@ -160,7 +160,7 @@ def _index_class(ctx, index) -> int:
 
 def _reach(ctx, index, strides) -> int:
     """How far `index * strides` reaches (BATCH, ROW, UNKNOWN_DIM or INNER)."""
-    dims = [off.stride_dim(ctx, node) for n in strides for _launch, node in off.launch_args(ctx, n)]
+    dims = [off.stride_dim(ctx, node, launch) for n in strides for launch, node in off.launch_args(ctx, n)]
     info = off.term_info(ctx, index)
     idx = _index_class(ctx, index)
     named = max((_stride_class(n) for n in strides), default=UNKNOWN_DIM)
