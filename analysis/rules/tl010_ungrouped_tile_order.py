@@ -106,7 +106,9 @@ def check(ctx: KernelContext):
             if not deps & pid_vars and not within:
                 continue
             sources += within
-            if any("group" in d.lower() for d in deps | {name}):
+            # a group in the scalar split itself (`group_id = pid // num_pid_in_group`), not in a
+            # tile of offsets (`offs_k // group_size` of a quantization group)
+            if any("group" in d.lower() for d in deps | {name}) and not ctx.shapes.shape_of(a.value):
                 grouped = True
             if "//" in ops:
                 div.append(name)
