@@ -1,7 +1,8 @@
 """The dtype of the tensor a launch passes for a pointer parameter, read from the host code around
 the launch: `torch.empty(..., dtype=torch.float16)`, `x.half()`, `x.to(torch.bfloat16)`,
 `torch.empty_like(y)` of such a tensor. None wherever the file does not say (a wrapper's
-parameter, a tensor built elsewhere), and when two launches disagree."""
+parameter, a tensor built elsewhere), and when two launches disagree. Also the shape the launching
+function allocates such a tensor with (`torch.empty(n, k)`, `x.new_empty((n, k), dtype=...)`)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,44 @@ def _dtype(src, launch, node, depth):
         args = _arguments(node)
         return _dtype(src, launch, args[0], depth + 1) if args else None
     return None
+
+
+_ALLOCATORS = {"empty", "zeros", "ones", "full", "randn", "rand", "new_empty", "new_zeros", "new_ones", "new_full"}
+
+
+def allocated_dims(ctx, param: str) -> list | None:
+    """The dimension nodes of the allocation every visible launch passes for pointer `param`
+    (`torch.empty(num_reqs, steps + 1)` → [num_reqs, steps + 1]), when each launch passes a tensor
+    the launching function allocates and all of them agree; None otherwise."""
+    found = None
+    for launch, node in off.launch_args(ctx, param):
+        dims = _dims(ctx.src, launch, node, 0)
+        texts = [ctx.src.text_of(d) for d in dims] if dims is not None else None
+        if texts is None or (found is not None and texts != found[0]):
+            return None
+        found = (texts, dims)
+    return found[1] if found else None
+
+
+def _dims(src, launch, node, depth):
+    node = off.strip_parens(node)
+    if node is None or depth > _DEPTH:
+        return None
+    if node.type == "identifier":
+        right = last_assignment(src, launch, src.text_of(node))
+        return _dims(src, launch, right, depth + 1) if right is not None else None
+    fn = node.child_by_field_name("function") if node.type == "call" else None
+    name = src.text_of(fn).rsplit(".", 1)[-1] if fn is not None else ""
+    if name not in _ALLOCATORS:
+        return None
+    args = [a for a in _arguments(node) if a.type != "keyword_argument"]
+    if name.endswith("full"):
+        args = args[:1]  # the fill value is not a dimension
+    if len(args) == 1 and args[0].type in ("tuple", "list"):
+        args = [a for a in args[0].named_children if a.type != "comment"]
+    if not args or any(a.type in ("list_splat", "dictionary_splat", "keyword_argument") for a in args):
+        return None
+    return args
 
 
 def _arguments(call) -> list:

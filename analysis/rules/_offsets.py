@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..source import captures
+
 # The rules that read offsets reach the shared tree helpers through this module.
 from ._tree import (  # noqa: F401
     ancestors,
@@ -21,7 +23,6 @@ from ._tree import (  # noqa: F401
     names_in_text,
     strip_parens,
 )
-from ..source import captures
 
 MEMORY_OPS = ("load", "store")
 ATOMIC_OPS = ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",

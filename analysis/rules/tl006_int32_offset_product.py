@@ -74,6 +74,7 @@ from ..shapes.dtypes import element_bytes
 from . import _addresses as addr
 from . import _host_dtypes as host
 from . import _offsets as off
+from . import _small_tensors as small
 from .base import KernelContext, RuleInfo
 
 RULE = RuleInfo(
@@ -212,7 +213,7 @@ def _stride_params(ctx, factor, kinds) -> list[str]:
     """The parameters a stride factor reads that can make a row long: runtime strides and row
     lengths, and constexprs set to a long row somewhere (`row * STRIDE` with STRIDE=8192 wraps as
     well as `row * n_cols`). Counts (`topk`, `num_heads`) and tile sizes cannot."""
-    names = {n for n in off.runtime_params_in(ctx, factor) if "stride" in n.lower() or not _COUNT.search(n)}
+    names = {n for n in off.runtime_params_in(ctx, factor) if "stride" in n.lower() or not small.COUNT.search(n)}
     tiles = {ctx.src.text_of(a.arg(1, "end")) for a in ctx.kernel.calls_named("arange") if a.arg(1, "end") is not None}
     for n in off.depends(ctx, factor):
         if n in tiles or _TILE_NAME.search(n) or n not in kinds.constexpr:
@@ -222,8 +223,6 @@ def _stride_params(ctx, factor, kinds) -> list[str]:
     return sorted(names)
 
 
-_COUNT = re.compile(r"^(num|n)_(?!col|elem|el$|row)|_num$|^n?[Hh]$|heads?$|topk|groups?$|experts?$|gamma|tiles?$|"
-                    r"blocks?$|splits?$|per_|draft|^k$", re.IGNORECASE)
 _TILE_NAME = re.compile(r"BLOCK|TILE|GROUP|SPLIT|STAGES|WARPS|^B[A-Z]?$", re.IGNORECASE)
 LONG_ROW = 2048  # elements: a shorter row needs over a million rows before the offset passes 2**31
 
@@ -252,7 +251,7 @@ def check(ctx: KernelContext):
         if hidden:  # how far the pointer was moved before the access that rebinds it
             moved[base] = max(moved.get(base, INNER), *reach.values(), INNER)
     for base, terms, extra, hidden, products, indexing, reach in found:
-        if indexing + extra < 2 or _small_tensor(ctx, base, terms):
+        if indexing + extra < 2 or small.per_row_metadata(ctx, base, terms) or small.narrow_allocation(ctx, base):
             continue  # a 1-D tensor (one index: its size bounds the product), or per-row metadata
         large = bool(_LARGE.search(base))
         for t, index, strides, by_pid in products:
@@ -270,15 +269,6 @@ def check(ctx: KernelContext):
             seen.add(t.id)
             yield _finding(ctx, t, index, strides, r, host.pointer_dtype(ctx, base))
 
-
-# Tensors of a few values per row (scales, `As`/`Bs` block scales, `x_sf` scale factors, lengths, index tables, softmax
-# statistics, rotary cos/sin tables of positions x rotary dim): far below 2**31 elements whatever
-# the row stride is.
-_SMALL = re.compile(r"scale|meta|lens?(_|$)|seqlen|cu_|indptr|indices|index|idx|ids?(_|$)|table|slope|lse|mean|rstd|"
-                    r"stat|count|offsets|position|topk|alpha|beta|gate|^[A-Za-z]?s$|(^|_)(cos|sin|sfs?)(_|$)", re.IGNORECASE)
-# A bias or mask is a vector per row or head unless its address walks a tile of rows: then it is an
-# attention bias over (batch, heads, queries, keys), as large as the scores.
-_MATRIX_META = re.compile(r"bias|mask", re.IGNORECASE)
 
 
 # A row length that is a sequence length (`off_hb * seqlen_q_rounded`): a tensor of one value per
@@ -336,12 +326,6 @@ def _capped(ctx) -> bool:
     if "file" not in memo:
         memo["file"] = bool(_CAP.search(ctx.src.text))
     return memo["file"]
-
-
-def _small_tensor(ctx, base, terms) -> bool:
-    if _MATRIX_META.search(base):  # an attention bias or mask is small unless it walks rows of scores
-        return not any(off.term_info(ctx, t).ndim == 2 and off.term_info(ctx, t).axis == 0 for t in terms)
-    return bool(_SMALL.search(base or "-"))
 
 
 _REACH_WORDS = {BATCH: "outermost", ROW: "row", UNKNOWN_DIM: "row"}
