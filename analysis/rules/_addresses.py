@@ -181,9 +181,12 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def widened(ctx, product, index, others) -> bool:
-    """An int64 cast in how `index * others` is computed. A sequence start loaded as the index
-    (`start = tl.load(seq_starts + off_z.to(tl.int64))`) keeps the table's int32: the cast in the
-    load's address widens the address, not the value."""
+    """An int64 cast in how `index * others` is computed, or an index loaded from a table every
+    launch passes as int64 (`row = tl.load(rows + i)` with `rows` made `torch.int64` or `.long()`).
+    A sequence start loaded as the index (`start = tl.load(seq_starts + off_z.to(tl.int64))`) keeps
+    the table's int32: the cast in the load's address widens the address, not the value."""
+    if _loaded_wide(ctx, index):
+        return True
     if "int64" not in chain_text(ctx, product):
         return False
     idx = strip_parens(index)
@@ -195,3 +198,16 @@ def widened(ctx, product, index, others) -> bool:
     for c in loads:
         texts = [x.replace(ctx.src.text_of(c.node), "") for x in texts]
     return any("int64" in x for x in texts) or any("int64" in chain_text(ctx, f) for f in others)
+
+
+def _loaded_wide(ctx, index) -> bool:
+    """`index` is computed from a value loaded from a table the launches pass as int64, and nothing
+    on the way narrows it (`.to(tl.int32)`)."""
+    from . import _host_dtypes as host  # (it reads launches through _offsets, which this module feeds)
+
+    loads = ctx.definition_calls(index, "load")
+    if not loads or "int32" in chain_text(ctx, index):
+        return False
+    params = {p.name for p in ctx.kernel.params if not p.is_constexpr}
+    return any(host.pointer_dtype(ctx, name) == "int64" for c in loads
+               for name in ctx.names_in(c.arg(0, "pointer") or c.node) if name in params)

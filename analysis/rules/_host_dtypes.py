@@ -7,6 +7,7 @@ function allocates such a tensor with (`torch.empty(n, k)`, `x.new_empty((n, k),
 from __future__ import annotations
 
 from ..shapes.dtypes import element_bytes, normalize_dtype
+from ..source import captures
 from . import _offsets as off
 
 # Tensor methods that give a tensor of a fixed dtype, and those that keep their object's dtype.
@@ -38,6 +39,9 @@ def _dtype(src, launch, node, depth):
         return _dtype(src, launch, right, depth + 1) if right is not None else None
     if node.type == "subscript":  # `x[1:]` keeps x's dtype
         return _dtype(src, launch, node.child_by_field_name("value"), depth + 1)
+    if node.type == "attribute":  # `self.rows`, made once in the file (`self.rows = torch.zeros(...)`)
+        made = {_dtype(src, launch, right, depth + 1) for right in _attribute_assignments(src, src.text_of(node))}
+        return made.pop() if len(made) == 1 else None
     if node.type != "call":
         return None
     given = _dtype_keyword(src, node)
@@ -112,6 +116,17 @@ def _dtype_keyword(src, call) -> str | None:
             value = a.child_by_field_name("value")
             return normalize_dtype(src.text_of(value)) if value is not None and value.type == "attribute" else None
     return None
+
+
+def _attribute_assignments(src, attribute: str) -> list:
+    """The right sides of every `attribute = ...` in the file (`self.rows = torch.zeros(...)`)."""
+    memo = src.memo_for("host_dtypes.attributes")
+    if "all" not in memo:
+        found: dict = {}
+        for a in captures(src.root, "(assignment left: (attribute) @l right: (_) @r) @a", "a"):
+            found.setdefault(src.text_of(a.child_by_field_name("left")), []).append(a.child_by_field_name("right"))
+        memo["all"] = found
+    return memo["all"].get(attribute, [])
 
 
 def last_assignment(src, launch, name: str):
