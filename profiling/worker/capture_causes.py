@@ -53,6 +53,12 @@ DISTRIBUTIONS = {
 }
 # Modules whose raising, with device "cuda" mapped to the CPU, means the CPU cannot do what the GPU would.
 GPU_ONLY_MODULES = ("triton.", "torch.cuda")
+# A library that took the CUDA path (the CPU stand-in answers is_available() with True) and called
+# torch's CUDA runtime, which a CPU build of torch does not have.
+CPU_TORCH = re.compile(r"module 'torch\._C' has no attribute '(_cuda\w*)'|Torch not compiled with CUDA enabled")
+# A download the machine cannot make: no name resolution, no connection, a hub file not in its cache.
+OFFLINE = re.compile(r"Name or service not known|Temporary failure in name resolution|Failed to resolve|"
+                     r"Network is unreachable|LocalEntryNotFoundError|ConnectError|Max retries exceeded")
 MESSAGE_MAX = 200
 
 
@@ -208,6 +214,15 @@ def _where_it_stopped(exc: BaseException, root: str | None = None) -> tuple[str,
     return text, f"{_relative(file, root) if root else os.path.basename(file)}:{line} in {name}"
 
 
+def _last_frame(exc: BaseException, root: str | None) -> tuple[str, str] | None:
+    """(statement, `file:line in function`) of the innermost frame, library or not."""
+    frames = _frames(exc)
+    if not frames:
+        return None
+    _, file, name, line, text = frames[-1]
+    return text, f"{_relative(file, root) if root else os.path.basename(file)}:{line} in {name}"
+
+
 def interpreter_cause(inner: BaseException, test: str | None) -> CaptureCause:
     """`inner` (the real error, unwrapped) stopped a kernel under the interpreter, or a call of
     Triton's or torch.cuda's own code that needs the GPU the CPU stands in for."""
@@ -254,10 +269,22 @@ def cause_of(exc: BaseException, test: str | None, python: str | None = None,
                                     importer=_importer(missing, root))
     if any(_is_interpreter_wrapper(e) for e in found):
         return interpreter_cause(real, test)
+    text = describe(real)
+    cuda = next((m for e in found if (m := CPU_TORCH.search(describe(e)))), None)
+    if cuda is not None:
+        stopped = _where_it_stopped(real, root) or _last_frame(real, root)
+        call = f"torch._C.{cuda.group(1)}" if cuda.group(1) else "torch's CUDA runtime"
+        at = f", at {stopped[1]}" if stopped else ""
+        line = (f"{test or 'the command'}: {call} is not in this CPU build of torch; the code took its CUDA path "
+                f"because the CPU stands in for the GPU{at}; on a GPU it runs: capture there with --backend ssh://HOST")
+        return CaptureCause(kind=CAUSE_INTERPRETER_LIMIT, line=line, test=test, exception=text)
+    if any(OFFLINE.search(describe(e)) for e in found):
+        line = (f"{test or 'the command'} needs the network (a download failed: {text}); run it where the "
+                "download can be made, or with the files already in its cache")
+        return CaptureCause(kind=CAUSE_TEST_FAILED, line=line, test=test, exception=text)
     frames = _frames(real)
     if frames and _gpu_only(frames[-1][0]):  # raised inside Triton's or torch.cuda's own code
         return interpreter_cause(real, test)
-    text = describe(real)
     if test and "::" not in test:
         stopped = _where_it_stopped(real, root)
         at = f" (at {stopped[1]})" if stopped else ""

@@ -208,3 +208,41 @@ def test_import_names_map_to_their_distribution():
     assert distribution("yaml") == "pyyaml" and distribution("cv2.dnn") == "opencv-python"
     assert distribution("google.protobuf.message") == "protobuf" and distribution("transformers.models") == \
         "transformers"
+
+
+def _raised(exc: BaseException) -> BaseException:
+    try:
+        raise exc
+    except BaseException as caught:  # the traceback is what the causes read
+        return caught
+
+
+def test_a_library_on_its_cuda_path_under_the_cpu_stand_in_is_named_as_the_stand_in_s_limit():
+    # the CPU stands in for the GPU, so a library takes its CUDA path and calls a torch._C function
+    # that a CPU build of torch does not have: not the test's fault, and on a GPU it runs
+    from tritonlens.profiling.worker.capture_causes import cause_of
+
+    exc = _raised(AttributeError("module 'torch._C' has no attribute '_cuda_getCurrentRawStream'"))
+    cause = cause_of(exc, "tests/test_rms.py")
+    assert cause.kind == "interpreter_limit"
+    assert cause.line.startswith("tests/test_rms.py: torch._C._cuda_getCurrentRawStream is not in this CPU build "
+                                 "of torch; the code took its CUDA path because the CPU stands in for the GPU, at ")
+    assert cause.line.endswith("on a GPU it runs: capture there with --backend ssh://HOST")
+
+
+def test_a_download_the_machine_cannot_make_says_the_test_needs_the_network():
+    from tritonlens.profiling.worker.capture_causes import cause_of
+
+    class LocalEntryNotFoundError(Exception):
+        pass
+
+    try:
+        try:
+            raise OSError("[Errno -2] Name or service not known")
+        except OSError as inner:
+            raise LocalEntryNotFoundError("An error happened while trying to locate the file on the Hub") from inner
+    except LocalEntryNotFoundError as exc:
+        cause = cause_of(exc, "tests/test_swiglu.py::test_forward")
+    assert cause.kind == "test_failed"
+    assert cause.line.startswith("tests/test_swiglu.py::test_forward needs the network (a download failed: ")
+    assert cause.line.endswith("run it where the download can be made, or with the files already in its cache")
