@@ -295,8 +295,10 @@ def cause_of(exc: BaseException, test: str | None, python: str | None = None,
 
 
 def _relative(path: str, root: str | None) -> str:
+    """`path` from the project's root, or from its environment's site-packages (`bitsandbytes/ops.py`)."""
     if root:
         rel = os.path.relpath(path, root)
         if not rel.startswith(".."):
             return rel.replace(os.sep, "/")
-    return path
+    installed = path.replace(os.sep, "/").rsplit("/site-packages/", 1)
+    return installed[1] if len(installed) == 2 else path

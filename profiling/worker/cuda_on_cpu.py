@@ -20,7 +20,9 @@ What is mapped:
   mem_get_info and the properties' total_memory (this machine's memory: what the tensors take),
   device(...)
   as a no-op context; torch.set_default_device("cuda") means the CPU;
-- torch.compile gives back the function itself: host code it compiles runs eagerly.
+- torch.compile gives back the function itself: host code it compiles runs eagerly;
+- torch._C's current-device and raw-stream getters, which a CPU build lacks, answer device 0 and
+  its default stream (0), so libraries that bind them at import load.
 
 What it cannot map (a test relying on these still fails, and says so in its own error):
 - `x.device` is the CPU device, so `x.device.type == "cuda"` or `x.device == torch.device("cuda")`
@@ -161,6 +163,10 @@ def install(claim_gpu: bool = True) -> bool:
     torch.set_default_device = lambda device: set_default(_cpu(device))
     _installed[("torch", "compile")] = torch.compile
     torch.compile = _eager
+    for name, fn in _RUNTIME_GETTERS.items():  # only where this build of torch lacks them
+        if not hasattr(torch._C, name):
+            _installed[("torch._C", name)] = None
+            setattr(torch._C, name, fn)
     from triton.runtime import autotuner
 
     _installed[("autotuner", "do_bench")] = autotuner.Autotuner.__dict__["do_bench"]
@@ -181,6 +187,15 @@ def shims():
     except ImportError:  # imported as tritonlens.profiling.worker.cuda_on_cpu
         from . import interpreter_shims
     return interpreter_shims
+
+
+# torch's CUDA runtime getters that libraries bind at import (`_get_raw_stream =
+# torch._C._cuda_getCurrentRawStream`): a CPU build of torch has none, so the import fails before any
+# test runs. With the CPU standing in for device 0 they answer device 0 and its default stream.
+_RUNTIME_GETTERS = {
+    "_cuda_getCurrentRawStream": lambda device=None: 0,
+    "_cuda_getDevice": lambda: 0,
+}
 
 
 def _eager(model=None, **_options):
@@ -209,6 +224,8 @@ def uninstall() -> None:
             delattr(torch.cuda, name)
         elif where == "torch":
             setattr(torch, name, original)
+        elif where == "torch._C":
+            delattr(torch._C, name)
         elif where == "shims":
             shims().uninstall()
         elif where == "autotuner":

@@ -126,3 +126,17 @@ def test_torch_compiled_host_code_runs_eagerly_under_the_mapping():
     bare, mapped, after = out.stdout.splitlines()
     assert bare.startswith("bare: ") and mapped == "mapped: [1, 2, 0] True"
     assert after == "after: torch"
+
+
+def test_a_library_that_binds_torch_s_cuda_stream_getter_at_import_loads_under_the_mapping():
+    # a library binds torch._C's raw-stream getter at import, which a CPU build of torch lacks
+    out = _run("""
+        import cuda_on_cpu, torch
+        print("before:", hasattr(torch._C, "_cuda_getCurrentRawStream"))
+        with cuda_on_cpu.mapped():
+            get_stream = torch._C._cuda_getCurrentRawStream  # as bitsandbytes does at import
+            print("mapped:", get_stream(0), torch._C._cuda_getDevice())
+        print("after:", hasattr(torch._C, "_cuda_getCurrentRawStream"))
+        """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["before: False", "mapped: 0 0", "after: False"]
