@@ -96,47 +96,37 @@ def rebound_wrappers(tree: ast.Module) -> dict[str, list[tuple[int, ast.expr]]]:
     a decorator would (`k = triton.jit(k)`, `k = triton.heuristics({...})(k)`); model.rebindings()
     reads the same from a tree-sitter tree."""
     out: dict[str, list[tuple[int, ast.expr]]] = {}
-
-    def visit(body: list[ast.stmt]) -> None:
-        for stmt in body:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-                    and isinstance(stmt.value, ast.Call) and not stmt.value.keywords and len(stmt.value.args) == 1 \
-                    and isinstance(stmt.value.args[0], ast.Name) and stmt.value.args[0].id == stmt.targets[0].id:
-                out.setdefault(stmt.targets[0].id, []).append((stmt.lineno, stmt.value.func))
-            elif isinstance(stmt, ast.If):
-                visit(stmt.body)
-                visit(stmt.orelse)
-            elif isinstance(stmt, ast.Try):
-                visit(stmt.body)
-                for handler in stmt.handlers:
-                    visit(handler.body)
-                visit(stmt.orelse)
-                visit(stmt.finalbody)
-
-    visit(tree.body)
+    for stmt in module_level_statements(tree):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, ast.Call) and not stmt.value.keywords and len(stmt.value.args) == 1 \
+                and isinstance(stmt.value.args[0], ast.Name) and stmt.value.args[0].id == stmt.targets[0].id:
+            out.setdefault(stmt.targets[0].id, []).append((stmt.lineno, stmt.value.func))
     return out
 
 
 def module_level_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """Functions defined at the top level or inside module-level `if`/`else`/`try` blocks."""
-    out = []
+    return [s for s in module_level_statements(tree) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
-    def visit(body: list[ast.stmt]) -> None:
+
+def module_level_statements(tree: ast.Module):
+    """The top-level statements, and those inside module-level `if`/`else`/`try` blocks."""
+
+    def visit(body: list[ast.stmt]):
         for stmt in body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out.append(stmt)
-            elif isinstance(stmt, ast.If):
-                visit(stmt.body)
-                visit(stmt.orelse)
+            if isinstance(stmt, ast.If):
+                yield from visit(stmt.body)
+                yield from visit(stmt.orelse)
             elif isinstance(stmt, ast.Try):
-                visit(stmt.body)
+                yield from visit(stmt.body)
                 for handler in stmt.handlers:
-                    visit(handler.body)
-                visit(stmt.orelse)
-                visit(stmt.finalbody)
+                    yield from visit(handler.body)
+                yield from visit(stmt.orelse)
+                yield from visit(stmt.finalbody)
+            else:
+                yield stmt
 
-    visit(tree.body)
-    return out
+    yield from visit(tree.body)
 
 
 def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef):

@@ -30,13 +30,19 @@ def pointer_dtype(ctx, param: str) -> str | None:
     return dt if element_bytes(dt) is not None else None
 
 
-def _dtype(src, launch, node, depth):
+def _followed(src, launch, node, depth):
+    """`node` without parentheses, or what the name it is was last assigned before the launch
+    (with the depth that took); (None, depth) past _DEPTH or where nothing is known."""
     node = off.strip_parens(node)
-    if node is None or depth > _DEPTH:
+    while node is not None and node.type == "identifier" and depth <= _DEPTH:
+        node, depth = off.strip_parens(last_assignment(src, launch, src.text_of(node))), depth + 1
+    return (node, depth) if depth <= _DEPTH else (None, depth)
+
+
+def _dtype(src, launch, node, depth):
+    node, depth = _followed(src, launch, node, depth)
+    if node is None:
         return None
-    if node.type == "identifier":
-        right = last_assignment(src, launch, src.text_of(node))
-        return _dtype(src, launch, right, depth + 1) if right is not None else None
     if node.type == "subscript":  # `x[1:]` keeps x's dtype
         return _dtype(src, launch, node.child_by_field_name("value"), depth + 1)
     if node.type == "attribute":  # `self.rows`, made once in the file (`self.rows = torch.zeros(...)`)
@@ -85,13 +91,8 @@ def allocated_dims(ctx, param: str) -> list | None:
 
 
 def _dims(src, launch, node, depth):
-    node = off.strip_parens(node)
-    if node is None or depth > _DEPTH:
-        return None
-    if node.type == "identifier":
-        right = last_assignment(src, launch, src.text_of(node))
-        return _dims(src, launch, right, depth + 1) if right is not None else None
-    fn = node.child_by_field_name("function") if node.type == "call" else None
+    node, depth = _followed(src, launch, node, depth)
+    fn = node.child_by_field_name("function") if node is not None and node.type == "call" else None
     name = src.text_of(fn).rsplit(".", 1)[-1] if fn is not None else ""
     if name not in _ALLOCATORS:
         return None
