@@ -55,7 +55,8 @@ DISTRIBUTIONS = {
 GPU_ONLY_MODULES = ("triton.", "torch.cuda")
 # A library that took the CUDA path (the CPU stand-in answers is_available() with True) and called
 # torch's CUDA runtime, which a CPU build of torch does not have.
-CPU_TORCH = re.compile(r"module 'torch\._C' has no attribute '(_cuda\w*)'|Torch not compiled with CUDA enabled")
+CPU_TORCH = re.compile(r"module 'torch\._C' has no attribute '(_cuda\w*)'|dummy base class (_cuda\w*)|"
+                       r"Torch not compiled with CUDA enabled|without ATen_cuda library")
 # A download the machine cannot make: no name resolution, no connection, a hub file not in its cache.
 OFFLINE = re.compile(r"Name or service not known|Temporary failure in name resolution|Failed to resolve|"
                      r"Network is unreachable|LocalEntryNotFoundError|ConnectError|Max retries exceeded")
@@ -273,7 +274,8 @@ def cause_of(exc: BaseException, test: str | None, python: str | None = None,
     cuda = next((m for e in found if (m := CPU_TORCH.search(describe(e)))), None)
     if cuda is not None:
         stopped = _where_it_stopped(real, root) or _last_frame(real, root)
-        call = f"torch._C.{cuda.group(1)}" if cuda.group(1) else "torch's CUDA runtime"
+        name = next((g for g in cuda.groups() if g), None)
+        call = f"torch._C.{name}" if name else "torch's CUDA runtime"
         at = f", at {stopped[1]}" if stopped else ""
         line = (f"{test or 'the command'}: {call} is not in this CPU build of torch; the code took its CUDA path "
                 f"because the CPU stands in for the GPU{at}; on a GPU it runs: capture there with --backend ssh://HOST")

@@ -228,6 +228,15 @@ def test_a_library_on_its_cuda_path_under_the_cpu_stand_in_is_named_as_the_stand
     assert cause.line.startswith("tests/test_rms.py: torch._C._cuda_getCurrentRawStream is not in this CPU build "
                                  "of torch; the code took its CUDA path because the CPU stands in for the GPU, at ")
     assert cause.line.endswith("on a GPU it runs: capture there with --backend ssh://HOST")
+    # the same for CUDA classes and generators that a CPU build keeps only as dummies
+    dummy = cause_of(_raised(RuntimeError("Tried to instantiate dummy base class _cuda_isCurrentStreamCapturing")),
+                     "tests/test_moe.py::test_checkpoint")
+    generator = cause_of(_raised(RuntimeError("Cannot get CUDA generator without ATen_cuda library. PyTorch splits")),
+                         "tests/test_rollout.py::test_exact")
+    assert dummy.kind == generator.kind == "interpreter_limit"
+    assert dummy.line.startswith("tests/test_moe.py::test_checkpoint: torch._C._cuda_isCurrentStreamCapturing is not "
+                                 "in this CPU build of torch")
+    assert generator.line.startswith("tests/test_rollout.py::test_exact: torch's CUDA runtime is not in this CPU build")
 
 
 def test_a_download_the_machine_cannot_make_says_the_test_needs_the_network():
