@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from ..kernel_roles import device_helpers
+from . import _host_dtypes as host
 from ._offsets import (
     ATOMIC_OPS,
     MEMORY_OPS,
@@ -203,8 +204,6 @@ def widened(ctx, product, index, others) -> bool:
 def _loaded_wide(ctx, index) -> bool:
     """`index` is computed from a value loaded from a table the launches pass as int64, and nothing
     on the way narrows it (`.to(tl.int32)`)."""
-    from . import _host_dtypes as host  # (it reads launches through _offsets, which this module feeds)
-
     loads = ctx.definition_calls(index, "load")
     if not loads or "int32" in chain_text(ctx, index):
         return False

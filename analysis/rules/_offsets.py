@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..source import captures
-
 # The rules that read offsets reach the shared tree helpers through this module.
 from ._tree import (  # noqa: F401
     ancestors,
@@ -387,12 +385,10 @@ def stride_dim(ctx, node, launch=None):
         return int(m.group(1))
     if launch is None or launch.wrapper is None or node.type != "identifier":
         return None
-    name, body = ctx.src.text_of(node), launch.wrapper.child_by_field_name("body")
-    found = set()
-    for a in captures(body, "(assignment) @a", "a") if body is not None else ():
-        left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
-        if a.start_byte < launch.node.start_byte and left is not None and left.type == "identifier" \
-                and ctx.src.text_of(left) == name:
-            m = _STRIDE_CALL.search(ctx.src.text_of(right).strip()) if right is not None else None
-            found.add(int(m.group(1)) if m else None)
+    from ._tiling_evidence import (
+        _wrapper_assigns,  # (it reads offsets through this module)
+    )
+
+    found = {stride_dim(ctx, right) if not isinstance(right, str) else None
+             for right in _wrapper_assigns(ctx.src, launch).get(ctx.src.text_of(node), ())}
     return found.pop() if len(found) == 1 else None

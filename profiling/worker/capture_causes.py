@@ -61,6 +61,7 @@ CPU_TORCH = re.compile(r"module 'torch\._C' has no attribute '(_cuda\w*)'|dummy 
 OFFLINE = re.compile(r"Name or service not known|Temporary failure in name resolution|Failed to resolve|"
                      r"Network is unreachable|LocalEntryNotFoundError|ConnectError|Max retries exceeded")
 MESSAGE_MAX = 200
+ON_A_GPU = "; on a GPU it runs: capture there with --backend ssh://HOST"  # what a limit of the CPU leaves open
 
 
 def describe(exc: BaseException) -> str:
@@ -205,22 +206,16 @@ def _library(module: str) -> bool:
     return module.split(".")[0] in ("numpy", "torch", "triton", "builtins")
 
 
-def _where_it_stopped(exc: BaseException, root: str | None = None) -> tuple[str, str] | None:
+def _where_it_stopped(exc: BaseException, root: str | None = None,
+                      or_innermost: bool = False) -> tuple[str, str] | None:
     """(statement, `file:line in function`) of the last frame of the project's own code (a kernel's
-    line, under the interpreter) that the exception passed."""
-    own = next((f for f in reversed(_frames(exc)) if not _library(f[0])), None)
+    line, under the interpreter) that the exception passed; with `or_innermost`, the innermost frame
+    when none of them is the project's (a library's call into torch)."""
+    frames = _frames(exc)
+    own = next((f for f in reversed(frames) if not _library(f[0])), frames[-1] if or_innermost and frames else None)
     if own is None:
         return None
     _, file, name, line, text = own
-    return text, f"{_relative(file, root) if root else os.path.basename(file)}:{line} in {name}"
-
-
-def _last_frame(exc: BaseException, root: str | None) -> tuple[str, str] | None:
-    """(statement, `file:line in function`) of the innermost frame, library or not."""
-    frames = _frames(exc)
-    if not frames:
-        return None
-    _, file, name, line, text = frames[-1]
     return text, f"{_relative(file, root) if root else os.path.basename(file)}:{line} in {name}"
 
 
@@ -233,7 +228,7 @@ def interpreter_cause(inner: BaseException, test: str | None) -> CaptureCause:
     what = (f"`{stopped[0][:80]}` ({stopped[1]})" if stopped and stopped[0]
             else f"the code at {stopped[1]}" if stopped else "this launch")
     head = f"{test}: " if test else ""
-    tail = "; on a GPU it runs: capture there with --backend ssh://HOST"
+    tail = ON_A_GPU
     limit = interpreter_limit_of(inner)
     if limit is not None:  # a limit known by name: say which, then where
         line = f"{head}Triton's interpreter cannot run {limit.what} on the CPU, at {what} ({text}){tail}"
@@ -273,12 +268,12 @@ def cause_of(exc: BaseException, test: str | None, python: str | None = None,
     text = describe(real)
     cuda = next((m for e in found if (m := CPU_TORCH.search(describe(e)))), None)
     if cuda is not None:
-        stopped = _where_it_stopped(real, root) or _last_frame(real, root)
+        stopped = _where_it_stopped(real, root, or_innermost=True)
         name = next((g for g in cuda.groups() if g), None)
         call = f"torch._C.{name}" if name else "torch's CUDA runtime"
         at = f", at {stopped[1]}" if stopped else ""
         line = (f"{test or 'the command'}: {call} is not in this CPU build of torch; the code took its CUDA path "
-                f"because the CPU stands in for the GPU{at}; on a GPU it runs: capture there with --backend ssh://HOST")
+                f"because the CPU stands in for the GPU{at}{ON_A_GPU}")
         return CaptureCause(kind=CAUSE_INTERPRETER_LIMIT, line=line, test=test, exception=text)
     if any(OFFLINE.search(describe(e)) for e in found):
         line = (f"{test or 'the command'} needs the network (a download failed: {text}); run it where the "
