@@ -64,13 +64,13 @@ TEST_DIRS = {"test", "tests", "testing", "benchmark", "benchmarks", "bench", "ex
 UNNAMED = re.compile(r"\bexit code -?\d+\b|^\s*InterpreterError\s*$|InterpreterError(?!:)\s*$")
 
 
-def _source(name: str) -> Path:
-    return WHEELS.get(name, SDISTS / name)
+def _source(name: str, corpus: Path | None = None) -> Path:
+    return corpus / name if corpus else WHEELS.get(name, SDISTS / name)
 
 
-def _copy(name: str, into: Path) -> Path:
+def _copy(name: str, into: Path, corpus: Path | None = None) -> Path:
     dest = into / name
-    shutil.copytree(_source(name), dest, symlinks=True,
+    shutil.copytree(_source(name, corpus), dest, symlinks=True,
                     ignore=shutil.ignore_patterns("__pycache__", ".tritonlens", ".pytest_cache", "*.so", "*.a"))
     if not any((dest / f).exists() for f in ("pyproject.toml", "setup.py", "setup.cfg")):
         # an unpacked wheel holds its packages and no project file: mark its folder as the root
@@ -99,10 +99,13 @@ def named(cause: dict) -> bool:
     return cause["kind"] not in ("", "unknown") and not UNNAMED.search(cause["line"] or "")
 
 
-def measure(name: str, python: str | None, timeout: float, budget: float) -> dict:
+def measure(name: str, python: str | None, timeout: float, budget: float, corpus: Path | None = None,
+            keep: Path | None = None) -> dict:
+    """`corpus`: the folder holding the project (default the cache); `keep`: where its copy, with the
+    records its captures wrote, stays afterwards (default a temporary folder, removed)."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="capture-bench-") as tmp:
-        root = _copy(name, Path(tmp))
+        root = _copy(name, keep or Path(tmp), corpus)
         lay = layout(root / "pyproject.toml" if (root / "pyproject.toml").exists() else root / "setup.py")
         packages = {p.name for p in _packages(lay)}
         graph = ImportGraph(lay)
@@ -173,7 +176,10 @@ def main() -> int:
                                                                 "(default 600)")
     ap.add_argument("--projects", help="comma-separated subset of the set's names")
     ap.add_argument("--held-out", action="store_true", help="the held-out set (run once, to report)")
-    ap.add_argument("--out", help="results file name (default realworld_capture[_heldout].json)")
+    ap.add_argument("--out", help="results file name under bench/results, or a path "
+                                  "(default realworld_capture[_heldout].json)")
+    ap.add_argument("--corpus", type=Path, help="folder holding the projects (default the cache's capture/src)")
+    ap.add_argument("--keep", type=Path, help="leave each project's copy, with its records, in this folder")
     args = ap.parse_args()
     names = HELD_OUT if args.held_out else DEVELOPMENT
     if args.projects:
@@ -181,10 +187,10 @@ def main() -> int:
         names = [n for n in names if any(n.startswith(w) for w in wanted)]
     rows = []
     for name in names:
-        if not _source(name).is_dir():
-            print(f"{name}: not in the corpus ({_source(name)})", file=sys.stderr)
+        if not _source(name, args.corpus).is_dir():
+            print(f"{name}: not in the corpus ({_source(name, args.corpus)})", file=sys.stderr)
             continue
-        row = measure(name, args.python, args.timeout, args.budget)
+        row = measure(name, args.python, args.timeout, args.budget, args.corpus, args.keep)
         rows.append(row)
         print(f"{name}: {row['kernels']} kernels in {row['kernel_files']} files, tests found for "
               f"{row['test_reached']}, recorded {row['recorded']} ({row['seconds']} s)", flush=True)

@@ -8,8 +8,14 @@ For each target kernel file of a development project (docs/judgements/capture/RE
 and keeps what each step said: launches recorded, the cause when nothing was, and per kernel the
 launch's time, bandwidth, share of the GPU's measured peak and bound class.
 
-Run on the GPU host (bench/realworld_capture_gpu.sh ships the checkout and the projects there):
+`--held-out` measures the capture bench's held-out set instead (bench/realworld_capture.py, the same
+per-file captures, figures and causes as on the CPU), every project at once, then profiles each kernel
+file that recorded from its records, one file per GPU at a time.
+
+Run on the GPU host (bench/realworld_capture_gpu.sh ships the checkout and the projects there;
+bench/pack_capture_corpus.sh packs the held-out projects):
     python bench/realworld_capture_gpu.py --corpus DIR [--out FILE] [--timeout S]
+    python bench/realworld_capture_gpu.py --corpus DIR --held-out [--budget S] [--deadline S]
 → prints a table and writes JSON (default bench/results/realworld_capture_gpu.json).
 """
 
@@ -17,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -46,12 +54,14 @@ TARGETS = [
 ]
 
 
-def _cli(args: list[str], cwd: Path, timeout: float) -> tuple[dict | None, str, float]:
-    """Run `python -m tritonlens ARGS --format json` in `cwd`: (its JSON or None, its stderr tail, seconds)."""
+def _cli(args: list[str], cwd: Path, timeout: float, gpu: int | None = None) -> tuple[dict | None, str, float]:
+    """Run `python -m tritonlens ARGS --format json` in `cwd` (on GPU `gpu` alone, where given): (its
+    JSON or None, its stderr tail, seconds)."""
     t0 = time.perf_counter()
+    env = None if gpu is None else {**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu)}
     try:
         proc = subprocess.run([sys.executable, "-m", "tritonlens", *args], cwd=cwd, capture_output=True, check=False,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return None, f"no answer in {timeout:.0f} s", time.perf_counter() - t0
     seconds = time.perf_counter() - t0
@@ -121,6 +131,71 @@ def run(corpus: Path, timeout: float, parallel: int) -> list[dict]:
     return rows
 
 
+def run_held_out(corpus: Path, timeout: float, budget: float, gpus: int, deadline: float) -> list[dict]:
+    """The capture bench's held-out set (realworld_capture.py: each kernel file's own capture, the
+    same figures and causes as on the CPU), every project at once, one GPU each in turn; then each
+    kernel file that recorded is profiled from its records, one at a time per GPU, until `deadline`
+    (seconds from now) leaves too little for another."""
+    from realworld_capture import HELD_OUT
+
+    ends = time.monotonic() + deadline
+    work = Path(tempfile.mkdtemp(prefix="capture-gpu-heldout-"))
+
+    def capture(item: tuple[int, str]) -> dict:
+        i, name = item
+        out = work / f"{name}.json"
+        cmd = [sys.executable, str(REPO / "bench" / "realworld_capture.py"), "--held-out", "--projects", name,
+               "--corpus", str(corpus), "--keep", str(work), "--timeout", str(timeout), "--budget", str(budget),
+               "--out", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=budget + 300,
+                              env={**os.environ, "CUDA_VISIBLE_DEVICES": str(i % gpus)})
+        if not out.exists():
+            return {"project": name, "error": (proc.stderr or proc.stdout)[-600:]}
+        return json.loads(out.read_text())["projects"][0]
+
+    with ThreadPoolExecutor(len(HELD_OUT)) as pool:
+        rows = list(pool.map(capture, enumerate(HELD_OUT)))
+    free: queue.Queue[int] = queue.Queue()
+    for g in range(gpus):
+        free.put(g)
+
+    def profile(item: tuple[dict, dict]) -> None:
+        row, entry = item
+        if ends - time.monotonic() < 90:
+            entry["profile"] = {"error": "not profiled: the run's time ran out"}
+            return
+        gpu = free.get()
+        try:
+            entry["profile"] = _profile_summary(*_cli(["profile", entry["file"], "--timeout", "60", "--format", "json"],
+                                                      work / row["project"], 75, gpu))
+        finally:
+            free.put(gpu)
+
+    jobs = [(row, entry) for row in rows for entry in row.get("files", []) if entry["recorded"]]
+    with ThreadPoolExecutor(gpus) as pool:
+        list(pool.map(profile, jobs))
+    for row in rows:
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def held_out_table(rows: list[dict]) -> str:
+    out = [f"{'project / file':60} {'recorded':>8} {'kernel':32} {'time ms':>9} {'GB/s':>8} {'% peak':>7}  bound"]
+    for r in rows:
+        out.append(f"{r['project']:60} {r.get('recorded', 0)}/{r.get('test_reached', 0)} of {r.get('kernels', 0)}")
+        for entry in r.get("files", []):
+            prof = entry.get("profile") or {}
+            kernels = prof.get("kernels") or [{"name": (prof.get("error") or "-")[:60], "top": None}]
+            for i, k in enumerate(kernels):
+                top = k["top"] or {}
+                head = f"  {entry['file'][-58:]:58} {len(entry['recorded']):>8}" if i == 0 else " " * 69
+                out.append(f"{head} {k['name'][:32]:32} {_num(top.get('time_ms'), 4):>9} {_num(top.get('gbps'), 0):>8} "
+                           f"{_num(top.get('pct_of_peak'), 1):>7}  {top.get('bound') or (k.get('error') or '')[:60]}")
+        for c in r.get("causes", []):
+            out.append(f"    [{c['kind']}] {c['line'][:200]}")
+    return "\n".join(out)
+
+
 def _num(value, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -148,6 +223,11 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=90.0, help="seconds per capture (default 90)")
     ap.add_argument("--parallel", type=int, default=4, help="captures at a time (default 4)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "realworld_capture_gpu.json"))
+    ap.add_argument("--held-out", action="store_true",
+                    help="the capture bench's held-out set instead (run once, to report): its per-file captures, "
+                         "then a profile of each file that recorded")
+    ap.add_argument("--budget", type=float, default=240.0, help="--held-out: seconds for a project's captures")
+    ap.add_argument("--deadline", type=float, default=480.0, help="--held-out: seconds for the whole run")
     args = ap.parse_args()
     import torch
 
@@ -155,8 +235,12 @@ def main() -> int:
         print("realworld_capture_gpu: no GPU here; this bench records and times on a GPU host", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    rows = run(Path(args.corpus), args.timeout, args.parallel)
-    print(table(rows))
+    if args.held_out:
+        rows = run_held_out(Path(args.corpus), args.timeout, args.budget, torch.cuda.device_count(), args.deadline)
+        print(held_out_table(rows))
+    else:
+        rows = run(Path(args.corpus), args.timeout, args.parallel)
+        print(table(rows))
     result = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
               "triton": __import__("triton").__version__, "seconds": round(time.perf_counter() - t0, 1), "rows": rows}
