@@ -42,7 +42,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(REPO))
 from realworld_kernels import classify, kernel_files
 from tritonlens.profiling.project_capture import capture_for_file
 from tritonlens.profiling.project_tests import ImportGraph, is_test_file, layout

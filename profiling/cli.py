@@ -86,6 +86,8 @@ def format_text(report: ProfileReport) -> str:
         for launch in k.launches:
             if launch.more.get("tuning"):
                 lines.append(f"  {launch.more['tuning']}")
+            if launch.more.get("traffic"):
+                lines.append(f"  GB/s not known: {launch.more['traffic']}")
             if launch.error:
                 lines.append(f"  launch {launch.more.get('signature', '')}: {launch.error}")
             n = launch.ncu

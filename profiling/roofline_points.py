@@ -115,7 +115,7 @@ def _why_left_out(launch: LaunchProfile, mode: str | None, nbytes: int | None) -
     if _positive(launch.time_ms) is None:
         return "not timed (Triton's interpreter)" if mode == "interpreter" else "not timed"
     if nbytes is None:
-        return "no byte count"
+        return "touches only part of its tensors" if launch.more.get("traffic") else "no byte count"
     return None
 
 

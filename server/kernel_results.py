@@ -210,6 +210,9 @@ def hover_markdown(m: Measurement, stale: bool, compiled=None) -> str:
             "| grid | time | GB/s | TFLOP/s | % of roofline | bound | registers | spills | shared memory "
             "| occupancy |\n|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows)
         )
+    partial = next((launch.more["traffic"] for launch in m.entry.launches[:6] if launch.more.get("traffic")), None)
+    if partial:
+        lines.append(f"GB/s not known: {partial}.")
     if compiled is not None and any(compiled.configs[:6]):
         lines.append(f"{COMPILED_MARK} from the {compiled.target} compile of the same configuration: "
                      "the run measured none.")

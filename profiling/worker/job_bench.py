@@ -161,6 +161,9 @@ def handle(job) -> dict:
                 t = entry["time_ms"]
                 nbytes = d["bytes"]["read"] + d["bytes"]["written"]
                 entry["gbps"] = round(nbytes / (t * 1e-3) / 1e9, 2) if t else None
+                partial = roofline.partial_traffic(nbytes, t, ceil)
+                if partial:  # the sizes are not the traffic: no bandwidth, no roofline point
+                    entry.update(gbps=None, bytes=None, traffic=partial)
                 entry["tflops"] = round(flops / (t * 1e-3) / 1e12, 2) if t and flops else None
                 programs = d["grid"][0] * d["grid"][1] * d["grid"][2]
                 entry.update(roofline.classify(t, entry["gbps"], entry["tflops"], ceil, programs,

@@ -18,6 +18,26 @@ from __future__ import annotations
 
 BOUND_FRACTION = 0.60
 LATENCY_MS = 0.015
+# measured bandwidth scatters a few percent about the measured copy ceiling; far over it, the bytes
+# counted are not what the launch moved
+OVER_CEILING = 1.10
+
+
+def partial_traffic(nbytes: int, time_ms: float | None, ceilings: dict | None) -> str | None:
+    """Why a launch's tensor sizes are not its traffic, or None when they may be. Traffic is counted
+    as each tensor read or written whole, once; a kernel that touches part of a large tensor (a
+    gather, a scatter into a table, a few rows of it) then 'moves' its tensors faster than the GPU's
+    measured copy ceiling allows. Its bandwidth is not known from sizes, and a % of roofline made
+    from them would be made up."""
+    copy = (ceilings or {}).get("copy_gbps")
+    if not copy or not time_ms or not nbytes:
+        return None
+    gbps = nbytes / (time_ms * 1e-3) / 1e9
+    if gbps <= OVER_CEILING * copy:
+        return None
+    return (f"its tensors ({nbytes / 1e6:.1f} MB) would move at {gbps:.0f} GB/s, {gbps / copy:.1f}x this "
+            f"GPU's measured copy ceiling ({copy:.0f} GB/s): it touches only part of them, so its bandwidth "
+            "is not known from their sizes")
 
 
 def matmul_flops(descriptor: dict) -> int | None:
@@ -58,6 +78,7 @@ def classify(time_ms: float | None, gbps: float | None, tflops: float | None, ce
     comp = tflops / peak if tflops is not None and peak else None
     fractions = {"memory": mem or 0.0, "compute": comp or 0.0}
     top = max(fractions, key=fractions.get)
+    known = mem is not None or comp is not None  # neither known: no % of anything
     if fractions[top] >= BOUND_FRACTION:
         bound = top
     elif time_ms < LATENCY_MS or (sm_count and programs < sm_count):
@@ -65,6 +86,7 @@ def classify(time_ms: float | None, gbps: float | None, tflops: float | None, ce
     else:
         bound = "underutilized"
     peak_name = "copy_gbps" if top == "memory" else ceiling_key
-    return {"pct_of_peak": round(100 * fractions[top], 1), "peak": peak_name, "bound": bound,
+    return {"pct_of_peak": round(100 * fractions[top], 1) if known else None, "peak": peak_name if known else None,
+            "bound": bound,
             "mem_fraction": None if mem is None else round(mem, 4),
             "compute_fraction": None if comp is None else round(comp, 4)}

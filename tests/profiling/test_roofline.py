@@ -41,3 +41,15 @@ def test_bound_classes():
     assert slow["bound"] == "underutilized" and slow["pct_of_peak"] == 40.0
     none = roofline.classify(None, None, None, CEIL, 1, 132)
     assert none["bound"] is None and none["pct_of_peak"] is None
+
+
+def test_tensor_sizes_past_the_copy_ceiling_are_not_traffic():
+    # a scatter-add into a 660 MB table that touches a few rows in 6 us: whole-tensor bytes would be
+    # 110 TB/s, which no GPU moves; under the ceiling, the sizes may be the traffic
+    note = roofline.partial_traffic(660_000_000, 0.006, CEIL)
+    assert note is not None and "36.7x" in note and "3000 GB/s" in note
+    assert roofline.partial_traffic(3_000_000, 0.001, CEIL) is None  # 3000 GB/s: at the ceiling
+    assert roofline.partial_traffic(3_200_000, 0.001, CEIL) is None  # within the scatter of a measurement
+    assert roofline.partial_traffic(660_000_000, 0.006, None) is None  # no ceiling measured: not judged
+    unknown = roofline.classify(0.006, None, None, CEIL, programs=16, sm_count=132)
+    assert unknown["pct_of_peak"] is None and unknown["peak"] is None and unknown["bound"] == "latency"

@@ -161,9 +161,11 @@ def test_nothing_to_plot_says_why_in_one_line():
         roofline_data(report(MATMUL, ceilings={"copy_gbps": 3000.9}))
     failed = ("bad_kernel", [launch("bad_kernel", 1.0, 8, 8, error="CompilationError: ...")])
     with pytest.raises(NothingToPlot) as info:
-        roofline_data(report(UNTIMED, failed, ("nobytes", [{"kernel": "nobytes", "time_ms": 1.0}])))
+        roofline_data(report(UNTIMED, failed, ("nobytes", [{"kernel": "nobytes", "time_ms": 1.0}]),
+                             ("gather", [{"kernel": "gather", "time_ms": 0.006, "traffic": "its tensors ..."}])))
     assert str(info.value) == ("no roofline: no launch was timed with a byte count "
-                               "(add_kernel: not timed; bad_kernel: failed; nobytes: no byte count)")
+                               "(add_kernel: not timed; bad_kernel: failed; nobytes: no byte count; "
+                               "gather: touches only part of its tensors)")
     assert "\n" not in str(info.value)
 
 

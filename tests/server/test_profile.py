@@ -185,3 +185,16 @@ async def test_lens_and_diagnostic_text_for_gpu_measurements():
                                               pct_of_peak=35.0, bound="memory")
     assert kernel_results.summary(m) == "0.062 ms · 1.04 TB/s · 35% of peak · memory-bound"
     assert kernel_results.diagnostic_message(m) == "35% of copy bandwidth: memory-bound; see hover"
+
+
+async def test_a_launch_whose_sizes_are_not_its_traffic_shows_no_bandwidth():
+    note = "its tensors (660.0 MB) would move at 110000 GB/s, 36.7x this GPU's measured copy ceiling"
+    m = kernel_results.Measurement(
+        kernel="scatter_kernel", kernel_hash="x", kernel_line=0, mode="gpu", device={"name": "NVIDIA H200"},
+        entry=KernelProfile.from_json({"name": "scatter_kernel", "line": 1, "launches": [
+            {"time_ms": 0.006, "gbps": None, "pct_of_peak": None, "bound": "latency", "traffic": note}]}),
+    )
+    assert kernel_results.summary(m) == "6.0 µs · latency-bound"
+    assert kernel_results.diagnostic_message(m) is None
+    hover = kernel_results.hover_markdown(m, stale=False)
+    assert f"GB/s not known: {note}." in hover and "%" not in hover.split("| occupancy |")[1].split("\n\n")[0]
