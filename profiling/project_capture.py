@@ -18,6 +18,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from tritonlens.profiling.worker.project_capture_report import (
     CAUSE_NO_TEST_FOUND,
     CAUSE_NO_TEST_RAN,
     CAUSE_OUTSIDE_ONLY,
+    CAUSE_SCRIPT,
     CAUSE_WORKER_FAILED,
     CaptureCause,
     ProjectCaptureJob,
@@ -45,6 +47,8 @@ SHIP_FILE_MAX = 2 << 20
 # no .pytest_cache left in the user's project; a test module that cannot be imported (a GPU-only
 # extension, a missing optional package) must not stop the others from running
 PYTEST_ARGS = ("-q", "-p", "no:cacheprovider", "--continue-on-collection-errors")
+SCRIPTS_MAX = 2  # test files that turned out to be scripts, run as scripts after the tests
+SCRIPT_MIN_S = 10.0  # a script run given less than this would spend it importing
 
 
 @dataclass
@@ -284,6 +288,31 @@ def capture_for_file(path: str | os.PathLike, python: str | None = None, backend
             f"record a command instead: tritonlens capture -- pytest ..."))
         return CaptureOutcome(root=lay.root, command=[], reason=cause.line, cause=cause)
     until = [] if every_launch else launchable_kernels(lay.root, files)
-    return capture_command(lay.root, ["pytest", *PYTEST_ARGS, *tests], python=python, backend=backend,
-                           timeout=timeout, map_cuda=map_cuda, tests=tests, origin=f"pytest {' '.join(tests)}",
-                           cancel=cancel, until=until)
+    started = time.monotonic()
+    outcome = capture_command(lay.root, ["pytest", *PYTEST_ARGS, *tests], python=python, backend=backend,
+                              timeout=timeout, map_cuda=map_cuda, tests=tests, origin=f"pytest {' '.join(tests)}",
+                              cancel=cancel, until=until)
+    scripts = list(dict.fromkeys(c.test.split("::")[0] for c in outcome.causes if c.kind == CAUSE_SCRIPT and c.test))
+    for script in scripts[:SCRIPTS_MAX]:
+        left = timeout - (time.monotonic() - started)
+        if left < SCRIPT_MIN_S or (cancel is not None and cancel.is_set()) or (until and set(until) <= set(outcome.kernels())):
+            break
+        _merge(outcome, script, capture_command(lay.root, ["python", script], python=python, backend=backend,
+                                                timeout=left, map_cuda=map_cuda, origin=f"python {script}",
+                                                cancel=cancel))
+    return outcome
+
+
+def _merge(outcome: CaptureOutcome, script: str, ran: CaptureOutcome) -> None:
+    """Add a test file's run as a script to the tests' capture: its launches, and its causes in
+    place of the one that said the file is a script, once that run recorded launches."""
+    outcome.recorded += ran.recorded
+    outcome.outside += ran.outside
+    outcome.kept = ran.kept or outcome.kept
+    if ran.recorded:
+        outcome.causes = [c for c in outcome.causes if not (c.kind == CAUSE_SCRIPT and c.test.startswith(f"{script}::"))]
+    outcome.causes += ran.causes if ran.recorded or ran.cause is None else [ran.cause]
+    if outcome.recorded:
+        outcome.cause = outcome.reason = None
+    elif ran.cause is not None:  # nothing from either: the script's own cause is the nearer one
+        outcome.cause, outcome.reason = ran.cause, ran.cause.line

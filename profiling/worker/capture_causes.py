@@ -25,6 +25,7 @@ try:  # imported as tritonlens.profiling.worker.capture_causes
     from .project_capture_report import (
         CAUSE_INTERPRETER_LIMIT,
         CAUSE_MISSING_MODULE,
+        CAUSE_SCRIPT,
         CAUSE_TEST_FAILED,
         CaptureCause,
     )
@@ -32,6 +33,7 @@ except ImportError:  # a plain file beside project_capture_report.py
     from project_capture_report import (
         CAUSE_INTERPRETER_LIMIT,
         CAUSE_MISSING_MODULE,
+        CAUSE_SCRIPT,
         CAUSE_TEST_FAILED,
         CaptureCause,
     )
@@ -60,6 +62,7 @@ CPU_TORCH = re.compile(r"module 'torch\._C' has no attribute '(_cuda\w*)'|dummy 
 # A download the machine cannot make: no name resolution, no connection, a hub file not in its cache.
 OFFLINE = re.compile(r"Name or service not known|Temporary failure in name resolution|Failed to resolve|"
                      r"Network is unreachable|LocalEntryNotFoundError|ConnectError|Max retries exceeded")
+MAIN_BLOCK = re.compile(r"^if\s+__name__\s*==\s*[\"']__main__[\"']\s*:", re.M)
 MESSAGE_MAX = 200
 ON_A_GPU = "; on a GPU it runs: capture there with --backend ssh://HOST"  # what a limit of the CPU leaves open
 
@@ -279,6 +282,8 @@ def cause_of(exc: BaseException, test: str | None, python: str | None = None,
         line = (f"{test or 'the command'} needs the network (a download failed: {text}); run it where the "
                 "download can be made, or with the files already in its cache")
         return CaptureCause(kind=CAUSE_TEST_FAILED, line=line, test=test, exception=text)
+    if type(real).__name__ == "FixtureLookupError" and test and "::" in test:
+        return script_cause(test, getattr(real, "argname", None), root, text)
     frames = _frames(real)
     if frames and _gpu_only(frames[-1][0]):  # raised inside Triton's or torch.cuda's own code
         return interpreter_cause(real, test)
@@ -289,6 +294,27 @@ def cause_of(exc: BaseException, test: str | None, python: str | None = None,
     else:
         line = f"{test or 'the command'} failed: {text}"
     return CaptureCause(kind=CAUSE_TEST_FAILED, line=line, test=test, exception=text)
+
+
+def runs_as_script(file: str, root: str | None) -> bool:
+    """Whether the test file has an `if __name__ == "__main__":` block (what its author runs)."""
+    try:
+        with open(os.path.join(root or ".", file), encoding="utf-8") as fh:
+            return bool(MAIN_BLOCK.search(fh.read()))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def script_cause(test: str, argname: str | None, root: str | None, text: str) -> CaptureCause:
+    """A `test_` function whose arguments are no fixtures: the file is a script pytest collected by
+    its name. Its main block, where it has one, is what reaches the kernels."""
+    file = test.split("::")[0]
+    line = f"{test} is not a pytest test: pytest has no fixture for its argument '{argname or '?'}'"
+    if not runs_as_script(file, root):
+        return CaptureCause(kind=CAUSE_TEST_FAILED, line=line, test=test, exception=text)
+    fix = f"tritonlens capture -- python {file}"
+    return CaptureCause(kind=CAUSE_SCRIPT, line=f"{line}; the file is a script, run as one: {fix}", fix=fix,
+                        test=test, exception=text)
 
 
 def _relative(path: str, root: str | None) -> str:

@@ -22,6 +22,7 @@ import tempfile
 
 import capture_causes
 import cuda_on_cpu
+import sandbox
 from project_capture_report import (
     ProjectCaptureJob,
     ProjectCaptureResult,
@@ -225,7 +226,7 @@ def handle(job) -> dict:
         os.chdir(root)
         for entry in reversed(job.sys_path or ["."]):
             sys.path.insert(0, os.path.normpath(os.path.join(root, entry)))
-        with recorder.capture:
+        with recorder.capture, sandbox.forks_allowed():
             _run(kind, args, recorder, result)
     finally:
         if memory is not None:

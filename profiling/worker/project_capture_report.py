@@ -61,6 +61,7 @@ class ProjectLaunch(Message):
 CAUSE_MISSING_MODULE = "missing_module"  # the project (or its conftest) imports a module this interpreter lacks
 CAUSE_INTERPRETER_LIMIT = "interpreter_limit"  # Triton's CPU interpreter cannot run what the kernel does
 CAUSE_TEST_FAILED = "test_failed"  # the tests ran and failed for a reason of their own
+CAUSE_SCRIPT = "script"  # a test_ file pytest cannot call (its arguments are no fixtures): a script
 CAUSE_NO_TEST_RAN = "no_test_ran"  # pytest collected or selected nothing
 CAUSE_NO_TEST_FOUND = "no_test_found"  # no test of the project reaches the file
 CAUSE_NO_LAUNCH = "no_launch"  # the command ran and launched no Triton kernel of the project

@@ -6,7 +6,9 @@ Refused, with PermissionError inside the job and a record in the reply ("sandbox
   the system temp dir, the compiler caches under ~/.triton and ~/.cache, and the folders a job
   names as its own cache);
 - starting processes (subprocess, os.system, os.exec*/spawn*/posix_spawn, os.fork), except the
-  toolchain Triton itself runs (ptxas, cuobjdump, nvdisasm, a C compiler for its launcher, ldconfig);
+  toolchain Triton itself runs (ptxas, cuobjdump, nvdisasm, a C compiler for its launcher, ldconfig),
+  and os.fork while a job of the project's own tests allows it (`forks_allowed`): a forked child is
+  this process again, under this hook, in the process group the worker is killed by;
 - network connections to anything but loopback or a Unix socket.
 
 An audit hook cannot be removed once added, and it sees the calls C extensions make through the
@@ -32,6 +34,7 @@ _roots: list[str] = []
 _extra_roots: list[str] = []
 attempts: list[dict] = []
 _installed = False
+_fork_allowed = False
 
 
 def _real(path) -> str:
@@ -81,6 +84,8 @@ def _hook(event: str, args: tuple) -> None:
             _check_exec(args[0])
         elif event == "os.system":
             _refuse("process", f"os.system({args[0]!r})")
+        elif event == "os.fork" and _fork_allowed:
+            return
         elif event in ("os.fork", "os.forkpty"):
             _refuse("process", event)
         elif event == "socket.connect":
@@ -118,6 +123,18 @@ def own_tool():
         yield
     finally:
         _state.inside = was
+
+
+@contextlib.contextmanager
+def forks_allowed():
+    """While a project's own tests run (their data loaders, multiprocessing pools with the fork
+    start method): os.fork. Exec stays refused, in the children too, so nothing leaves the hook."""
+    global _fork_allowed
+    was, _fork_allowed = _fork_allowed, True
+    try:
+        yield
+    finally:
+        _fork_allowed = was
 
 
 def allow_for_job(paths) -> None:

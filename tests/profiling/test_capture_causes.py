@@ -255,3 +255,35 @@ def test_a_download_the_machine_cannot_make_says_the_test_needs_the_network():
     assert cause.kind == "test_failed"
     assert cause.line.startswith("tests/test_swiglu.py::test_forward needs the network (a download failed: ")
     assert cause.line.endswith("run it where the download can be made, or with the files already in its cache")
+
+
+SCRIPT_TEST = """
+    import torch
+    from causepkg.ops.double import double
+
+    x = torch.ones(64, device="cuda")
+
+
+    def test_acc(scale):
+        print((double(x) * scale).sum().item())
+"""
+
+
+def test_a_test_file_that_is_a_script_runs_as_one(tmp_path):
+    # a test_ function whose argument is no fixture: pytest collects the file by its name, and only
+    # its main block, run as a script, reaches the kernel
+    root = _project(tmp_path / "causepkg", {**KERNELS, "tests/test_acc.py": SCRIPT_TEST + """
+
+    if __name__ == "__main__":
+        test_acc(2.0)
+    """})
+    outcome = capture_for_file(root / "src/causepkg/ops/double.py", timeout=300)
+    assert [r.launch.kernel for r in outcome.recorded] == ["_double_kernel"]
+    assert outcome.cause is None and outcome.reason is None and outcome.causes == []
+    assert {r.origin for r in outcome.recorded} == {"python tests/test_acc.py"}
+
+    root = _project(tmp_path / "nomain", {**KERNELS, "tests/test_acc.py": SCRIPT_TEST})
+    outcome = capture_for_file(root / "src/causepkg/ops/double.py", timeout=300)
+    assert not outcome.recorded and outcome.cause.kind == "test_failed"
+    assert outcome.reason == "tests/test_acc.py::test_acc is not a pytest test: pytest has no fixture for its " \
+                             "argument 'scale'"

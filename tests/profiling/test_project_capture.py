@@ -390,3 +390,34 @@ def test_a_script_imports_the_modules_beside_it(project):
     outcome = capture_command(project, ["python", "scripts/bench_rms.py"], timeout=300)
     assert outcome.result.error is None and outcome.result.exit_code == 0
     assert [r.file for r in outcome.recorded] == [RMS]
+
+
+def test_a_test_that_forks_runs_under_capture(project):
+    # a multiprocessing pool with the fork start method, as a test's helper uses it: the children are
+    # the worker again, under its sandbox; only starting another program stays refused
+    _write(project / "tests/test_forks.py", """
+        import multiprocessing
+        import subprocess
+
+        import pytest
+        import torch
+        from normpkg import scale_rows
+
+
+        def _square(n):
+            return n * n
+
+
+        def test_pool_then_launch():
+            with multiprocessing.get_context("fork").Pool(2) as pool:
+                assert pool.map(_square, range(4)) == [0, 1, 4, 9]
+            scale_rows(torch.ones(2, 64, device="cuda"), torch.ones(2, device="cuda"))
+
+
+        def test_starting_a_program_is_still_refused():
+            with pytest.raises(PermissionError, match="tritonlens worker sandbox"):
+                subprocess.run(["echo", "hi"], check=False)
+    """)
+    outcome = capture_command(project, ["pytest", "-q", "tests/test_forks.py"], timeout=300)
+    assert outcome.result.passed == 2 and outcome.result.failed == 0, outcome.causes
+    assert [r.file for r in outcome.recorded] == [SCALE]
