@@ -52,6 +52,7 @@ DISTRIBUTIONS = {
     "magic": "python-magic", "jwt": "PyJWT", "lxml.etree": "lxml", "sentencepiece": "sentencepiece",
     "flash_attn": "flash-attn", "causal_conv1d": "causal-conv1d", "mamba_ssm": "mamba-ssm",
     "liger_kernel": "liger-kernel", "triton_kernels": "triton-kernels", "flag_gems": "flag-gems",
+    "absl": "absl-py", "Levenshtein": "python-Levenshtein", "msgpack_numpy": "msgpack-numpy",
 }
 # Modules whose raising, with device "cuda" mapped to the CPU, means the CPU cannot do what the GPU would.
 GPU_ONLY_MODULES = ("triton.", "torch.cuda")

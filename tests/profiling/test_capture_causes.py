@@ -208,6 +208,7 @@ def test_import_names_map_to_their_distribution():
     assert distribution("yaml") == "pyyaml" and distribution("cv2.dnn") == "opencv-python"
     assert distribution("google.protobuf.message") == "protobuf" and distribution("transformers.models") == \
         "transformers"
+    assert distribution("absl.testing") == "absl-py"  # `pip install absl` is another project
 
 
 def _raised(exc: BaseException) -> BaseException:
