@@ -272,6 +272,9 @@ class Capture:
             with torch.no_grad():
                 before = {n: t.clone() for n, t in tensors.items()}
         snapshots = {n: t.clone() for n, t in tensors.items() if not (t.dtype.is_floating_point or t.dtype.is_complex)}
+        for d in arg_desc:
+            if d["name"] in snapshots and holds_addresses(snapshots[d["name"]]):
+                d["addresses"] = True
 
         # Recorded before it runs: the configuration is what compile, profile and optimize need, and a
         # launch the interpreter cannot finish (or one a test fails after) is still one the project makes.
@@ -308,6 +311,18 @@ class Capture:
 
     def descriptors(self) -> list[dict]:
         return [self.records[k].descriptor for k in self.order]
+
+
+# No tensor has 2**40 elements: an int64 table whose every nonzero value is past that holds memory
+# addresses (pointers to tensors the launch does not pass), which a replay on fresh tensors cannot rebuild.
+ADDRESS_FLOOR = 1 << 40
+
+
+def holds_addresses(t: torch.Tensor) -> bool:
+    if t.dtype not in (torch.int64, getattr(torch, "uint64", torch.int64)) or t.numel() == 0:
+        return False
+    nonzero = t[t != 0]
+    return nonzero.numel() > 0 and bool((nonzero.abs() >= ADDRESS_FLOOR).all())
 
 
 def _changed(before: torch.Tensor, after: torch.Tensor) -> bool:

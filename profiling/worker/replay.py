@@ -6,7 +6,8 @@ A launch read back from the project's records (JSON, no captured values) has no 
 integer tensors are filled with values in [0, m), m the smallest dimension of the launch's tensor
 arguments, so each value indexes any dimension of any of them. Offsets-style tensors (cu_seqlens)
 then hold arbitrary small values, not a monotone sequence: a kernel reading them sees short or
-empty segments, never an out-of-range index."""
+empty segments, never an out-of-range index. A table of memory addresses (capture marks it) is not
+replayed from records at all: small values as pointers would fault the GPU."""
 
 from __future__ import annotations
 
@@ -85,6 +86,10 @@ def build_args(record: LaunchRecord, device: str | None = None, seed: int = 0) -
         elif kind == "none":
             values[name] = None
         elif kind == "tensor":
+            if d.get("addresses") and name not in record.snapshots:
+                raise ValueError(f"{name} is a table of memory addresses (pointers to tensors the launch does not "
+                                 "pass), which a replay on fresh tensors cannot rebuild; profile this kernel with a "
+                                 "harness that builds the table (tritonlens_cases)")
             dev = device or d["device"]
             dtype = _torch_dtype(d.get("storage_dtype") or d["dtype"])
             need = _needed_elements(d["shape"], d["strides"], d["storage_offset"])
