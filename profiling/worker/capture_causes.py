@@ -60,6 +60,9 @@ GPU_ONLY_MODULES = ("triton.", "torch.cuda")
 # torch's CUDA runtime, which a CPU build of torch does not have.
 CPU_TORCH = re.compile(r"module 'torch\._C' has no attribute '(_cuda\w*)'|dummy base class (_cuda\w*)|"
                        r"Torch not compiled with CUDA enabled|without ATen_cuda library")
+# The project's own code refusing the CPU tensors the stand-in gives it (it checks the device itself).
+CPU_REFUSED = re.compile(r"\bCPU\b[^.]*\bnot (?:yet )?(?:implemented|supported)|not (?:yet )?(?:implemented|supported) "
+                         r"(?:for|on) (?:the )?CPU|(?:must|should) be (?:a |on )?(?:a )?CUDA|only supports? CUDA", re.I)
 # A download the machine cannot make: no name resolution, no connection, a hub file not in its cache.
 OFFLINE = re.compile(r"Name or service not known|Temporary failure in name resolution|Failed to resolve|"
                      r"Network is unreachable|LocalEntryNotFoundError|ConnectError|Max retries exceeded")
@@ -278,6 +281,12 @@ def cause_of(exc: BaseException, test: str | None, python: str | None = None,
         at = f", at {stopped[1]}" if stopped else ""
         line = (f"{test or 'the command'}: {call} is not in this CPU build of torch; the code took its CUDA path "
                 f"because the CPU stands in for the GPU{at}{ON_A_GPU}")
+        return CaptureCause(kind=CAUSE_INTERPRETER_LIMIT, line=line, test=test, exception=text)
+    if CPU_REFUSED.search(text):
+        stopped = _where_it_stopped(real, root, or_innermost=True)
+        at = f", at {stopped[1]}" if stopped else ""
+        line = (f"{test or 'the command'}: the project's code has no CPU path ({text}), and the CPU stands in "
+                f"for the GPU here{at}{ON_A_GPU}")
         return CaptureCause(kind=CAUSE_INTERPRETER_LIMIT, line=line, test=test, exception=text)
     if any(OFFLINE.search(describe(e)) for e in found):
         line = (f"{test or 'the command'} needs the network (a download failed: {text}); run it where the "

@@ -288,3 +288,19 @@ def test_a_test_file_that_is_a_script_runs_as_one(tmp_path):
     assert not outcome.recorded and outcome.cause.kind == "test_failed"
     assert outcome.reason == "tests/test_acc.py::test_acc is not a pytest test: pytest has no fixture for its " \
                              "argument 'scale'"
+
+
+@pytest.mark.parametrize("message", ["CPU version of random bit flip is not implemented yet.",
+                                     "fused_rope is not supported on CPU", "x must be a CUDA tensor"])
+def test_a_project_refusing_the_stand_in_s_cpu_tensors_is_named_as_the_stand_in_s_limit(message):
+    # the project checks the device itself; the CPU's tensors stand in for the GPU's, so the check
+    # fails here and passes on a GPU
+    from tritonlens.profiling.worker.capture_causes import cause_of
+
+    cause = cause_of(_raised(NotImplementedError(message)), "test/test_bitflip.py::test_forward")
+    assert cause.kind == "interpreter_limit"
+    assert cause.line.startswith(f"test/test_bitflip.py::test_forward: the project's code has no CPU path "
+                                 f"(NotImplementedError: {message}), and the CPU stands in for the GPU here")
+    assert cause.line.endswith("on a GPU it runs: capture there with --backend ssh://HOST")
+    own = cause_of(_raised(NotImplementedError("padding mode 'reflect' is not implemented")), "t.py::t")
+    assert own.kind == "test_failed"
