@@ -56,8 +56,20 @@ def _table(np) -> dict:
         "isnan": (np.isnan, "int32"), "isinf": (np.isinf, "int32"), "signbit": (np.signbit, "int32"),
         "isfinited": (np.isfinite, "int32"), "finitef": (np.isfinite, "int32"),
         "llrint": (np.rint, "int64"), "llround": (round_away, "int64"),
+        "ilogb": (lambda x: _ilogb(np, x), "int32"), "logb": (lambda x: _ilogb(np, x).astype(np.float64), "float"),
     })
     return table
+
+
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def _ilogb(np, x):
+    """The unbiased exponent as CUDA's ilogbf gives it: INT_MIN for zero and NaN, INT_MAX for
+    infinities; subnormals by their own exponent (frexp, not the biased field)."""
+    exponent = np.frexp(x)[1].astype(np.int64) - 1
+    exponent = np.where(np.isinf(x), INT_MAX, exponent)
+    return np.where((x == 0) | np.isnan(x), INT_MIN, exponent)
 
 
 def _stand_in(name: str, fn, result: str):

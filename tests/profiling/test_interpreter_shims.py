@@ -87,6 +87,13 @@ def test_libdevice_runs_in_the_interpreter():
     assert shimmed == "[0.0]"
 
 
+def test_libdevice_ilogb_gives_the_exponent_as_cuda_does():
+    bare, shimmed = _shimmed_and_not("float_exponent")
+    assert bare  # the stub's None cannot be compared
+    # zero and NaN: INT_MIN (clamped to -200 by the kernel); inf: INT_MAX; 1e-40 is subnormal in fp32
+    assert shimmed == f"[-200, 0, 1, -2, 3, {(1 << 31) - 1}, -200, -133]"
+
+
 def test_a_harness_mapping_keeps_is_available_false_and_maps_memory_queries():
     out = _run("""
         import cuda_on_cpu, torch

@@ -30,6 +30,10 @@ def run(name: str) -> torch.Tensor:
         scale_by_eps[(1,)](x, out, 0.5, 8, BLOCK=8)
     elif name == "fill_like_scalar":
         fill_like_scalar[(1,)](out, 1.5, 8, BLOCK=8)
+    elif name == "float_exponent":
+        x = torch.tensor([0.0, 1.0, 3.0, 0.25, -8.0, float("inf"), float("nan"), 1e-40])
+        out = torch.zeros(8, dtype=torch.int32)
+        float_exponent[(1,)](x, out, 8, BLOCK=8)
     elif name == "gelu_tanh":
         x = torch.linspace(-3, 3, 8)
         gelu_tanh[(1,)](x, out, 8, BLOCK=8)
@@ -56,3 +60,12 @@ def gelu_tanh(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def gelu_reference(x: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.gelu(x, approximate="tanh")
+
+
+@triton.jit
+def float_exponent(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """A minifloat cast's exponent: libdevice.ilogb, an int32 result compared with an int."""
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    e = libdevice.ilogb(tl.load(x_ptr + offs, mask=mask, other=1.0))
+    tl.store(out_ptr + offs, tl.where(e < -200, -200, e), mask=mask)
