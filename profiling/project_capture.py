@@ -171,7 +171,7 @@ def capture_command(root: str | os.PathLike, argv: list[str], python: str | None
         if outcome.error:  # the tests it did not reach are a cause too
             outcome.causes.insert(0, CaptureCause(kind=CAUSE_WORKER_FAILED, line=(
                 f"{_ran(outcome)} stopped after recording {len(outcome.recorded)} launches: {outcome.error[:200]}; "
-                f"the tests after that point did not run")))
+                f"{'the tests after that point' if argv[:1] == ['pytest'] else 'the rest of it'} did not run")))
     else:
         outcome.cause = _why_nothing(outcome)
         outcome.reason = outcome.cause.line
