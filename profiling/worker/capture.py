@@ -319,10 +319,10 @@ ADDRESS_FLOOR = 1 << 40
 
 
 def holds_addresses(t: torch.Tensor) -> bool:
-    if t.dtype not in (torch.int64, getattr(torch, "uint64", torch.int64)) or t.numel() == 0:
+    if t.dtype != torch.int64 or t.numel() == 0:
         return False
     nonzero = t[t != 0]
-    return nonzero.numel() > 0 and bool((nonzero.abs() >= ADDRESS_FLOOR).all())
+    return nonzero.numel() > 0 and bool((nonzero >= ADDRESS_FLOOR).all())
 
 
 def _changed(before: torch.Tensor, after: torch.Tensor) -> bool:
