@@ -2,19 +2,35 @@
 paged KV-cache copies take them) is marked at capture; its launch read back from the project's
 records is not replayed on fresh tensors, where small integers as pointers fault the GPU."""
 
+import os
 import sys
 
 import pytest
 import torch
 from tritonlens.profiling.client import WORKER_DIR
 from tritonlens.profiling.worker.messages import LaunchDescriptor
-
-sys.path.insert(0, str(WORKER_DIR))
-import replay
-from capture import LaunchRecord, holds_addresses
+from worker_modules import load_worker_module
 
 
-def test_a_table_of_data_pointers_holds_addresses_and_an_index_does_not():
+@pytest.fixture(scope="module")
+def worker():
+    """capture and replay as the worker has them; importing capture sets TRITON_INTERPRET on a
+    machine without a GPU, and the worker's folder on sys.path: both leave with these tests, so the
+    compiles of later tests in this process see a plain Triton."""
+    saved = os.environ.get("TRITON_INTERPRET")
+    sys.path.insert(0, str(WORKER_DIR))
+    try:
+        yield load_worker_module("capture"), load_worker_module("replay")
+    finally:
+        sys.path.remove(str(WORKER_DIR))
+        if saved is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = saved
+
+
+def test_a_table_of_data_pointers_holds_addresses_and_an_index_does_not(worker):
+    holds_addresses = worker[0].holds_addresses
     caches = [torch.zeros(4), torch.zeros(4)]
     assert holds_addresses(torch.tensor([c.data_ptr() for c in caches] + [0], dtype=torch.int64))
     assert not holds_addresses(torch.tensor([0, 5, 3], dtype=torch.int64))
@@ -34,7 +50,9 @@ def _descriptor(marked: bool) -> LaunchDescriptor:
                                        "args": [table, out]}, "record")
 
 
-def test_a_launch_from_records_with_an_address_table_is_not_replayed():
+def test_a_launch_from_records_with_an_address_table_is_not_replayed(worker):
+    capture, replay = worker
+    LaunchRecord = capture.LaunchRecord  # noqa: N806
     desc = _descriptor(marked=True)
     assert desc.to_json()["args"][0]["addresses"] is True  # kept through the records' JSON
     with pytest.raises(ValueError, match="^ptrs is a table of memory addresses .* cannot rebuild; profile "
