@@ -96,12 +96,14 @@ def param_use(kernel, src, pointers: set[str]) -> ParamUse:
 
 
 def tile_names(kernel, src, reshapes: bool = True) -> set[str]:
-    """The names in the ends of `kernel`'s `tl.arange` calls and the shapes of its `tl.zeros` / `tl.full`
-    (and with `reshapes` of its `tl.reshape` / `tl.broadcast_to`: a helper's split `(ROWS, WARPS, 32)` names
-    counts that are no tiles of the kernel that calls it)."""
+    """The names in the ends of `kernel`'s `tl.arange` calls, the shapes of its `tl.zeros` / `tl.full`, the
+    block shapes of its `tl.make_block_ptr` (written by position too) (and with `reshapes` of its
+    `tl.reshape` / `tl.broadcast_to`: a helper's split `(ROWS, WARPS, 32)` names counts that are no tiles
+    of the kernel that calls it)."""
     out: set[str] = set()
     for c in kernel.calls:
         node = c.arg(1, "end") if c.name == "arange" else c.arg(0, "shape") if c.name in ("zeros", "full") else \
+            c.arg(4, "block_shape") if c.name == "make_block_ptr" else \
             c.arg(1, "shape") if reshapes and c.name in ("reshape", "broadcast_to") else None
         if node is not None:
             out |= set(re.findall(r"[A-Za-z_]\w*", src.text_of(node)))

@@ -138,3 +138,25 @@ def test_a_dtype_that_values_are_cast_to_and_then_shifted_is_an_integer_type():
     assert cfg["args"]["out_dtype"] == {"kind": "dtype", "value": "int32"}  # fp32 would not compile `<<`
     assert any(n.startswith("assumed out_dtype=tl.int32 (an integer type: values cast to it are bit-shifted")
                for n in cfg["assumed"]), cfg["assumed"]
+
+
+CHUNK_COPY = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def chunk_copy(k, h, s_k_h, s_k_t, T: tl.constexpr, K: tl.constexpr, BT: tl.constexpr):
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    p_k = tl.make_block_ptr(k + i_bh * s_k_h, (T, K), (s_k_t, 1), (i_t * BT, 0), (BT, K), (1, 0))
+    p_h = tl.make_block_ptr(h + i_bh * s_k_h, (T, K), (K, 1), (i_t * BT, 0), (BT, K), (1, 0))
+    tl.store(p_h, tl.load(p_k, boundary_check=(0,)), boundary_check=(0,))
+'''
+
+
+def test_a_block_pointer_s_block_shape_written_by_position_is_a_tile():
+    # (BT, K) is the block; (T, K) the tensor's shape: a sequence length. Read as sizes, BT and K had
+    # made a 4096 x 128 tile whose compile ran for minutes in LLVM.
+    configs, _ = static_configs_of_text(CHUNK_COPY)
+    (cfg,) = configs["chunk_copy"]
+    values = {name: arg["value"] for name, arg in cfg["args"].items() if "value" in arg}
+    assert values["BT"] == values["K"] == 64 and values["T"] == 4096
