@@ -4,8 +4,8 @@ import os
 import sys
 
 import pytest
-from tritonlens.profiling.client import WORKER_DIR, WorkerClient
-from worker_modules import load_worker_module
+from tritonlens.profiling.client import WorkerClient
+from worker_modules import load_worker_module, worker_imports
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
@@ -13,19 +13,8 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 
 @pytest.fixture(scope="module")
 def wmods():
-    saved = os.environ.get("TRITON_INTERPRET")
-    os.environ["TRITON_INTERPRET"] = "1"  # kernels defined while set become InterpretedFunctions
-    # The worker imports its helper modules (tolerant_module, record_cases, …) by bare name from its
-    # own folder, as the worker process does; the folder leaves sys.path with these tests.
-    sys.path.insert(0, str(WORKER_DIR))
-    try:
+    with worker_imports(interpret=True):
         yield load_worker_module("capture"), load_worker_module("harness")
-    finally:
-        sys.path.remove(str(WORKER_DIR))
-        if saved is None:
-            os.environ.pop("TRITON_INTERPRET", None)
-        else:
-            os.environ["TRITON_INTERPRET"] = saved
 
 
 def _capture(wmods, path, harness_spec=None):

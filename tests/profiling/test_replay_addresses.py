@@ -2,31 +2,17 @@
 paged KV-cache copies take them) is marked at capture; its launch read back from the project's
 records is not replayed on fresh tensors, where small integers as pointers fault the GPU."""
 
-import os
-import sys
-
 import pytest
 import torch
-from tritonlens.profiling.client import WORKER_DIR
 from tritonlens.profiling.worker.messages import LaunchDescriptor
-from worker_modules import load_worker_module
+from worker_modules import load_worker_module, worker_imports
 
 
 @pytest.fixture(scope="module")
 def worker():
-    """capture and replay as the worker has them; importing capture sets TRITON_INTERPRET on a
-    machine without a GPU, and the worker's folder on sys.path: both leave with these tests, so the
-    compiles of later tests in this process see a plain Triton."""
-    saved = os.environ.get("TRITON_INTERPRET")
-    sys.path.insert(0, str(WORKER_DIR))
-    try:
+    """capture and replay as the worker has them, in this process."""
+    with worker_imports():
         yield load_worker_module("capture"), load_worker_module("replay")
-    finally:
-        sys.path.remove(str(WORKER_DIR))
-        if saved is None:
-            os.environ.pop("TRITON_INTERPRET", None)
-        else:
-            os.environ["TRITON_INTERPRET"] = saved
 
 
 def test_a_table_of_data_pointers_holds_addresses_and_an_index_does_not(worker):

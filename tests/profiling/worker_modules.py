@@ -1,5 +1,7 @@
 """Load the standalone worker modules in a test process without putting their folder on sys.path."""
 
+import contextlib
+import os
 import sys
 
 
@@ -18,3 +20,25 @@ def load_worker_module(name: str):
     sys.modules[full] = module
     spec.loader.exec_module(module)
     return module
+
+
+@contextlib.contextmanager
+def worker_imports(interpret: bool = False):
+    """The worker's folder on sys.path, as the worker imports its helpers by bare name, and
+    TRITON_INTERPRET (set with `interpret`: kernels defined meanwhile become InterpretedFunctions;
+    set by capture's import on a machine without a GPU) both put back afterwards, so the compiles of
+    later tests in this process see a plain Triton."""
+    from tritonlens.profiling.client import WORKER_DIR
+
+    saved = os.environ.get("TRITON_INTERPRET")
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"
+    sys.path.insert(0, str(WORKER_DIR))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(WORKER_DIR))
+        if saved is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = saved
