@@ -2,6 +2,7 @@
 
 import os
 import sys
+import time
 
 import pytest
 from tritonlens.profiling.client import WorkerClient
@@ -119,7 +120,11 @@ def test_capture_job_main_block_and_broken_harness():
         res = reply.result
         assert res["source"] == "main" and res["cases"][0]["ok"]
         assert [d["kernel"] for d in res["launches"]] == ["negate_kernel"]
-        assert "main block ran" in client.stderr_tail()  # user prints land on stderr, not the protocol
+        # user prints land on stderr, not the protocol; its reader thread may see them after the reply
+        deadline = time.monotonic() + 10
+        while "main block ran" not in client.stderr_tail() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "main block ran" in client.stderr_tail()
 
         reply = client.run({"kind": "capture", "path": os.path.join(DATA, "broken_harness.py")})
         assert reply.ok, reply
